@@ -1,0 +1,65 @@
+"""The ``tk`` command line: a thin click layer over the toolkit library."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from toolkit import __version__
+from toolkit.cli.lazy import LazyGroup
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "compile": ("toolkit.cli.compile:compile_cmd", "Compile a workload for a target."),
+    "run": ("toolkit.cli.run:run_cmd", "Run a workload on a target's device, optionally checked."),
+    "doctor": ("toolkit.cli.doctor:doctor_cmd", "Check a TVM install and explain what is wrong."),
+}
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("TK_DEBUG", "") not in ("", "0")
+
+
+@click.group(cls=LazyGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tk")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks on failure.")
+def cli(debug: bool) -> None:
+    """tk: build, load, dump, profile and bisect Apache TVM and its forks."""
+    if debug:
+        os.environ["TK_DEBUG"] = "1"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one line and exit 2 for user mistakes, exit 1 for failures."""
+    from toolkit.errors import TkError
+
+    prog = "tk"
+    try:
+        rv = cli.main(args=argv, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("tk: aborted", err=True)
+        sys.exit(130)
+    except click.UsageError as e:
+        where = e.ctx.command_path if e.ctx else prog
+        click.echo(f"{where}: error: {e.format_message()} (see '{where} --help')", err=True)
+        sys.exit(2)
+    except click.ClickException as e:
+        click.echo(f"{prog}: error: {e.format_message()}", err=True)
+        sys.exit(e.exit_code)
+    except TkError as e:
+        if debug_enabled():
+            raise
+        click.echo(f"{prog}: error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("tk: interrupted", err=True)
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
+        if debug_enabled():
+            raise
+        click.echo(f"{prog}: internal error: {type(e).__name__}: {e} (rerun with --debug)", err=True)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)

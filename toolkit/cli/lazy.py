@@ -1,0 +1,39 @@
+"""A click group that imports a subcommand's module only when that command runs.
+
+The command table carries each command's one-line help, so ``tk --help`` can list every
+command without importing any of them (and with them tvm, pandas or docker).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+
+class LazyGroup(click.Group):
+    def __init__(self, *args, lazy_commands: dict[str, tuple[str, str]] | None = None, **kw):
+        super().__init__(*args, **kw)
+        # name -> ("package.module:attr", one-line help)
+        self.lazy_commands = dict(lazy_commands or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy_commands:
+            target, _ = self.lazy_commands[name]
+            module_name, attr = target.split(":")
+            return getattr(importlib.import_module(module_name), attr)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, self.lazy_commands[name][1]) for name in sorted(self.lazy_commands)]
+        rows += [
+            (name, cmd.get_short_help_str())
+            for name, cmd in sorted(self.commands.items())
+            if name not in self.lazy_commands
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolkit.cli.options import echo_json, json_option, target_option, workload_argument
+
+
+@click.command("run")
+@workload_argument
+@target_option
+@click.option("--inputs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help=".npz with the inputs, by argument name or in order (arr_0, arr_1, ...).")
+@click.option("--seed", default=0, show_default=True, help="Seed for random inputs.")
+@click.option("--check", is_flag=True,
+              help="Compare with the workload's reference, else with the llvm build; exit 1 "
+                   "on mismatch.")
+@click.option("--rtol", default=1e-3, show_default=True)
+@click.option("--atol", default=1e-4, show_default=True)
+@json_option
+def run_cmd(workload: str, target: str, inputs: Path | None, seed: int, check: bool,
+            rtol: float, atol: float, as_json: bool) -> int:
+    """Run WORKLOAD on the target's device with given or seeded-random inputs."""
+    from toolkit import stack
+    from toolkit import workload as workloads
+
+    wl = workloads.load(workload, seed=seed)
+    args = read_inputs(inputs, wl) if inputs else wl.make_inputs(seed)
+    from toolkit import target as targets
+
+    targets.device_for(targets.to_tvm(target))  # refuse before a compile that cannot run
+    compiled = stack.compile(wl, target)
+    result = stack.run(compiled, args)
+    report = {
+        "workload": wl.source,
+        "target": target,
+        "device": result.device,
+        "compile_seconds": round(compiled.seconds, 4),
+        "run_seconds": round(result.seconds, 6),
+        "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype)} for o in result.outputs],
+    }
+    status = 0
+    if check:
+        cmp = stack.check(compiled, args, result.outputs, rtol=rtol, atol=atol)
+        report["check"] = cmp.__dict__
+        status = 0 if cmp.ok else 1
+    if as_json:
+        echo_json(report)
+        return status
+    click.echo(f"ran {wl.source} on {result.device} in {result.seconds * 1e3:.3f} ms")
+    for i, out in enumerate(report["outputs"]):
+        click.echo(f"  output {i}: {out['dtype']}{out['shape']}")
+    if check:
+        verdict = "OK" if cmp.ok else "MISMATCH"
+        click.echo(f"  check against {cmp.against}: {verdict} max abs err {cmp.max_abs:.3g}, "
+                   f"max rel err {cmp.max_rel:.3g} (rtol {rtol:g}, atol {atol:g})")
+    return status
+
+
+def read_inputs(path: Path, wl) -> list:
+    import numpy as np
+
+    from toolkit.errors import UserError
+
+    try:
+        data = np.load(path)
+    except Exception as e:  # noqa: BLE001 - numpy raises several kinds for a bad file
+        raise UserError(f"--inputs {path}: not a readable .npz file ({e})") from None
+    names = [s.name for s in wl.input_specs]
+    if all(n in data for n in names):
+        arrays = [data[n] for n in names]
+    else:
+        arrays = [data[f"arr_{i}"] for i in range(len(names)) if f"arr_{i}" in data]
+    if len(arrays) != len(names):
+        raise UserError(
+            f"--inputs {path}: expected arrays named {', '.join(names)} (or arr_0..), "
+            f"found {', '.join(data.files)}"
+        )
+    for spec, arr in zip(wl.input_specs, arrays):
+        if tuple(arr.shape) != spec.shape and -1 not in spec.shape:
+            raise UserError(f"--inputs {path}: {spec.name} has shape {arr.shape}, "
+                            f"the workload wants {spec.shape}")
+    return arrays
