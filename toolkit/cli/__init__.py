@@ -14,6 +14,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("toolkit.cli.compile:compile_cmd", "Compile a workload for a target."),
     "run": ("toolkit.cli.run:run_cmd", "Run a workload on a target's device, optionally checked."),
     "doctor": ("toolkit.cli.doctor:doctor_cmd", "Check a TVM install and explain what is wrong."),
+    "dump-ir": ("toolkit.cli.dumpir:dumpir_group", "Record the IR after every pass of a compile."),
+    "profile": ("toolkit.cli.profile:profile_group", "Time every operator of a compiled workload."),
+    "build": ("toolkit.cli.build:build_group", "Build TVM from recipes, natively or in a container."),
+    "env": ("toolkit.cli.build:env_cmd", "Print shell exports that put a stored build in use."),
+    "image": ("toolkit.cli.image:image_group", "Make offline base images for container builds."),
+    "bisect": ("toolkit.cli.bisect:bisect_group", "Find the commit, then the pass, that broke a check."),
+    "ext": ("toolkit.cli.ext:ext_group", "Scaffold, build, check and load TVM extensions."),
+    "explain": ("toolkit.cli.explain:explain_cmd", "Explain TVM failure messages in a log."),
 }
 
 
