@@ -1,0 +1,317 @@
+"""``tk doctor``: the install checks a TVM developer does by hand, each with a fix.
+
+The facts come from ``toolkit/probes/doctor.py`` run in a subprocess of the interpreter
+under test, so a TVM that fails to import - or segfaults - is diagnosed, not inherited.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolkit.errors import UserError
+from toolkit.probes import path_of
+
+PASS, WARN, FAIL = "pass", "warn", "fail"
+
+
+@dataclass
+class Check:
+    name: str
+    status: str
+    detail: str
+    fix: str | None = None
+
+
+@dataclass
+class Report:
+    python: str
+    checks: list[Check]
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != FAIL for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"python": self.python, "ok": self.ok,
+                "checks": [asdict(c) for c in self.checks], "facts": self.facts}
+
+
+def probe(python: str = sys.executable, env: dict[str, str] | None = None,
+          timeout: float = 300) -> dict[str, Any]:
+    """Run the probe under ``python``; returns facts by stage, plus how the process ended."""
+    try:
+        proc = subprocess.run(
+            [python, str(path_of("doctor"))], capture_output=True, text=True,
+            timeout=timeout, env=env, cwd=Path.home(),
+        )
+    except FileNotFoundError:
+        raise UserError(f"--python {python}: no such interpreter") from None
+    except PermissionError:
+        raise UserError(f"--python {python}: not executable") from None
+    except subprocess.TimeoutExpired:
+        return {"exit": {"code": None, "stderr": f"probe timed out after {timeout:.0f} s"}}
+    facts: dict[str, Any] = {}
+    for line in proc.stdout.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # TVM's own logging on stdout
+        if isinstance(record, dict) and "stage" in record:
+            facts[record.pop("stage")] = record
+    facts["exit"] = {"code": proc.returncode, "stderr": proc.stderr[-4000:]}
+    return facts
+
+
+def run(python: str = sys.executable, env: dict[str, str] | None = None) -> Report:
+    facts = probe(python, env)
+    checks: list[Check] = []
+    for check in CHECKS:
+        checks.extend(check(facts))
+    return Report(python=python, checks=checks, facts=facts)
+
+
+# --- checks: each turns facts into zero or more Check rows ------------------------------
+
+
+def check_python(facts: dict[str, Any]) -> list[Check]:
+    py = facts.get("python")
+    if py is None:
+        ended = facts["exit"]
+        return [Check("python", FAIL, f"the interpreter did not start: {ended['stderr'][-300:]}",
+                      "pass a working interpreter to --python")]
+    return [Check("python", PASS, f"{py['version']} at {py['executable']}")]
+
+
+def check_import(facts: dict[str, Any]) -> list[Check]:
+    imp = facts.get("import")
+    if imp is None:
+        if "packages" not in facts:
+            return []
+        ended = facts["exit"]
+        signal = f"killed by signal {-ended['code']}" if (ended["code"] or 0) < 0 else \
+            f"exit {ended['code']}"
+        return [Check("tvm import", FAIL, f"'import tvm' crashed the interpreter ({signal})",
+                      "run 'python -X faulthandler -c \"import tvm\"' to see where; often two "
+                      "TVMs meet in one process - check PYTHONPATH and TVM_LIBRARY_PATH")]
+    if imp["ok"]:
+        return [Check("tvm import", PASS, f"tvm {imp['version']} from {Path(imp['file']).parent}")]
+    detail, fix = diagnose_import_failure(imp, facts.get("packages", {}))
+    return [Check("tvm import", FAIL, detail, fix)]
+
+
+def diagnose_import_failure(imp: dict[str, Any], packages: dict[str, Any]) -> tuple[str, str]:
+    """Name the cause of a failed ``import tvm`` and the command that fixes it."""
+    error = imp["error"]
+    last = error.strip().splitlines()[-1] if error.strip() else imp["error_type"]
+    undefined = re.search(r"(\S+\.so[\w.]*): undefined symbol: (\S+)", error)
+    if undefined:
+        lib, symbol = undefined.groups()
+        readable = demangle(symbol)
+        if "tvm::ffi" in readable or symbol.startswith("_ZN3tvm3ffi"):
+            want = ffi_requirement(packages)
+            have = packages.get("apache_tvm_ffi")
+            pin = f"apache-tvm-ffi=={want}" if want else "apache-tvm-ffi"
+            return (
+                f"{Path(lib).name} needs {readable}, which the installed apache-tvm-ffi "
+                f"{have} does not export: the TVM build and tvm-ffi disagree "
+                f"(apache-tvm {packages.get('apache_tvm')} asks for apache-tvm-ffi>={want})",
+                f"pip install '{pin}' (or rebuild TVM against tvm-ffi {have})",
+            )
+        return (f"{Path(lib).name}: undefined symbol {readable}",
+                "the library was built against other libraries than the ones loaded; "
+                "rebuild it, or fix LD_LIBRARY_PATH / TVM_LIBRARY_PATH")
+    if imp["error_type"] == "ModuleNotFoundError" and "'tvm" in error:
+        return ("no tvm package is importable by this interpreter",
+                "pip install apache-tvm (or put a build on the path: eval \"$(tk env ID)\")")
+    missing = re.search(r"(\S+\.so[\w.]*): cannot open shared object file", error)
+    if missing or "Cannot find" in error and "libtvm" in error:
+        what = missing.group(1) if missing else last
+        return (f"a TVM library cannot be loaded: {what}",
+                "check TVM_LIBRARY_PATH points at the build's lib directory, or reinstall "
+                "with pip install --force-reinstall apache-tvm")
+    return (f"import tvm failed: {imp['error_type']}: {last}",
+            "run python -c 'import tvm' to see the whole traceback")
+
+
+def ffi_requirement(packages: dict[str, Any]) -> str | None:
+    """The tvm-ffi version apache-tvm declares (its floor: what it was built against)."""
+    for dist in packages.get("tvm_dists", []):
+        for req in dist.get("requires", []):
+            m = re.match(r"apache-tvm-ffi\s*(?:>=|==|~=)\s*([\w.]+)", req)
+            if m:
+                return m.group(1)
+    return None
+
+
+def demangle(symbol: str) -> str:
+    tool = shutil.which("c++filt")
+    if not tool:
+        return symbol
+    out = subprocess.run([tool, symbol], capture_output=True, text=True)
+    return out.stdout.strip() or symbol
+
+
+def check_packages(facts: dict[str, Any]) -> list[Check]:
+    pkgs = facts.get("packages")
+    if pkgs is None:
+        return []
+    rows = []
+    dists = pkgs.get("tvm_dists", [])
+    if len(dists) > 1:
+        names = ", ".join(f"{d['name']} {d['version']}" for d in dists)
+        rows.append(Check("tvm distributions", WARN, f"several installs provide 'tvm': {names}",
+                          "pip uninstall the ones you do not use"))
+    ffi = pkgs.get("apache_tvm_ffi")
+    rows.append(Check("apache-tvm-ffi", PASS if ffi else WARN,
+                      ffi or "not installed as a distribution (a source build's tvm-ffi?)",
+                      None if ffi else "pip install apache-tvm-ffi, or pip install -e "
+                      "3rdparty/tvm-ffi in a source tree"))
+    return rows
+
+
+def check_libraries(facts: dict[str, Any]) -> list[Check]:
+    libs = facts.get("libraries")
+    if libs is None:
+        return []
+    rows = []
+    by_name: dict[str, list[str]] = {}
+    for lib in libs["libraries"]:
+        by_name.setdefault(Path(lib["path"]).name, []).append(lib["path"])
+        rows.append(Check("library", PASS,
+                          f"{lib['path']} (sha256 {lib['sha256'][:12]}, found by {lib['rule']})"))
+    for name, paths in by_name.items():
+        if len(paths) > 1:
+            rows.append(Check("library", FAIL, f"{name} is mapped twice: {', '.join(paths)}",
+                              "two TVMs in one process: remove one from PYTHONPATH / "
+                              "TVM_LIBRARY_PATH"))
+    return rows
+
+
+def check_build_info(facts: dict[str, Any]) -> list[Check]:
+    info = facts.get("build_info")
+    if info is None:
+        return []
+    llvm = info.get("llvm_version_major")
+    if llvm is None:
+        return [Check("llvm", WARN, "built without LLVM: no CPU codegen",
+                      "rebuild with tk build --llvm")]
+    return [Check("llvm", PASS, f"LLVM {llvm}")]
+
+
+def check_runtimes(facts: dict[str, Any]) -> list[Check]:
+    rt = facts.get("runtimes")
+    if rt is None:
+        return []
+    if "runtimes" not in rt:
+        return [Check("runtimes", WARN, f"could not list runtimes: {rt.get('error')}")]
+    rows = []
+    for r in rt["runtimes"]:
+        if not (r["codegen"] or r["runtime"]):
+            continue
+        parts = ["codegen" if r["codegen"] else None, "runtime" if r["runtime"] else None]
+        have = " + ".join(p for p in parts if p)
+        if r["device"]:
+            rows.append(Check(f"runtime {r['kind']}", PASS, f"{have}; device present"))
+        elif r["runtime"]:
+            rows.append(Check(f"runtime {r['kind']}", PASS, f"{have}; no device (compile-only)"))
+        else:
+            why = "no runtime library loaded"
+            if r["kind"] == "cuda" and not rt.get("cuda_driver"):
+                why = "CUDA runtime not loaded: no NVIDIA driver (libcuda.so) on this machine"
+            rows.append(Check(f"runtime {r['kind']}", PASS, f"{have}; {why} (compile-only)"))
+    return rows
+
+
+def check_smoke(facts: dict[str, Any]) -> list[Check]:
+    rows = []
+    llvm = facts.get("smoke_llvm")
+    if llvm is not None:
+        if llvm.get("ok"):
+            rows.append(Check("smoke llvm", PASS, "compiled and ran x + x on cpu"))
+        else:
+            err = llvm.get("error", f"wrong result {llvm.get('output')}")
+            rows.append(Check("smoke llvm", FAIL, f"compile-and-run failed: {first_line(err)}",
+                              "run tk run builtin:mlp --target llvm --debug to reproduce"))
+    cuda = facts.get("smoke_cuda")
+    if cuda is not None and cuda.get("ok") is not None:
+        if cuda["ok"]:
+            rows.append(Check("smoke cuda", PASS, "compiled x + x for cuda sm_80 (not run)"))
+        else:
+            rows.append(Check("smoke cuda", FAIL, f"CUDA compile failed: "
+                              f"{first_line(cuda.get('error', ''))}",
+                              "tk compile builtin:mlp --target 'cuda -arch=sm_80' --debug"))
+    return rows
+
+
+def first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def check_environment(facts: dict[str, Any]) -> list[Check]:
+    py = facts.get("python")
+    if py is None:
+        return []
+    env = py["env"]
+    imported = facts.get("import", {}).get("file")
+    rows = []
+    for var in ("TVM_LIBRARY_PATH", "TVM_HOME", "PYTHONPATH"):
+        value = env.get(var)
+        if not value:
+            continue
+        for entry in value.split(os.pathsep):
+            if entry and not os.path.exists(entry):
+                rows.append(Check(f"env {var}", WARN, f"{entry} does not exist",
+                                  f"unset {var} or point it at an existing directory"))
+        candidate = _tvm_python_under(value)
+        if candidate and imported and not Path(imported).resolve().is_relative_to(
+                Path(candidate).resolve()):
+            rows.append(Check(f"env {var}", WARN,
+                              f"points at the TVM in {candidate}, but tvm was imported from "
+                              f"{Path(imported).parent}",
+                              f"unset {var}, or make it the TVM you mean to use"))
+        elif not any(r.name == f"env {var}" for r in rows):
+            rows.append(Check(f"env {var}", PASS, value))
+    return rows
+
+
+def _tvm_python_under(value: str) -> str | None:
+    for entry in filter(None, value.split(os.pathsep)):
+        for candidate in (Path(entry) / "tvm", Path(entry) / "python" / "tvm"):
+            if (candidate / "__init__.py").exists():
+                return str(candidate)
+    return None
+
+
+CHECKS: list[Callable[[dict[str, Any]], list[Check]]] = [
+    check_python,
+    check_packages,
+    check_import,
+    check_libraries,
+    check_build_info,
+    check_runtimes,
+    check_smoke,
+    check_environment,
+]
+
+
+def render(report: Report) -> str:
+    lines = [f"tk doctor: {report.python}"]
+    for c in report.checks:
+        lines.append(f"  {c.status.upper():4}  {c.name:18} {c.detail}")
+        if c.fix and c.status != PASS:
+            lines.append(f"        {'':18} fix: {c.fix}")
+    failed = sum(c.status == FAIL for c in report.checks)
+    warned = sum(c.status == WARN for c in report.checks)
+    lines.append(f"{failed} failed, {warned} warnings, {len(report.checks)} checks")
+    return "\n".join(lines)
