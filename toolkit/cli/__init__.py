@@ -29,7 +29,9 @@ def debug_enabled() -> bool:
     return os.environ.get("TK_DEBUG", "") not in ("", "0")
 
 
-@click.group(cls=LazyGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(__version__, prog_name="tk")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks on failure.")
 def cli(debug: bool) -> None:
@@ -39,7 +41,16 @@ def cli(debug: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: one line and exit 2 for user mistakes, exit 1 for failures."""
+    """Entry point: the work runs in a crash-guarded child where the OS allows it."""
+    if os.environ.get("TK_NO_FORK") or not hasattr(os, "fork"):
+        _main(argv)
+    from toolkit import crashguard
+
+    crashguard.run(lambda: _main(argv), list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str] | None) -> None:
+    """One line and exit 2 for user mistakes, exit 1 for failures."""
     from toolkit.errors import TkError
 
     prog = "tk"
@@ -68,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
         if debug_enabled():
             raise
-        click.echo(f"{prog}: internal error: {type(e).__name__}: {e} (rerun with --debug)", err=True)
+        click.echo(f"{prog}: internal error: {type(e).__name__}: {e} (rerun with --debug)",
+                   err=True)
         sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)
