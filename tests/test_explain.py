@@ -1,0 +1,236 @@
+"""`tk explain` and toolkit.explain against real failure messages.
+
+Logs under tests/fixtures/explain/ were captured here or copied verbatim from TVM sources and
+reports (SOURCES.md there says which). The `live_*` tests re-create the failures that can
+happen on this machine and feed what the tool really printed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from toolkit.explain import PATTERNS, best, explain, hint
+
+FIXTURES = Path(__file__).parent / "fixtures" / "explain"
+LOGS = sorted(FIXTURES.glob("*.log"))
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.stem for p in LOGS])
+def test_fixture_log_is_recognised(log: Path) -> None:
+    findings = explain(log.read_text())
+    assert findings, f"nothing recognised in {log.name}"
+    assert best(log.read_text()).id == log.stem
+
+
+def test_every_pattern_has_a_fixture() -> None:
+    covered = {p.stem for p in LOGS}
+    missing = {p.id for p in PATTERNS} - covered - {"undefined-symbol", "shape-constraint",
+                                                     "stale-dlpack"}
+    assert not missing
+
+
+def test_target_fix_names_the_dict_form() -> None:
+    f = best((FIXTURES / "target-string-refused.log").read_text())
+    assert '{"kind": "cuda", "arch": "sm_80"}' in f.fix
+
+
+def test_launch_over_1024_threads_is_named() -> None:
+    f = best((FIXTURES / "cuda-launch-error.log").read_text())
+    assert "2048 threads per block" in f.cause and "1024" in f.cause
+
+
+def test_device_fixes_name_the_device() -> None:
+    old = best((FIXTURES / "device-type-constraint.log").read_text())
+    new = best((FIXTURES / "device-type-mismatch.log").read_text())
+    assert "cuda" in old.cause and "mmult.A" in old.cause
+    assert "expects a cpu array" in new.cause
+
+
+def test_generic_pattern_yields_to_specific_one() -> None:
+    ids = [f.id for f in explain((FIXTURES / "undefined-tvm-ffi-symbol.log").read_text())]
+    assert ids == ["undefined-tvm-ffi-symbol"]
+
+
+def test_hint_reads_exception_chain() -> None:
+    try:
+        try:
+            raise OSError("/x/libtvm_runtime.so: undefined symbol: "
+                          "_ZN3tvm3ffi9ReprPrintERKNS0_3AnyE")
+        except OSError as inner:
+            raise RuntimeError("import tvm failed") from inner
+    except RuntimeError as e:
+        line = hint(e)
+    assert line and line.startswith("explain: libtvm and tvm-ffi do not match")
+    assert hint("all good") is None
+
+
+def test_cli_reads_stdin_and_file(tk) -> None:
+    text = (FIXTURES / "domain-already-inferred.log").read_text()
+    r = tk("explain", "-", input=text)
+    assert r.returncode == 0, r.stderr
+    assert "Thread axis bound twice" in r.stdout and "fix:" in r.stdout
+    r = tk("explain", str(FIXTURES / "zstd-not-found.log"), "--json")
+    data = json.loads(r.stdout)
+    assert data[0]["id"] == "zstd-not-found" and "libzstd-dev" in data[0]["fix"]
+
+
+def test_cli_unknown_log_and_missing_file(tk, tmp_path: Path) -> None:
+    log = tmp_path / "ok.log"
+    log.write_text("everything compiled\n")
+    assert tk("explain", str(log)).returncode == 1
+    r = tk("explain", str(tmp_path / "absent.log"))
+    assert r.returncode == 2 and "no such log file" in r.stderr
+
+
+def _run(cmd: list[str], cwd: Path | None = None) -> str:
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return p.stdout + p.stderr
+
+
+def test_live_target_string_refused() -> None:
+    out = _run([sys.executable, "-c", "import tvm; tvm.target.Target('llvm -mcpu=skylake')"])
+    f = best(out)
+    assert f and f.id == "target-string-refused"
+    assert '{"kind": "llvm", "mcpu": "skylake"}' in f.fix
+
+
+DEVICE_SCRIPT = textwrap.dedent('''
+    import ctypes, os, sys, traceback
+    import numpy as np, tvm, tvm_ffi
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def add_one(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+        for i in range(4):
+            B[i] = A[i] + T.float32(1)
+
+    f = tvm.compile(tvm.IRModule({"add_one": add_one}), target="llvm")
+
+    class Dev(ctypes.Structure):
+        _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+    class DType(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16)]
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device", Dev), ("ndim", ctypes.c_int32),
+                    ("dtype", DType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+    class Managed(ctypes.Structure):
+        pass
+    Deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(Managed))
+    Managed._fields_ = [("dl_tensor", DLTensor), ("ctx", ctypes.c_void_p), ("deleter", Deleter)]
+
+    # A host buffer that claims to live on cuda:0: what a user passes by forgetting .copyto(dev).
+    host = np.zeros(4, dtype="float32")
+    shape = (ctypes.c_int64 * 1)(4)
+    m = Managed()
+    m.dl_tensor = DLTensor(host.ctypes.data, Dev(2, 0), 1, DType(2, 32, 1), shape, None, 0)
+    keep = Deleter(lambda p: None)
+    m.deleter = keep
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    cap = new(ctypes.addressof(m), b"dltensor", None)
+
+    class OnCuda:
+        def __dlpack__(self, **kw):
+            return cap
+        def __dlpack_device__(self):
+            return (2, 0)
+
+    try:
+        f["add_one"](tvm_ffi.from_dlpack(OnCuda()), tvm.runtime.tensor(np.zeros(4, "float32")))
+    except Exception:
+        traceback.print_exc()
+    sys.stderr.flush()
+    os._exit(0)  # the fake capsule must not be released by the interpreter
+''')
+
+
+@pytest.mark.slow
+def test_live_device_type_mismatch(tmp_path: Path) -> None:
+    script = tmp_path / "dev.py"
+    script.write_text(DEVICE_SCRIPT)
+    f = best(_run([sys.executable, str(script)]))
+    assert f and f.id == "device-type-mismatch" and "A" in f.cause
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_live_ptxas(tmp_path: Path) -> None:
+    (tmp_path / "smem.cu").write_text(
+        "__global__ void big(float* o) { __shared__ float b[20000]; b[threadIdx.x] = o[0];"
+        " __syncthreads(); o[threadIdx.x] = b[threadIdx.x + 1]; }\n")
+    (tmp_path / "tma.cu").write_text(
+        '__global__ void k(float* o) { asm volatile("cp.async.bulk.tensor.1d.shared::cluster'
+        '.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];" :: "r"(0), '
+        '"l"(o), "r"(0), "r"(0)); }\n')
+    smem = _run(["nvcc", "-arch=sm_80", "-c", "smem.cu", "-o", "smem.o"], cwd=tmp_path)
+    assert best(smem).id == "too-much-shared-data"
+    tma = _run(["nvcc", "-arch=sm_80", "-c", "tma.cu", "-o", "tma.o"], cwd=tmp_path)
+    f = best(tma)
+    assert f.id == "ptxas-error" and "sm_90" in f.fix
+
+
+def _cmake_project(tmp_path: Path, body: str, extra: dict[str, str] | None = None) -> str:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(body)
+    for name, text in (extra or {}).items():
+        (src / name).write_text(text)
+    return _run(["cmake", "-S", str(src), "-B", str(tmp_path / "build")])
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+def test_live_cmake_too_old(tmp_path: Path) -> None:
+    out = _cmake_project(tmp_path, "cmake_minimum_required(VERSION 99.0)\nproject(x NONE)\n")
+    f = best(out)
+    assert f.id == "cmake-too-old" and f.groups["need"] == "99.0"
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+def test_live_zstd_not_found(tmp_path: Path) -> None:
+    finder = ("find_library(zstd_LIBRARY NAMES zstd_tk_absent)\n"
+              "find_path(zstd_INCLUDE_DIR NAMES zstd_tk_absent.h)\n"
+              "include(FindPackageHandleStandardArgs)\n"
+              "find_package_handle_standard_args(zstd REQUIRED_VARS zstd_LIBRARY "
+              "zstd_INCLUDE_DIR)\n")
+    out = _cmake_project(tmp_path, "cmake_minimum_required(VERSION 3.20)\nproject(z NONE)\n"
+                         "list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR})\n"
+                         "find_package(zstd REQUIRED)\n", {"Findzstd.cmake": finder})
+    assert best(out).id == "zstd-not-found"
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+def test_live_llvm_too_old_from_the_wheels_find_llvm(tmp_path: Path) -> None:
+    import tvm
+
+    utils = Path(tvm.__file__).parent / "cmake" / "utils"
+    if not (utils / "FindLLVM.cmake").exists():
+        pytest.skip("this TVM ships no FindLLVM.cmake")
+    fake = tmp_path / "llvm-config"
+    fake.write_text("#!/bin/sh\ncase \"$1\" in\n --version) echo 14.0.6;;\n"
+                    " --prefix) echo /usr/lib/llvm-14;;\n --libdir) echo /usr/lib/llvm-14/lib;;\n"
+                    " --targets-built) echo X86;;\n *) echo;;\nesac\n")
+    fake.chmod(0o755)
+    out = _cmake_project(tmp_path, f"cmake_minimum_required(VERSION 3.18)\nproject(l NONE)\n"
+                         f"include({utils}/Utils.cmake)\ninclude({utils}/FindLLVM.cmake)\n"
+                         f"find_llvm(\"{fake}\")\n")
+    assert best(out).id == "llvm-too-old"
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+def test_live_undefined_tvm_ffi_symbol(tmp_path: Path) -> None:
+    (tmp_path / "u.cc").write_text(
+        "namespace tvm { namespace ffi { struct Any; void ReprPrint(const Any&); } }\n"
+        "void tk_probe(const tvm::ffi::Any& a) { tvm::ffi::ReprPrint(a); }\n")
+    lib = tmp_path / "libtvm_runtime.so"
+    subprocess.run(["g++", "-shared", "-fPIC", "u.cc", "-o", str(lib)], cwd=tmp_path, check=True)
+    out = _run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(lib)!r})"])
+    f = best(out)
+    assert f.id == "undefined-tvm-ffi-symbol" and "ReprPrint" in f.cause
