@@ -37,6 +37,8 @@ def build_relevant(path: str) -> bool:
     which TVM's CMakeLists prefers; ``.gitmodules`` stays (it moves submodules).
     """
     p = PurePosixPath(path)
+    if p.parts and (p.parts[0] == "build" or p.parts[0].startswith("build-")):
+        return False  # build directories: outputs, not inputs
     if p.parts and (p.parts[0] in NOT_BUILT_DIRS or "/".join(p.parts[:2]) in NOT_BUILT_DIRS):
         return False
     if len(p.parts) == 1 and p.name in NOT_BUILT_FILES:
@@ -90,15 +92,6 @@ class SourceTree:
     submodules: list[Submodule] = field(default_factory=list)
     key: str = ""
 
-    @property
-    def python_dirs(self) -> list[Path]:
-        """What goes on PYTHONPATH for this tree's own Python package(s)."""
-        dirs = [self.root / "python"]
-        ffi = self.root / "3rdparty" / "tvm-ffi" / "python"
-        if ffi.is_dir():
-            dirs.append(ffi)
-        return [d for d in dirs if d.is_dir()]
-
     def to_json(self) -> dict:
         return {
             "dir": str(self.root), "layout": self.layout, "commit": self.commit,
@@ -107,6 +100,12 @@ class SourceTree:
             "submodules": {s.path: {"recorded": s.recorded, "checked_out": s.checked_out,
                                     "state": s.state} for s in self.submodules},
         }
+
+
+def python_dirs(root: Path) -> list[Path]:
+    """What goes on PYTHONPATH for a tree's own Python packages (tvm, and tvm-ffi's)."""
+    dirs = [root / "python", root / "3rdparty" / "tvm-ffi" / "python"]
+    return [d for d in dirs if d.is_dir()]
 
 
 def detect_layout(root: Path) -> str:

@@ -1,0 +1,232 @@
+"""``tk build``, ``tk build ls``, ``tk build show ID`` and ``tk env ID``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from toolkit.cli.options import echo_json, json_option
+
+
+@click.group("build", invoke_without_command=True)
+@click.option("--source", "-C", "source", default=".", show_default=True, metavar="DIR",
+              help="The TVM source tree (or fork) to build.")
+@click.option("--llvm", "llvm", is_flag=False, flag_value="", default=None, metavar="[VER]",
+              help="Build with LLVM; --llvm 16 uses llvm-config-16.")
+@click.option("--cuda", is_flag=True, help="Build with CUDA (see --cuda-arch).")
+@click.option("--cuda-arch", metavar="LIST", help="CMAKE_CUDA_ARCHITECTURES, e.g. 80 or '80;90'.")
+@click.option("--debug", is_flag=True, help="Debug build (-O0 -g).")
+@click.option("--ccache", is_flag=True, help="Compile through ccache.")
+@click.option("--runtime-only", is_flag=True, help="Build the runtime library alone.")
+@click.option("--recipe", "recipes", multiple=True, type=click.Path(path_type=Path),
+              metavar="FILE", help="Add your own recipe (TOML), after the built-in ones.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Override one option (USE_X=VALUE, or CMAKE_X=VALUE for a CMake argument).")
+@click.option("--backend", type=click.Choice(["native", "docker"]), default="native",
+              show_default=True, help="Where the build runs.")
+@click.option("--build-dir", metavar="DIR", help="Build directory (default: <source>/build-<plan>).")
+@click.option("--jobs", "-j", type=click.IntRange(1), help="Parallel compile jobs.")
+@click.option("--dry-run", is_flag=True, help="Print the resolved plan; build nothing.")
+@click.option("--force", is_flag=True, help="Build even when the store has this build.")
+@click.option("--no-check", is_flag=True, help="Skip the post-build check in the build's env.")
+@json_option
+@click.pass_context
+def build_group(ctx: click.Context, source: str, llvm: str | None, cuda: bool,
+                cuda_arch: str | None, debug: bool, ccache: bool, runtime_only: bool,
+                recipes: tuple[Path, ...], sets: tuple[str, ...], backend: str,
+                build_dir: str | None, jobs: int | None, dry_run: bool, force: bool,
+                no_check: bool, as_json: bool) -> int | None:
+    """Build TVM from recipes: base + --llvm/--cuda/--debug/--ccache/--runtime-only + yours.
+
+    \b
+    tk build --llvm --dry-run        show the plan: config.cmake, CMake args, env, Dockerfile
+    tk build --cuda --debug          build (served from the store when nothing changed)
+    tk build ls / tk build show ID   stored builds and their manifests
+    eval "$(tk env ID)"              use a stored build in this shell
+    """
+    if ctx.invoked_subcommand:
+        return None
+    from toolkit import build as builder
+    from toolkit.recipes import Request
+
+    req = Request(llvm=llvm, cuda=cuda, cuda_arch=cuda_arch, debug=debug, ccache=ccache,
+                  runtime_only=runtime_only, recipe_files=list(recipes), sets=list(sets),
+                  backend=backend)
+    plan, tree = builder.plan(req, source)
+    if dry_run:
+        info = builder.dry_run(plan, tree, build_dir)
+        if as_json:
+            echo_json(info)
+        else:
+            click.echo(render_dry_run(info))
+        return 0
+    outcome = builder.build(plan, tree, build_dir=build_dir, jobs=jobs,
+                            progress=None if as_json else progress_printer(),
+                            force=force, check=not no_check)
+    if as_json:
+        echo_json({**outcome.manifest, "from_store": outcome.from_store})
+    else:
+        click.echo(render_outcome(outcome.manifest, outcome.from_store))
+    return 0
+
+
+def progress_printer():
+    """A one-line Ninja progress bar on a terminal; nothing when stderr is a file."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+        sys.stderr.flush()
+
+    return show
+
+
+def render_dry_run(info: dict[str, Any]) -> str:
+    plan, src = info["plan"], info["source"]
+    state = "dirty" if src["dirty"] else "clean"
+    commit = (src["commit"] or "no git")[:12]
+    lines = [
+        f"plan {info['plan_hash']}  ({' + '.join(plan['recipes'])}, backend {plan['backend']})",
+        f"source {src['dir']}  (layout {src['layout']}, {commit}, {state})",
+        f"build dir {info['build_dir']}",
+        f"build id {info['build_id']}  ({'in the store' if info['stored'] else 'not built yet'})",
+        "",
+        "config.cmake:",
+        *("  " + ln for ln in plan["config_cmake"].splitlines()),
+        "",
+        "cmake:",
+        "  cmake -S " + src["dir"] + " -B " + info["build_dir"] + " "
+        + " ".join(quote(a) for a in plan["cmake_args"]),
+        "  cmake --build " + info["build_dir"]
+        + (" --target " + " ".join(plan["targets"]) if plan["targets"] else ""),
+        "",
+        "env:",
+        *([f"  {k}={v}" for k, v in plan["env"].items()] or ["  (inherited, nothing added)"]),
+    ]
+    if plan["notes"]:
+        lines += ["", "notes:", *(f"  - {n}" for n in plan["notes"])]
+    lines += ["", "pre-flight:"]
+    for c in info["preflight"]:
+        fix = f" — fix: {c['fix']}" if not c["ok"] and c["fix"] else ""
+        lines.append(f"  {'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}{fix}")
+    if info["dockerfile"]:
+        lines += ["", "Dockerfile:", *("  " + ln for ln in info["dockerfile"].splitlines())]
+    else:
+        lines += ["", "container spec (for --backend docker):",
+                  *("  " + ln for ln in json.dumps(plan["container"], indent=2).splitlines())]
+    return "\n".join(lines)
+
+
+def quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
+def render_outcome(m: dict[str, Any], from_store: bool) -> str:
+    t = m["timings"]
+    if from_store:
+        head = (f"build {m['id']} served from the store (built {m['created']}; nothing "
+                f"build-relevant changed)")
+    else:
+        head = (f"built {m['id']} in {t.get('total', 0):.1f} s (configure "
+                f"{t.get('configure', 0):.1f} s, compile {t.get('compile', 0):.1f} s)")
+    lines = [head, f"  build dir  {m['build_dir']}",
+             f"  libraries  {' '.join(a['name'] for a in m['artifacts'])}"
+             f"  ->  {Path(m['artifacts'][0]['path']).parent}",
+             f"  manifest   {Path(m['log']).parent / 'manifest.json'}"]
+    for mm in m.get("mismatches", []):
+        lines.append(f"  warning    {mm['option']}: asked {mm['requested']}, CMake used {mm['used']}")
+    chk = m.get("check")
+    if chk:
+        lines.append(f"  check      {'ok' if chk['ok'] else 'FAILED'}: import tvm from "
+                     f"{chk.get('tvm_file')}")
+    lines.append(f"  use it     eval \"$(tk env {m['id']})\"")
+    return "\n".join(lines)
+
+
+@build_group.command("ls")
+@json_option
+def ls_cmd(as_json: bool) -> None:
+    """List stored builds, newest first."""
+    from toolkit import store
+
+    builds = store.all_builds()
+    if as_json:
+        echo_json([summary(m) for m in builds])
+        return
+    if not builds:
+        click.echo(f"no stored builds in {store.builds_root()}")
+        return
+    click.echo(f"{'ID':16}  {'CREATED':25}  {'COMMIT':12}  {'RECIPES':28}  SOURCE")
+    for m in builds:
+        s = summary(m)
+        click.echo(f"{s['id']:16}  {s['created']:25}  {(s['commit'] or '-')[:12]:12}"
+                   f"{'+' if s['dirty'] else ' '} {s['recipes']:27}  {s['source']}")
+
+
+def summary(m: dict[str, Any]) -> dict[str, Any]:
+    return {"id": m["id"], "created": m["created"], "commit": m["source"]["commit"],
+            "dirty": m["source"]["dirty"], "recipes": " + ".join(m["plan"]["recipes"]),
+            "source": m["source"]["dir"], "backend": m["backend"],
+            "ok": m.get("check", {}).get("ok")}
+
+
+@build_group.command("show")
+@click.argument("build_id", metavar="ID")
+@json_option
+def show_cmd(build_id: str, as_json: bool) -> None:
+    """Show a stored build's manifest (what was really built)."""
+    from toolkit import store
+
+    m = store.find(build_id)
+    if as_json:
+        echo_json(m)
+        return
+    src = m["source"]
+    lines = [
+        f"build {m['id']}  created {m['created']}  backend {m['backend']}"
+        + (f"  image {m['image_id']}" if m.get("image_id") else ""),
+        f"plan {m['plan_hash']}  ({' + '.join(m['plan']['recipes'])})",
+        f"source {src['dir']}  layout {src['layout']}  commit {src['commit']}"
+        + (f"  dirty {src['dirty_hash']}" if src["dirty"] else ""),
+    ]
+    for path, sub in src["submodules"].items():
+        lines.append(f"  submodule {path} {sub['checked_out'] or '-'} ({sub['state']})")
+    lines.append("toolchain:")
+    lines += [f"  {k}: {v}" for k, v in m["toolchain"].items()]
+    lines.append("CMake used:")
+    lines += [f"  {k} = {v}" for k, v in m["cmake_values"].items()]
+    lines.append("artifacts:")
+    lines += [f"  {a['name']}  {a['size']} B  sha256 {a['sha256']}" for a in m["artifacts"]]
+    lines.append("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in m["timings"].items()))
+    chk = m.get("check")
+    if chk:
+        lines.append(f"check: {'ok' if chk['ok'] else 'FAILED: ' + '; '.join(chk['problems'])}")
+    lines.append(f"log: {m['log']}")
+    click.echo("\n".join(lines))
+
+
+@click.command("env")
+@click.argument("build_id", metavar="ID")
+@click.option("--source", "-C", metavar="DIR",
+              help="Use this tree's Python package instead of the one the build came from.")
+@json_option
+def env_cmd(build_id: str, source: str | None, as_json: bool) -> None:
+    """Print shell exports that put a stored build in use: eval "$(tk env ID)"."""
+    from toolkit import store
+
+    m = store.find(build_id)
+    env = store.env_of(m, source)
+    if as_json:
+        echo_json(env)
+    else:
+        click.echo(store.shell_exports(env))
