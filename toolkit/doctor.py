@@ -133,10 +133,10 @@ def diagnose_import_failure(imp: dict[str, Any], packages: dict[str, Any]) -> tu
     if imp["error_type"] == "ModuleNotFoundError" and "'tvm" in error:
         return ("no tvm package is importable by this interpreter",
                 "pip install apache-tvm (or put a build on the path: eval \"$(tk env ID)\")")
-    missing = re.search(r"(\S+\.so[\w.]*): cannot open shared object file", error)
-    if missing or "Cannot find" in error and "libtvm" in error:
-        what = missing.group(1) if missing else last
-        return (f"a TVM library cannot be loaded: {what}",
+    missing = re.search(r"(\S+\.so[\w.]*): cannot open shared object file", error) or \
+        re.search(r"Cannot find (?:library )?(\S*libtvm\S*?);?\s", error)
+    if missing:
+        return (f"a TVM library cannot be loaded: {missing.group(1)}",
                 "check TVM_LIBRARY_PATH points at the build's lib directory, or reinstall "
                 "with pip install --force-reinstall apache-tvm")
     return (f"import tvm failed: {imp['error_type']}: {last}",

@@ -1,0 +1,120 @@
+"""tk compile and tk run end to end, through the CLI as a user types them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from workload_files import add_square, write
+
+from toolkit import stack, workload
+
+
+@pytest.mark.parametrize("name", ["mlp", "convnet", "attention",
+                                  pytest.param("mlp40", marks=pytest.mark.slow)])
+def test_each_builtin_runs_checked_on_llvm(tk, name):
+    result = tk("run", f"builtin:{name}", "--target", "llvm", "--check", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["check"]["ok"] is True
+    assert report["device"].startswith("cpu")
+
+
+def test_mlp_matches_numpy_reference():
+    wl = workload.load("builtin:mlp")
+    compiled = stack.compile(wl, "llvm")
+    inputs = wl.make_inputs(seed=7)
+    out = stack.run(compiled, inputs).outputs
+    cmp = stack.check(compiled, inputs, out)
+    assert cmp.against == "reference" and cmp.ok and cmp.max_abs < 1e-4
+
+
+def test_wrong_reference_is_a_mismatch_exit_1(tk, tmp_path):
+    path = add_square(tmp_path, reference="(x + y) ** 2 + 0.5")
+    result = tk("run", str(path), "--check")
+    assert result.returncode == 1
+    assert "MISMATCH" in result.stdout and "max abs err 0.5" in result.stdout
+
+
+def test_inputs_from_npz(tk, tmp_path):
+    path = add_square(tmp_path)
+    x = np.full((2, 3), 2.0, "float32")
+    y = np.full((2, 3), 1.0, "float32")
+    np.savez(tmp_path / "in.npz", x=x, y=y)
+    result = tk("run", str(path), "--inputs", str(tmp_path / "in.npz"), "--check", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["check"]["max_abs"] == 0.0
+    np.savez(tmp_path / "bad.npz", x=x)
+    bad = tk("run", str(path), "--inputs", str(tmp_path / "bad.npz"))
+    assert bad.returncode == 2 and "expected arrays named x, y" in bad.stderr
+
+
+def test_cuda_compile_emits_cuda_source_and_exports(tk, tmp_path):
+    result = tk("compile", "builtin:mlp", "--target", "cuda -arch=sm_80",
+                "--emit-source", str(tmp_path / "src"), "-o", str(tmp_path / "mlp.so"), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    cu = [p for p in report["sources"] if p.endswith(".cu")]
+    assert cu, report
+    text = open(cu[0]).read()
+    assert "__global__" in text and "threadIdx" in text
+    host = [p for p in report["sources"] if p.endswith(".ll")]
+    assert host and "define" in open(host[0]).read()
+    assert (tmp_path / "mlp.so").stat().st_size > 0
+
+
+def test_exported_library_loads_and_runs(tmp_path):
+    import tvm
+
+    wl = workload.load("builtin:mlp")
+    compiled = stack.compile(wl, "llvm")
+    lib = stack.export(compiled, tmp_path / "mlp.so")
+    vm = tvm.relax.VirtualMachine(tvm.runtime.load_module(str(lib)), tvm.cpu())
+    inputs = wl.make_inputs()
+    out = vm["forward"](*stack.to_device([*inputs, *wl.params], tvm.cpu())).numpy()
+    np.testing.assert_allclose(out, wl.reference_outputs(inputs)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_run_on_absent_device_is_refused(tk):
+    result = tk("run", "builtin:mlp", "--target", "cuda")
+    assert result.returncode == 2
+    assert "no cuda device" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_target_tvm_rejects_is_exit_2(tk):
+    result = tk("compile", "builtin:mlp", "--target", "cuda -no_such_option=1")
+    assert result.returncode == 2
+    assert "no_such_option" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_syntax_error_workload_is_exit_2(tk, tmp_path):
+    path = write(tmp_path, "broken.py", "mod = (\n")
+    result = tk("compile", str(path))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_crash_inside_tvm_is_reported_with_reproduce_line(tk, tmp_path):
+    # A kernel calling a symbol that does not exist: LLVM's JIT fails to resolve it and the
+    # process dies of SIGSEGV inside TVM - the crash tk exists to turn into a report.
+    path = write(tmp_path, "extern.py", """
+from tvm import relax, te
+try:
+    from tvm import tirx as tir
+except ImportError:
+    from tvm import tir
+TensorType = getattr(relax, "TensorStructInfo", None) or relax.TensorType
+bb = relax.BlockBuilder()
+x = relax.Var("x", TensorType((8,), "float32"))
+with bb.function("main", [x]):
+    y = bb.emit_te(lambda a: te.compute(
+        a.shape, lambda i: tir.call_extern("float32", "tk_no_such_symbol", a[i]), name="f"), x)
+    bb.emit_func_output(y)
+mod = bb.get()
+""")
+    result = tk("run", str(path))
+    assert result.returncode == 1
+    assert "killed by SIG" in result.stderr
+    assert f"reproduce: TK_NO_FORK=1 python -X faulthandler -m toolkit run {path}" in result.stderr

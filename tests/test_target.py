@@ -1,0 +1,45 @@
+"""Targets in the old string form and the dict/JSON form."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolkit import target
+from toolkit.errors import UserError
+
+
+def test_parse_string_with_options_to_dict():
+    assert target.parse("cuda -arch=sm_80 -max_num_threads=512") == {
+        "kind": "cuda", "arch": "sm_80", "max_num_threads": "512"}
+    assert target.parse("llvm") == "llvm"
+    assert target.parse('{"kind": "llvm", "mcpu": "skylake"}') == {"kind": "llvm", "mcpu": "skylake"}
+
+
+@pytest.mark.parametrize("bad", ["", "{not json", '{"arch": "sm_80"}', "llvm mcpu"])
+def test_parse_rejects_malformed(bad):
+    with pytest.raises(UserError):
+        target.parse(bad)
+
+
+def test_string_form_reaches_tvm_with_typed_options():
+    t = target.to_tvm("llvm -mcpu=skylake -mattr=+avx2,+fma -num-cores=2")
+    assert t.kind.name == "llvm"
+    assert str(t.attrs["mcpu"]) == "skylake"
+    assert [str(a) for a in t.attrs["mattr"]] == ["+avx2", "+fma"]
+    assert int(t.attrs["num-cores"]) == 2
+
+
+def test_json_form_reaches_tvm():
+    t = target.to_tvm('{"kind": "cuda", "arch": "sm_80"}')
+    assert t.kind.name == "cuda" and target.is_gpu(t)
+    assert str(t.attrs["arch"]) == "sm_80"
+
+
+def test_unknown_option_is_user_error_naming_it():
+    with pytest.raises(UserError, match="foo"):
+        target.to_tvm("cuda -foo=3")
+
+
+def test_absent_device_is_refused():
+    with pytest.raises(UserError, match="no cuda device"):
+        target.device_for(target.to_tvm("cuda"))
