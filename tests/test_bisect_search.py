@@ -1,0 +1,203 @@
+"""The search, verdicts and step loop with injected runs (no processes, no builds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolkit.bisect import search
+from toolkit.bisect import verdict as v
+from toolkit.bisect.runner import Bisector, BisectStopped, BuildResult
+from toolkit.bisect.state import BisectState, load
+
+COMMITS = [f"{i:040x}" for i in range(65)]  # 0 good .. 64 bad
+
+
+def make_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **kw) -> BisectState:
+    monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "src"
+    src.mkdir(exist_ok=True)
+    return BisectState(source=str(src), good=COMMITS[0], bad=COMMITS[-1], commits=COMMITS,
+                       check=["check"], check_display="check", **kw)
+
+
+class World:
+    """A history where commit ``culprit`` broke the check; builds keyed like the store."""
+
+    def __init__(self, culprit: int, unbuildable=(), flaky=(), untestable=(), rc_bad=1,
+                 same_build=None):
+        self.culprit = culprit
+        self.unbuildable = set(unbuildable)
+        self.flaky = set(flaky)
+        self.untestable = set(untestable)
+        self.rc_bad = rc_bad
+        self.same_build = same_build or (lambda i: i)  # index -> build key
+        self.built: set[int] = set()
+        self.builds = 0
+        self.runs: list[int] = []
+        self.calls: dict[int, int] = {}
+
+    def checkout(self, sha: str) -> None:
+        self.at = COMMITS.index(sha)
+
+    def build(self, sha: str) -> BuildResult:
+        i = COMMITS.index(sha)
+        if i in self.unbuildable:
+            return BuildResult(ok=False, message="error: expected expression")
+        key = self.same_build(i)
+        hit = key in self.built
+        if not hit:
+            self.builds += 1
+            self.built.add(key)
+        return BuildResult(ok=True, cache_hit=hit, key=str(key), seconds=0 if hit else 5)
+
+    def cached(self, sha: str) -> bool:
+        return self.same_build(COMMITS.index(sha)) in self.built
+
+    def test_run(self, sha: str, env) -> v.Outcome:
+        i = COMMITS.index(sha)
+        assert env["TK_BISECT_COMMIT"] == sha
+        self.runs.append(i)
+        self.calls[i] = self.calls.get(i, 0) + 1
+        if i in self.untestable:
+            return v.Outcome(125)
+        if i in self.flaky:
+            return v.Outcome(self.calls[i] % 2)
+        return v.Outcome(self.rc_bad if i >= self.culprit else 0)
+
+    def bisector(self, st: BisectState) -> Bisector:
+        return Bisector(st, checkout=self.checkout, build=self.build, test_run=self.test_run,
+                        cached=self.cached)
+
+
+def test_classify_modes():
+    assert v.classify(v.Outcome(0)).value == v.GOOD
+    assert v.classify(v.Outcome(3)).value == v.BAD
+    assert v.classify(v.Outcome(125)).value == v.SKIP
+    assert v.classify(v.Outcome(127)).value == v.STOP
+    assert v.classify(v.Outcome(126), "success").value == v.STOP
+    assert v.classify(v.Outcome(0), "success").value == v.BAD
+    assert v.classify(v.Outcome(1), "success").value == v.GOOD
+    assert v.classify(v.Outcome(1), "crash").value == v.GOOD
+    assert v.classify(v.Outcome(-11), "crash").value == v.BAD
+    assert v.classify(v.Outcome(139), "crash").value == v.BAD
+    assert v.classify(v.Outcome(0, "x\nInternalError: boom\n"), "match:^InternalError").value \
+        == v.BAD
+    assert v.classify(v.Outcome(1, "fine"), "match:InternalError").value == v.GOOD
+    assert v.classify(v.Outcome(None, timed_out=True)).value == v.SKIP
+    assert v.classify(v.Outcome(None, timed_out=True), timeout="bad").value == v.BAD
+    flaky = v.combine([v.Verdict(v.GOOD, "exit 0"), v.Verdict(v.BAD, "exit 1")])
+    assert flaky.value == v.SKIP and "flaky" in flaky.reason
+
+
+def test_parse_regress_rejects_garbage():
+    from toolkit.errors import UserError
+
+    assert v.parse_regress("match:a+") == "match:a+"
+    with pytest.raises(UserError):
+        v.parse_regress("segfault")
+    with pytest.raises(UserError):
+        v.parse_regress("match:(")
+
+
+@pytest.mark.parametrize("culprit", [1, 2, 17, 33, 63, 64])
+def test_finds_culprit_with_few_builds(tmp_path, monkeypatch, culprit):
+    st = make_state(tmp_path, monkeypatch)
+    world = World(culprit)
+    world.bisector(st).run()
+    assert st.culprit == COMMITS[culprit]
+    assert st.confirmed is True
+    assert world.builds <= 8  # two ends + log2(64)
+    assert [s.phase for s in st.steps[:2]] == ["good-end", "bad-end"]
+    assert [s.phase for s in st.steps[-2:]] == ["confirm", "confirm"]
+    assert all(s.cache_hit for s in st.steps[-2:])  # confirmation rebuilt nothing
+
+
+def test_prefers_stored_build_near_midpoint(tmp_path, monkeypatch):
+    # Commits 30..34 share one build (Python-only changes); 30 is already stored.
+    world = World(40, same_build=lambda i: 30 if 30 <= i <= 34 else i)
+    world.built.add(30)
+    marks = {COMMITS[0]: v.GOOD, COMMITS[64]: v.BAD}
+    assert search.next_probe(COMMITS, marks, world.cached) in range(30, 35)
+    assert search.next_probe(COMMITS, marks) == 32
+
+
+def test_skips_and_unbuildable_range(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch)
+    world = World(20, unbuildable=range(18, 23))
+    world.bisector(st).run()
+    assert st.culprit is None
+    assert st.culprit_candidates == COMMITS[18:24]  # 23 tested bad: it may be it
+    assert {s.reason for s in st.steps if s.verdict == v.SKIP} == {"build failed"}
+
+
+def test_unbuildable_are_bad_when_told(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch, build_failure="bad")
+    world = World(20, unbuildable=range(18, 23))
+    world.bisector(st).run()
+    assert st.culprit == COMMITS[18]
+
+
+def test_flaky_commit_is_skipped_not_believed(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch, count=2)
+    world = World(40, flaky={32})
+    world.bisector(st).run()
+    assert st.culprit == COMMITS[40]
+    flaky = [s for s in st.steps if s.commit == COMMITS[32]]
+    assert flaky and flaky[0].verdict == v.SKIP and flaky[0].reason.startswith("flaky")
+    assert world.calls[40] >= 2
+
+
+def test_command_not_found_stops_and_resumes(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch)
+    world = World(10, rc_bad=127)
+    with pytest.raises(BisectStopped, match="not found"):
+        world.bisector(st).run()
+    saved = load(Path(st.source))
+    assert saved.status == "stopped" and "127" in saved.stop_reason
+    assert COMMITS[64] not in saved.marks  # the broken check did not poison the search
+    world.rc_bad = 1  # the user fixed the check
+    world.bisector(saved).run()
+    assert saved.culprit == COMMITS[10]
+
+
+def test_ends_are_checked_first(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch)
+    world = World(0)  # the "good" end is already bad
+    with pytest.raises(BisectStopped, match="good end"):
+        world.bisector(st).run()
+    assert world.runs == [0]
+
+
+def test_interrupted_search_resumes_from_saved_state(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch)
+    world = World(45)
+    seen = []
+
+    def progress(msg):
+        seen.append(msg)
+        if len(st.steps) == 4:
+            raise KeyboardInterrupt
+
+    b = world.bisector(st)
+    b.progress = progress
+    with pytest.raises(KeyboardInterrupt):
+        b.run()
+    saved = load(Path(st.source))
+    assert len(saved.steps) == 4
+    before = list(world.runs)
+    world.bisector(saved).run()
+    assert saved.culprit == COMMITS[45]
+    assert not set(world.runs[len(before):]) & {COMMITS.index(s.commit) for s in saved.steps[:4]
+                                                 if s.phase == "search"}
+
+
+def test_manual_marks(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch)
+    world = World(5)
+    b = world.bisector(st)
+    nxt = b.mark(COMMITS[0], v.GOOD)
+    while nxt is not None:
+        nxt = b.mark(COMMITS[nxt], v.BAD if nxt >= 5 else v.GOOD)
+    assert st.culprit == COMMITS[5] and st.status == "done"

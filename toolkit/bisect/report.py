@@ -1,0 +1,138 @@
+"""The bisection's answer, as JSON (for tools) and Markdown (for an issue or a PR)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+import git
+
+from toolkit.bisect import search
+from toolkit.bisect.state import BisectState
+from toolkit.bisect.worktree import commit_info
+
+
+def _q(words: list[str]) -> str:
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def start_command(st: BisectState, good: str, bad: str) -> str:
+    """The ``tk bisect start`` that repeats this bisection's settings on another range."""
+    words = ["tk", "bisect", "start", "--source", st.source, "--good", good, "--bad", bad,
+             "--regress", st.regress, "--build-failure", st.build_failure]
+    if st.timeout:
+        words += ["--timeout", f"{st.timeout:g}", "--on-timeout", st.on_timeout]
+    if st.count > 1:
+        words += ["--count", str(st.count)]
+    for name, value in sorted(st.build_options.items()):
+        for item in value if isinstance(value, list) else [value]:
+            if item not in (None, False, ""):
+                words += [f"--{name.replace('_', '-')}"] + ([] if item is True else [str(item)])
+    return _q(words) + " --check " + shlex.quote(st.check_display)
+
+
+def reproduce_command(st: BisectState) -> str | None:
+    """Two probes that show the verdict again: the culprit's parent good, the culprit bad."""
+    if not st.culprit:
+        return None
+    parent = st.commits[st.commits.index(st.culprit) - 1]
+    return f"{start_command(st, parent, st.culprit)} && tk bisect run --source {shlex.quote(st.source)}"
+
+
+def pass_hint(st: BisectState) -> dict[str, str] | None:
+    """For a workload check, how to find the pass that differs between parent and culprit."""
+    if not st.culprit or len(st.check) < 3 or Path(st.check[1]).stem not in ("numerics", "speed"):
+        return None
+    workload = st.check[2]
+    parent = st.commits[st.commits.index(st.culprit) - 1]
+    env = f'eval "$(tk bisect env {{sha}} --source {shlex.quote(st.source)})"'
+    return {
+        "dump_ir": (f"{env.format(sha=parent[:12])} && tk dump-ir {shlex.quote(workload)} -o "
+                    f"ir-parent && {env.format(sha=st.culprit[:12])} && tk dump-ir "
+                    f"{shlex.quote(workload)} -o ir-culprit && tk dump-ir compare ir-parent "
+                    "ir-culprit"),
+        "passes": (f"{env.format(sha=st.culprit[:12])} && tk bisect passes "
+                   f"{shlex.quote(workload)} --check numerics"),
+    }
+
+
+def build(st: BisectState) -> dict[str, Any]:
+    repo = git.Repo(st.source)
+    subjects: dict[str, str] = {}
+
+    def info(sha: str) -> dict[str, Any]:
+        data = commit_info(repo, sha)
+        subjects[sha] = data["subject"]
+        return data
+
+    b = search.bounds(st.commits, st.marks)
+    steps = []
+    for i, s in enumerate(st.steps, 1):
+        subject = subjects.get(s.commit) or info(s.commit)["subject"]
+        steps.append({
+            "n": i, "commit": s.commit, "subject": subject, "phase": s.phase,
+            "verdict": s.verdict, "reason": s.reason, "seconds": s.seconds,
+            "build_seconds": s.build_seconds, "cache_hit": s.cache_hit,
+            "returncodes": s.returncodes,
+        })
+    built = [s for s in st.steps if s.cache_hit is False]
+    return {
+        "source": st.source,
+        "status": st.status,
+        "stop_reason": st.stop_reason,
+        "check": st.check_display,
+        "regress": st.regress,
+        "range": {"good": info(st.good), "bad": info(st.bad), "commits": len(st.commits) - 1},
+        "window": {"good": st.commits[b.lo], "bad": st.commits[b.hi],
+                   "untested": len(b.candidates), "skipped": len(b.skipped)},
+        "first_bad": info(st.culprit) if st.culprit else None,
+        "candidates": [info(c) for c in st.culprit_candidates] if not st.culprit else [],
+        "confirmed": st.confirmed,
+        "builds": len(built),
+        "build_seconds": round(sum(s.build_seconds for s in built), 3),
+        "probes": len(st.steps),
+        "steps": steps,
+        "reproduce": reproduce_command(st),
+        "pass_hint": pass_hint(st),
+    }
+
+
+def markdown(data: dict[str, Any]) -> str:
+    rng = data["range"]
+    lines = []
+    fb = data["first_bad"]
+    if fb:
+        lines += [f"# First bad commit: {fb['hash'][:12]}", "",
+                  f"**{fb['subject']}** — {fb['author']}, {fb['date']}", ""]
+    elif data["candidates"]:
+        lines += ["# First bad commit: one of these (the others could not be tested)", ""]
+        lines += [f"- {c['hash'][:12]} {c['subject']}" for c in data["candidates"]] + [""]
+    else:
+        lines += [f"# Bisection {data['status']}", ""]
+        if data["stop_reason"]:
+            lines += [f"Stopped: {data['stop_reason']}", ""]
+    lines += [
+        f"- Range: good `{rng['good']['hash'][:12]}` ({rng['good']['subject']}) .. bad "
+        f"`{rng['bad']['hash'][:12]}` ({rng['bad']['subject']}), {rng['commits']} commits",
+        f"- Check: `{data['check']}` (regress: {data['regress']})",
+        f"- Builds: {data['builds']} ({data['build_seconds']:.1f} s); probes: {data['probes']}",
+    ]
+    if data["confirmed"] is not None:
+        lines.append("- Confirmed: " + ("yes, the culprit is bad and its parent good when re-run"
+                                        if data["confirmed"] else
+                                        "NO - a re-run disagreed; the check may be flaky"))
+    lines += ["", "| # | commit | subject | phase | verdict | why | build | s |",
+              "|---|---|---|---|---|---|---|---|"]
+    for s in data["steps"]:
+        build = {True: "store", False: f"{s['build_seconds']:.1f}s", None: "-"}[s["cache_hit"]]
+        subject = s["subject"].replace("|", "\\|")[:50]
+        lines.append(f"| {s['n']} | `{s['commit'][:10]}` | {subject} | {s['phase']} | "
+                     f"{s['verdict']} | {s['reason'].replace('|', '/')} | {build} | "
+                     f"{s['seconds']:.1f} |")
+    if data["reproduce"]:
+        lines += ["", "Reproduce:", "", "```sh", data["reproduce"], "```"]
+    if data["pass_hint"]:
+        lines += ["", "Which pass changed (IR of parent vs culprit, then pass bisection):", "",
+                  "```sh", data["pass_hint"]["dump_ir"], data["pass_hint"]["passes"], "```"]
+    return "\n".join(lines) + "\n"

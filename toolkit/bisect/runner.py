@@ -1,0 +1,192 @@
+"""One bisection step after another: check out, build through the store, check, decide.
+
+``Bisector`` drives the search over a ``BisectState``. Its three effects - check out a
+commit, build it, run the check - are plain callables, so the whole loop (ends first,
+skips, flakiness, stop on 126/127, confirmation) is tested with injected functions the way
+Go's ``cmd/bisect`` injects ``TestRun``; ``open_bisector`` wires the real ones.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolkit.bisect import search
+from toolkit.bisect import verdict as v
+from toolkit.bisect.state import BisectState, Step
+from toolkit.errors import TkError
+
+
+@dataclass
+class BuildResult:
+    ok: bool
+    env: dict[str, str] = field(default_factory=dict)  # the build's environment for the check
+    cache_hit: bool = False
+    key: str | None = None
+    seconds: float = 0.0
+    log: str | None = None
+    message: str = ""  # why it failed, one line
+
+
+Checkout = Callable[[str], None]
+Build = Callable[[str], BuildResult]
+TestRun = Callable[[str, Mapping[str, str]], v.Outcome]  # (sha, env) -> outcome
+Progress = Callable[[str], None]
+
+
+class BisectStopped(TkError):
+    """The bisection cannot go on without the user: a broken check, ends that disagree."""
+
+
+def run_check(argv: Sequence[str], env: Mapping[str, str], cwd: Path,
+              timeout: float | None) -> v.Outcome:
+    """Run the check in its own process group, so a timeout kills everything it started."""
+    start = time.perf_counter()
+    try:
+        proc = subprocess.Popen(
+            list(argv), cwd=cwd, env=dict(env), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True,
+        )
+    except FileNotFoundError:
+        return v.Outcome(v.NOT_FOUND, f"{argv[0]}: command not found", 0.0)
+    except PermissionError:
+        return v.Outcome(v.NOT_EXECUTABLE, f"{argv[0]}: permission denied", 0.0)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return v.Outcome(proc.returncode, out, time.perf_counter() - start)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return v.Outcome(None, out, time.perf_counter() - start, timed_out=True)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+
+
+def tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+class Bisector:
+    def __init__(self, state: BisectState, *, checkout: Checkout, build: Build,
+                 test_run: TestRun, cached: Callable[[str], bool] = lambda sha: False,
+                 progress: Progress = lambda msg: None) -> None:
+        self.state = state
+        self.checkout = checkout
+        self.build = build
+        self.test_run = test_run
+        self.cached = cached
+        self.progress = progress
+
+    def probe(self, sha: str, phase: str) -> Step:
+        """Build and check one commit ``count`` times; the step is not yet recorded."""
+        st = self.state
+        start = time.perf_counter()
+        self.checkout(sha)
+        st.current = sha
+        self.progress(f"  building {sha[:10]} ...")
+        built = self.build(sha)
+        where = "from the store" if built.cache_hit else f"in {built.seconds:.1f}s"
+        step = Step(commit=sha, phase=phase, verdict=v.SKIP, reason="",
+                    build_seconds=round(built.seconds, 3), cache_hit=built.cache_hit,
+                    build_key=built.key, log=built.log)
+        if not built.ok:
+            verdict = v.build_failed(st.build_failure)
+            step.output_tail = built.message
+            self.progress(f"  build failed ({built.message or 'see ' + str(built.log)})")
+        else:
+            self.progress(f"  built {where}; checking: {st.check_display}")
+            env = {**built.env, "TK_BISECT_COMMIT": sha, "TK_BISECT_PHASE": phase,
+                   "TK_BISECT_DIR": str(st.directory)}
+            verdicts = []
+            for _ in range(max(1, st.count)):
+                outcome = self.test_run(sha, env)
+                step.returncodes.append(outcome.returncode)
+                step.output_tail = tail(outcome.output)
+                one = v.classify(outcome, st.regress, st.on_timeout)
+                verdicts.append(one)
+                if one.value == v.STOP:
+                    break
+            verdict = v.combine(verdicts)
+        step.verdict, step.reason = verdict.value, verdict.reason
+        step.seconds = round(time.perf_counter() - start, 3)
+        return step
+
+    def _stop(self, reason: str) -> None:
+        self.state.status = "stopped"
+        self.state.stop_reason = reason
+        self.state.save()
+        raise BisectStopped(reason)
+
+    def _step(self, sha: str, phase: str, label: str) -> Step:
+        self.progress(f"{label}: {sha[:10]}")
+        step = self.probe(sha, phase)
+        self.state.record(step)
+        self.progress(f"  -> {step.verdict} ({step.reason})")
+        if step.verdict == v.STOP:
+            self._stop(f"{sha[:10]}: {step.reason}")
+        return step
+
+    def check_ends(self) -> None:
+        st = self.state
+        for sha, phase, want in ((st.good, "good-end", v.GOOD), (st.bad, "bad-end", v.BAD)):
+            if st.marks.get(sha) == want:
+                continue
+            step = self._step(sha, phase, f"checking the {want} end")
+            if step.verdict != want:
+                self._stop(f"the {want} end {sha[:10]} is {step.verdict} ({step.reason}), "
+                           f"not {want}: check the range and the check, then start again")
+
+    def run(self) -> BisectState:
+        """Search until the first bad commit is known (or stop); resumable at any point."""
+        st = self.state
+        if st.status == "done":
+            return st
+        st.status, st.stop_reason = "running", None
+        st.save()
+        self.check_ends()
+        while (i := search.next_probe(st.commits, st.marks, self.cached)) is not None:
+            b = search.bounds(st.commits, st.marks)
+            self.progress(
+                f"[{len(st.steps) + 1}] {len(b.candidates)} commits left between "
+                f"{st.commits[b.lo][:10]} (good) and {st.commits[b.hi][:10]} (bad), "
+                f"~{b.steps_left} steps")
+            self._step(st.commits[i], "search", f"probing {i}/{len(st.commits) - 1}")
+        self.finish(confirm=True)
+        return st
+
+    def finish(self, confirm: bool) -> None:
+        st = self.state
+        found = search.answer(st.commits, st.marks)
+        if not found:
+            return
+        st.culprit_candidates = found
+        st.culprit = found[0] if len(found) == 1 else None
+        if st.culprit and confirm:
+            parent = st.commits[st.commits.index(st.culprit) - 1]
+            self.progress(f"confirming: {st.culprit[:10]} bad, its parent {parent[:10]} good")
+            got = {}
+            for sha in (parent, st.culprit):
+                step = self.probe(sha, "confirm")
+                st.steps.append(step)
+                st.save()
+                got[sha] = step.verdict
+                self.progress(f"  {sha[:10]} -> {step.verdict} ({step.reason})")
+            st.confirmed = got[parent] == v.GOOD and got[st.culprit] == v.BAD
+        st.status = "done"
+        st.save()
+
+    def mark(self, sha: str, value: str) -> int | None:
+        """A verdict given by hand; returns the index of the next commit to test, if any."""
+        st = self.state
+        st.record(Step(commit=sha, phase="manual", verdict=value, reason="marked by hand"))
+        nxt = search.next_probe(st.commits, st.marks, self.cached)
+        if nxt is None:
+            self.finish(confirm=False)
+        return nxt

@@ -1,0 +1,114 @@
+"""The one record of a commit bisection, saved as JSON after every step.
+
+It lives in ``$TK_CACHE/bisect/<id>/state.json`` (default cache ``~/.cache/tk``), where
+``<id>`` is derived from the source repository's path, so one bisection per repository
+runs at a time and an interrupted one (Ctrl-C, a crash, a reboot) is picked up again by
+``tk bisect run``. Nothing is ever written into the user's repository except git's own
+worktree bookkeeping (``.git/worktrees/``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("TK_CACHE") or Path.home() / ".cache" / "tk")
+
+
+def state_dir(source: Path) -> Path:
+    """Where the bisection of the repository at ``source`` keeps its state and worktree."""
+    digest = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:16]
+    return cache_root() / "bisect" / f"{source.resolve().name}-{digest}"
+
+
+@dataclass
+class Step:
+    """One commit probed: built (or found in the store), then checked ``count`` times."""
+
+    commit: str  # full sha
+    phase: str  # "good-end", "bad-end", "search", "confirm" or "manual"
+    verdict: str  # good / bad / skip / stop
+    reason: str  # why: "exit 1", "build failed", "flaky: 1 good, 1 bad in 2 runs", ...
+    seconds: float = 0.0  # whole step: checkout + build + check runs
+    build_seconds: float = 0.0
+    cache_hit: bool | None = None  # build reused from the artifact store; None: no build
+    build_key: str | None = None  # artifact-store key of the build used
+    returncodes: list[int | None] = field(default_factory=list)  # one per run; None: timeout
+    output_tail: str = ""  # last lines of the last run's output
+    log: str | None = None  # build log path, when a build ran
+
+
+@dataclass
+class BisectState:
+    """Everything needed to continue, report or reproduce a commit bisection."""
+
+    source: str  # the user's repository (absolute); only read, never modified
+    good: str  # full sha the user called good
+    bad: str  # full sha the user called bad
+    commits: list[str]  # good .. bad along the first-parent ancestry path, oldest first
+    check: list[str]  # argv of the check, run in the worktree in the build's environment
+    check_display: str  # the check as the user wrote it, for messages and the report
+    regress: str = "error"  # what "bad" means: error | success | crash | match:REGEX
+    build_failure: str = "skip"  # verdict for a commit that does not build: skip | bad
+    timeout: float | None = None  # seconds per check run; None: no limit
+    on_timeout: str = "skip"  # verdict for a check run that timed out: skip | bad | good
+    count: int = 1  # runs per probe; disagreement between them is flaky (skip)
+    build_options: dict[str, Any] = field(default_factory=dict)  # as given to tk build
+    marks: dict[str, str] = field(default_factory=dict)  # sha -> good/bad/skip (latest)
+    steps: list[Step] = field(default_factory=list)  # every probe, in the order run
+    current: str | None = None  # sha checked out in the worktree (for manual marking)
+    status: str = "started"  # started | running | done | stopped
+    stop_reason: str | None = None  # why the last run stopped short of an answer
+    culprit: str | None = None  # first bad commit, once found
+    culprit_candidates: list[str] = field(default_factory=list)  # when skips leave several
+    confirmed: bool | None = None  # culprit bad and its parent good when re-run
+    created: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+    format: int = FORMAT
+
+    @property
+    def directory(self) -> Path:
+        return state_dir(Path(self.source))
+
+    @property
+    def worktree(self) -> Path:
+        return self.directory / "worktree"
+
+    def save(self) -> Path:
+        """Write atomically: a kill mid-write leaves the previous state, never half of one."""
+        self.updated = time.time()
+        path = self.directory / "state.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(dataclasses.asdict(self), indent=2))
+        os.replace(tmp, path)
+        return path
+
+    def record(self, step: Step) -> None:
+        self.steps.append(step)
+        if step.verdict != "stop":
+            self.marks[step.commit] = step.verdict
+        self.save()
+
+    def short(self, sha: str) -> str:
+        return sha[:10]
+
+
+def load(source: Path) -> BisectState | None:
+    path = state_dir(source) / "state.json"
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    data["steps"] = [Step(**s) for s in data.get("steps", [])]
+    known = {f.name for f in dataclasses.fields(BisectState)}
+    return BisectState(**{k: v for k, v in data.items() if k in known})
