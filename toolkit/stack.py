@@ -76,7 +76,8 @@ def compile(
         ):
             if targets.is_gpu(target) and not compat.gpu_pipeline_schedules():
                 mod = _gpu_schedule(mod, target)
-            executable = compat.compile_fn()(mod, target=target)
+            custom = {"relax_pipeline": workload.pipeline} if workload.pipeline is not None else {}
+            executable = compat.compile_fn()(mod, target=target, **custom)
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - any TVM error is a compile failure to report

@@ -7,7 +7,8 @@ Accepted forms:
   ``relax.frontend.nn.Module`` and its export spec), optionally ``inputs``, ``params``
   (dicts by name, or lists in argument order) and ``reference`` (a callable taking the
   entry function's arguments as numpy arrays - inputs, then params - or the expected
-  output arrays);
+  output arrays) and ``pipeline`` (a Relax pass given to ``tvm.compile`` as its
+  ``relax_pipeline``: how a workload brings a fork's own passes into the compile);
 * an ``.onnx`` file, through TVM's ONNX frontend.
 """
 
@@ -46,6 +47,7 @@ class Workload:
     params: list[np.ndarray] = field(default_factory=list)
     inputs: list[np.ndarray] | None = None
     reference: Callable[..., Any] | Sequence[np.ndarray] | None = None
+    pipeline: Any = None  # tvm.transform.Pass replacing the target's default Relax pipeline
 
     def make_inputs(self, seed: int = 0) -> list[np.ndarray]:
         """The workload's own inputs, or seeded random ones of the declared shapes."""
@@ -147,6 +149,7 @@ def _from_namespace(ns: dict[str, Any], name: str, source: str, seed: int) -> Wo
         params=params or [],
         inputs=inputs,
         reference=ns.get("reference"),
+        pipeline=ns.get("pipeline"),
     )
 
 
@@ -174,6 +177,7 @@ def _from_nn(ns: dict[str, Any], name: str, source: str, seed: int) -> Workload:
         params=params,
         inputs=inputs,
         reference=ns.get("reference"),
+        pipeline=ns.get("pipeline"),
     )
 
 
