@@ -18,11 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolkit.store import cache_root
+
 FORMAT = 1
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("TK_CACHE") or Path.home() / ".cache" / "tk")
 
 
 def state_dir(source: Path) -> Path:

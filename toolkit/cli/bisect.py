@@ -194,3 +194,42 @@ def reset_cmd(source: Path | None) -> None:
 
     st = session.reset(source)
     click.echo(f"removed the bisection of {st.source} ({st.directory})")
+
+
+@bisect_group.command("passes")
+@workload_argument
+@target_option
+@click.option("--check", "check", default="numerics", show_default=True,
+              type=click.Choice(["numerics"]),
+              help="What a prefix must pass: numerics = outputs match the workload's reference "
+                   "(else those of the prefix with no optional pass).")
+@click.option("--required", multiple=True, metavar="PASS",
+              help="A pass that must always run (repeatable); others are learned.")
+@click.option("--no-learn", is_flag=True, help="Do not learn required passes; report prefixes "
+                                               "that do not compile instead.")
+@click.option("--rtol", default=1e-3, show_default=True)
+@click.option("--atol", default=1e-4, show_default=True)
+@click.option("--timeout", type=float, default=600, show_default=True,
+              help="Seconds per probe (a compile and a run).")
+@json_option
+def passes_cmd(workload: str, target: str, check: str, required: tuple[str, ...],
+               no_learn: bool, rtol: float, atol: float, timeout: float, as_json: bool) -> int:
+    """Find the first pass whose application makes WORKLOAD's check fail.
+
+    Runs the first k passes and skips the rest (PassInstrument.should_run), searching k;
+    each probe is a subprocess in this environment (use 'tk env' for a stored build).
+    """
+    import tempfile
+
+    from toolkit.bisect import passes
+
+    with tempfile.TemporaryDirectory(prefix="tk-passes-") as tmp:
+        result = passes.PassBisector(
+            workload, target, required=required, workdir=Path(tmp), learn=not no_learn,
+            progress=_progress, timeout=timeout, rtol=rtol, atol=atol,
+        ).run()
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(passes.markdown(result), nl=False)
+    return 0 if result.culprit is not None or result.candidates else 1

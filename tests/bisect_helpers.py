@@ -1,0 +1,58 @@
+"""A minifork history with a regression at a known commit, for bisect tests and benchmarks."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+from minifork import add_python_commit, commit_file, git, make_minifork
+
+ADD_OK = "#include <tvm/mini.h>\n\nTVM_MINI_DLL int TVMMiniAdd(int a, int b) { return a + b; }\n"
+ADD_BAD = ("#include <tvm/mini.h>\n\n// Off by one.\n"
+           "TVM_MINI_DLL int TVMMiniAdd(int a, int b) { return a + b + 1; }\n")
+# The check: does the runtime add? (exit 1 when not)
+CHECK = ("python -c \"import sys, tvm; sys.exit(0 if tvm._RUNTIME.TVMMiniAdd(2, 2) == 4 "
+         "else 1)\"")
+
+
+def make_history(root: Path, commits: int = 64, culprit: int = 41, python_every: int = 3,
+                 broken: range = range(0)) -> list[str]:
+    """``commits`` commits after a good base; returns shas (index 0 = base, good).
+
+    Commit ``culprit`` breaks TVMMiniAdd; every ``python_every``-th commit touches only
+    Python; commits in ``broken`` do not compile (the next one fixes it).
+    """
+    make_minifork(root)
+    shas = [git(root, "rev-parse", "HEAD")]
+    for i in range(1, commits + 1):
+        if i in broken:
+            sha = commit_file(root, "src/ir/module.cc", f"int MiniModuleFunctions() {{ return }} // {i}\n",
+                              f"step {i}: broken C++")
+        elif i == culprit:
+            sha = commit_file(root, "src/runtime/device_api.cc", ADD_BAD, f"step {i}: faster add")
+        elif python_every and i % python_every == 0:
+            sha = add_python_commit(root, f"# step {i}\n", f"step {i}: python only")
+        else:
+            sha = commit_file(root, "src/ir/module.cc",
+                              f"#include <tvm/mini.h>\n\nint MiniModuleFunctions() {{ return {i + 100}; }}\n",
+                              f"step {i}: C++")
+        shas.append(sha)
+    return shas
+
+
+def checkout_fingerprint(repo: Path) -> str:
+    """HEAD, branches, index and every file of the working tree (tracked or not), hashed."""
+    h = hashlib.sha256()
+    for args in (["rev-parse", "HEAD"], ["for-each-ref"], ["status", "--porcelain", "-uall"],
+                 ["stash", "list"]):
+        h.update(subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
+                                text=True).stdout.encode())
+    h.update((repo / ".git" / "index").read_bytes())
+    h.update((repo / ".git" / "HEAD").read_bytes())
+    for path in sorted(repo.rglob("*")):
+        rel = path.relative_to(repo)
+        if rel.parts[0] == ".git" or not path.is_file():
+            continue
+        h.update(str(rel).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
