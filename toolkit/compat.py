@@ -152,3 +152,57 @@ def gpu_pipeline_schedules() -> bool:
     except ImportError:
         return False
     return hasattr(cuda, "get_default_pipeline")
+
+
+def object_handle(obj: Any) -> int:
+    """The address of the C++ object behind a Python wrapper (stable while the object lives).
+
+    tvm_ffi objects expose ``__chandle__()``; the older ctypes FFI kept it in ``.handle``.
+    """
+    chandle = getattr(obj, "__chandle__", None)
+    if chandle is not None:
+        return int(chandle())
+    return int(obj.handle.value)
+
+
+# Pass-name prefixes per generation: ``tir.X`` until v0.23, ``tirx.X`` / ``s_tir.X`` after.
+_TIR_PREFIXES = ("tir.", "tirx.", "s_tir.")
+
+
+def canonical_pass_name(name: str) -> str:
+    """A pass name comparable across TVM generations (``s_tir.LoopPartition`` -> ``tir.LoopPartition``).
+
+    Pure string work: no tvm import, so dumps from other TVMs can be compared anywhere.
+    """
+    for prefix in _TIR_PREFIXES:
+        if name.startswith(prefix):
+            return "tir." + name[len(prefix):]
+    return name
+
+
+def pass_factory(name: str) -> str | None:
+    """Python expression constructing the pass that reports ``name``, when one takes no arguments.
+
+    ``tirx.FlattenBuffer`` -> ``tvm.tirx.transform.FlattenBuffer()``; Relax passes report bare
+    names (``LegalizeOps``). None when no module of this TVM has a constructor by that name.
+    """
+    prefix, dot, attr = name.rpartition(".")
+    if prefix in ("tir", "tirx", "s_tir"):
+        candidates = ["tvm.s_tir.transform", "tvm.tirx.transform", "tvm.tir.transform"]
+        if prefix != "s_tir":
+            candidates.reverse()
+    elif not dot:
+        candidates = ["tvm.relax.transform", "tvm.transform"]
+    else:
+        candidates = [f"tvm.{prefix}.transform"]
+    for module_name in candidates:
+        module = _first_module(module_name)
+        factory = getattr(module, attr, None) if module else None
+        if not callable(factory):
+            continue
+        try:
+            factory()
+        except Exception:  # noqa: BLE001 - needs arguments: the repro must say so instead
+            continue
+        return f"{module_name}.{attr}()"
+    return None

@@ -1,0 +1,149 @@
+"""``tk dump-ir``: record every pass of a compile; ``show`` / ``find`` / ``compare`` read dumps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolkit.cli.options import echo_json, json_option, target_option, workload_argument
+
+
+class DefaultGroup(click.Group):
+    """A group whose first argument, when it is not a subcommand, goes to the default one.
+
+    ``tk dump-ir builtin:mlp -o out`` runs ``dump``; ``tk dump-ir show out`` runs ``show``.
+    """
+
+    default_command = "dump"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group("dump-ir", cls=DefaultGroup)
+def dumpir_group() -> None:
+    """Record the IR after every pass of a compile, and read such dumps.
+
+    \b
+    tk dump-ir WORKLOAD --target T -o DIR     compile and record (the default action)
+    tk dump-ir show DIR --pass P [--func F] [--diff]
+    tk dump-ir find DIR REGEX [--func F]
+    tk dump-ir compare DIR_A DIR_B
+    """
+
+
+@dumpir_group.command("dump")
+@workload_argument
+@target_option
+@click.option("-o", "--output", "out", required=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Dump directory (new, empty, or an earlier tk dump, which is replaced whole).")
+@click.option("--passes", metavar="GLOB", help="Store function texts only for passes matching GLOB.")
+@click.option("--funcs", metavar="GLOB", help="Store texts only of functions matching GLOB.")
+@click.option("--all", "full_modules", is_flag=True,
+              help="Also write every pass's whole module to DIR/modules/ (DumpIR's layout).")
+@json_option
+def dump_cmd(workload: str, target: str, out: Path, passes: str | None, funcs: str | None,
+             full_modules: bool, as_json: bool) -> int:
+    """Compile WORKLOAD for a target, recording what every pass did into DIR."""
+    from toolkit import workload as workloads
+    from toolkit.dumpir import dump as dumper
+
+    dumper.check_output_dir(out)  # before the slow part: a refused directory costs nothing
+    result = dumper.dump(
+        workloads.load(workload), target, out, passes=passes, funcs=funcs,
+        full_modules=full_modules,
+    )
+    s = result.summary
+    if as_json:
+        echo_json(s)
+    else:
+        click.echo(
+            f"dumped {s['passes']} passes ({s['changed_passes']} changed, "
+            f"{s['functions_stored']} function versions) of {s['workload']} for {s['target']} "
+            f"in {s['compile_seconds']:.2f} s -> {out}"
+        )
+        click.echo(f"  page:  {out / 'index.html'}")
+        click.echo(f"  index: {out / 'index.json'}")
+    if result.failure is not None:
+        click.echo(f"tk: error: {result.failure}", err=True)
+        return 1
+    return 0
+
+
+@dumpir_group.command("show")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--pass", "pass_", metavar="P",
+              help="Pass sequence number, name or glob (a name run more than once needs a number).")
+@click.option("--func", metavar="F", help="Function name or glob.")
+@click.option("--diff", is_flag=True, help="Show the unified diff the pass made instead.")
+@json_option
+def show_cmd(directory: Path, pass_: str | None, func: str | None, diff: bool,
+             as_json: bool) -> None:
+    """Show the pass timeline, a function's IR after a pass, or the diff a pass made."""
+    from toolkit.dumpir import query
+
+    dump = query.Dump.open(directory)
+    if pass_ is None:
+        rows = query.timeline(dump)
+        if as_json:
+            echo_json(rows)
+            return
+        for row in rows:
+            click.echo(query.format_timeline_row(row))
+        return
+    record = dump.find_pass(pass_)
+    if diff:
+        diffs = query.pass_diff(dump, record, func)
+        if as_json:
+            echo_json({"pass": record.seq, "name": record.name, "diffs": diffs})
+            return
+        if not diffs:
+            click.echo(f"# pass #{record.seq} {record.name}: {record.change}, no function diff")
+        for d in diffs:
+            click.echo(d["diff"], nl=False)
+        return
+    texts = query.texts_after(dump, record, func)
+    if as_json:
+        echo_json({"pass": record.seq, "name": record.name, "functions": texts})
+        return
+    for name, text in texts.items():
+        click.echo(f"# {name} after #{record.seq} {record.name}")
+        click.echo(text if text is not None else "# (not stored)")
+
+
+@dumpir_group.command("find")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("regex")
+@click.option("--func", metavar="F", help="Only functions matching this name or glob.")
+@json_option
+def find_cmd(directory: Path, regex: str, func: str | None, as_json: bool) -> None:
+    """For each function, the pass after which REGEX first appears and where it disappears."""
+    from toolkit.dumpir import query
+
+    hits = query.find(query.Dump.open(directory), regex, func)
+    if as_json:
+        echo_json(hits)
+        return
+    if not hits:
+        click.echo(f"no function ever matches {regex!r}")
+    for h in hits:
+        click.echo(query.format_find_row(h))
+
+
+@dumpir_group.command("compare")
+@click.argument("dir_a", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("dir_b", type=click.Path(file_okay=False, path_type=Path))
+@json_option
+def compare_cmd(dir_a: Path, dir_b: Path, as_json: bool) -> None:
+    """Align two dumps' pipelines: passes only in one, reordered, first diverging pass."""
+    from toolkit.dumpir import query
+
+    result = query.compare(query.Dump.open(dir_a), query.Dump.open(dir_b))
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(query.format_compare(result, str(dir_a), str(dir_b)))

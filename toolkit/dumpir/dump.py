@@ -1,0 +1,176 @@
+"""Write a dump directory: compile a workload under the recorder, then index, page and repro.
+
+The dump is built in a temporary sibling directory and swapped in whole at the end, so a
+directory from an earlier run is either kept or replaced, never half-overwritten. A pass
+that raises still yields a complete dump (status ``failed``) and a ``repro.py``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolkit import compat, stack
+from toolkit.dumpir import html, index
+from toolkit.dumpir.instrument import Recorder, instrument
+from toolkit.dumpir.repro import write_repro
+from toolkit.dumpir.store import FunctionStore, write_atomic
+from toolkit.errors import TkError, TvmFailure, UserError
+from toolkit.workload import Workload
+
+STORE = "store"
+MODULES = "modules"
+FAILED = "failed"
+
+
+@dataclass
+class DumpResult:
+    directory: Path
+    index: index.DumpIndex
+    failure: TvmFailure | None
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.index.summary
+
+
+def check_output_dir(out: Path) -> None:
+    """Refuse a directory tk would have to mix its files into (user data is never touched)."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not index.is_dump(out):
+        raise UserError(
+            f"{out} is not empty and is not a tk dump; pick a new or empty directory"
+        )
+
+
+def dump(
+    workload: Workload,
+    target_spec: str,
+    out: Path,
+    *,
+    passes: str | None = None,
+    funcs: str | None = None,
+    full_modules: bool = False,
+    pass_config: dict[str, Any] | None = None,
+) -> DumpResult:
+    """Compile ``workload`` for ``target_spec`` recording every pass into ``out``."""
+    check_output_dir(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tk-", dir=out.parent))
+    try:
+        result = _record(
+            workload, target_spec, work, out, passes, funcs, full_modules, pass_config
+        )
+        _swap_in(work, out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    result.directory = out
+    return result
+
+
+def _record(
+    workload: Workload, target_spec: str, work: Path, out: Path,
+    passes: str | None, funcs: str | None,
+    full_modules: bool, pass_config: dict[str, Any] | None,
+) -> DumpResult:
+    store = FunctionStore(work / STORE)
+    recorder = Recorder(
+        store, modules_dir=work / MODULES if full_modules else None,
+        pass_glob=passes, func_glob=funcs,
+    )
+    failure: TvmFailure | None = None
+    start = time.perf_counter()
+    try:
+        stack.compile(
+            workload, target_spec, instruments=[instrument(recorder)], pass_config=pass_config
+        )
+    except TvmFailure as e:
+        if recorder.internal_error is not None:
+            raise TkError(
+                f"dump-ir's pass instrument failed: {type(recorder.internal_error).__name__}: "
+                f"{recorder.internal_error}"
+            ) from recorder.internal_error
+        failure = e
+    seconds = time.perf_counter() - start
+
+    failed_pass = None
+    if failure is not None:
+        cause = failure.__cause__ or failure
+        frame = recorder.fail(_error_text(cause))
+        if frame is not None:
+            failed_pass = frame.record
+            failed_pass.module = _save_failed_input(work, frame.mod, failed_pass.seq)
+            write_repro(work, failed_pass.name, failed_pass.module, target_spec, pass_config)
+            failure = TvmFailure(
+                f"pass {failed_pass.name} (#{failed_pass.seq}) raised while compiling "
+                f"{workload.source} for {target_spec}: {str(failure).splitlines()[0]}",
+                reproduce=f"python {out / 'repro.py'}",
+            )
+
+    records = recorder.records
+    leaves = [r for r in records if r.kind == "pass"]
+    summary = {
+        "workload": workload.source,
+        "target": target_spec,
+        "tvm_version": getattr(compat.tvm(), "__version__", "unknown"),
+        "status": "failed" if failure else "ok",
+        "failed_pass": failed_pass.seq if failed_pass else None,
+        "passes": len(leaves),
+        "wrappers": len(records) - len(leaves),
+        "changed_passes": sum(1 for r in leaves if r.change not in (None, index.UNCHANGED)),
+        "functions_stored": len(store.loaded()),
+        "compile_seconds": round(seconds, 4),
+        "instrument_seconds": round(recorder.overhead, 4),
+        "pass_filter": passes,
+        "func_filter": funcs,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    dump_index = index.DumpIndex(summary, recorder.input or {}, records)
+    index.write(work, dump_index)
+    write_atomic(work / "index.html", html.render(dump_index, store.loaded()).encode())
+    return DumpResult(work, dump_index, failure)
+
+
+def _error_text(e: BaseException) -> str:
+    lines = [ln.rstrip() for ln in str(e).splitlines() if ln.strip()]
+    return "\n".join(lines[-20:]) if lines else type(e).__name__
+
+
+def _save_failed_input(work: Path, mod: Any, seq: int) -> str:
+    """The module exactly as the failing pass received it: JSON to reload, TVMScript to read."""
+    import tvm
+
+    directory = work / FAILED
+    directory.mkdir(exist_ok=True)
+    write_atomic(directory / "input.json", tvm.ir.save_json(mod).encode())
+    try:
+        text = mod.script()
+    except Exception as e:  # noqa: BLE001 - the JSON is what repro.py needs; text is a courtesy
+        text = f"# printing the module failed: {e}\n"
+    write_atomic(directory / "input.py", text.encode())
+    return f"{FAILED}/input.json"
+
+
+def _swap_in(work: Path, out: Path) -> None:
+    """Make ``work`` become ``out``; an earlier dump there is replaced as a whole."""
+    if out.is_dir():
+        # Checked again: another process may have written there while we compiled.
+        check_output_dir(out)
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.replace(out, old / "dump")
+        try:
+            os.replace(work, out)
+        except OSError:
+            os.replace(old / "dump", out)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(work, out)

@@ -1,0 +1,112 @@
+"""``DIR/index.json``: one record per pass in the order the passes started, plus a summary.
+
+Leaf passes carry what they did to each function (store keys before and after); wrapper
+passes (``sequential``, ``_pipeline``, ...) carry only their nesting and time. A leaf's
+``received`` map is present when the module it received is not the previous leaf's output
+(the pipeline moved on to another module: Relax -> TIR, host/device split).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolkit.dumpir.store import write_atomic
+from toolkit.errors import UserError
+
+FORMAT = "tk-dump-ir/1"
+INDEX = "index.json"
+
+# How a pass changed the module, from least to most.
+UNCHANGED = "unchanged"
+RENAMED = "renamed-only"
+PRINTS_IDENTICALLY = "prints-identically"
+CHANGED = "changed"
+
+
+@dataclass
+class FuncChange:
+    name: str
+    before: str | None  # store keys; None when the function is not stored (--funcs/--passes)
+    after: str | None
+    prints_identically: bool = False
+
+
+@dataclass
+class Rename:
+    old: str
+    new: str
+    key: str | None
+
+
+@dataclass
+class PassRecord:
+    seq: int
+    name: str
+    depth: int
+    parent: int | None
+    kind: str = "pass"  # or "wrapper"
+    seconds: float = 0.0
+    status: str = "ok"  # "failed" for the pass that raised and the wrappers around it
+    change: str | None = None
+    stored: bool = True
+    functions: int = 0
+    received: dict[str, str | None] | None = None
+    added: dict[str, str | None] = field(default_factory=dict)
+    removed: dict[str, str | None] = field(default_factory=dict)
+    changed: list[FuncChange] = field(default_factory=list)
+    renamed: list[Rename] = field(default_factory=list)
+    error: str | None = None
+    module: str | None = None  # full-module file under --all, or the failed pass's input
+
+
+def record_from_dict(d: dict[str, Any]) -> PassRecord:
+    d = dict(d)
+    d["changed"] = [FuncChange(**c) for c in d.get("changed", [])]
+    d["renamed"] = [Rename(**r) for r in d.get("renamed", [])]
+    return PassRecord(**d)
+
+
+@dataclass
+class DumpIndex:
+    summary: dict[str, Any]
+    input: dict[str, str | None]
+    passes: list[PassRecord]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT, "summary": self.summary, "input": self.input,
+            "passes": [asdict(p) for p in self.passes],
+        }
+
+    @property
+    def leaves(self) -> list[PassRecord]:
+        return [p for p in self.passes if p.kind == "pass"]
+
+
+def write(directory: Path, index: DumpIndex) -> Path:
+    path = directory / INDEX
+    write_atomic(path, json.dumps(index.to_json(), indent=1).encode())
+    return path
+
+
+def is_dump(directory: Path) -> bool:
+    try:
+        return json.loads((directory / INDEX).read_text()).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def read(directory: Path) -> DumpIndex:
+    path = directory / INDEX
+    if not path.is_file():
+        raise UserError(f"{directory} is not a tk dump-ir directory (no {INDEX})")
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as e:
+        raise UserError(f"{path} is not valid JSON: {e}") from None
+    if data.get("format") != FORMAT:
+        raise UserError(f"{path} is not a {FORMAT} index (format {data.get('format')!r})")
+    return DumpIndex(data["summary"], data["input"], [record_from_dict(p) for p in data["passes"]])

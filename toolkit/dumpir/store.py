@@ -1,0 +1,62 @@
+"""The content-addressed function store: each distinct function text saved once, gzipped.
+
+A key is the sha256 of the TVMScript text, so the same body printed by two runs (two
+commits, two forks) has the same key, which is what ``compare`` relies on.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from pathlib import Path
+
+SUFFIX = ".py.gz"
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file and a rename, so a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+class FunctionStore:
+    """``DIR/store/<key>.py.gz``; texts stay in memory too while a dump is being written."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._texts: dict[str, str] = {}
+
+    def put(self, text: str) -> str:
+        key = text_key(text)
+        if key not in self._texts:
+            self._texts[key] = text
+            self.root.mkdir(parents=True, exist_ok=True)
+            # Level 1: most of the size win at a fraction of the time (writing is on the
+            # compile's critical path).
+            write_atomic(self.path(key), gzip.compress(text.encode(), compresslevel=1, mtime=0))
+        return key
+
+    def get(self, key: str) -> str:
+        text = self._texts.get(key)
+        if text is None:
+            path = self.path(key)
+            if not path.exists():
+                raise KeyError(key)
+            text = self._texts[key] = gzip.decompress(path.read_bytes()).decode()
+        return text
+
+    def path(self, key: str) -> Path:
+        return self.root / f"{key}{SUFFIX}"
+
+    def loaded(self) -> dict[str, str]:
+        """Every text read or written so far, by key."""
+        return dict(self._texts)
+
+    def keys(self) -> list[str]:
+        return sorted(p.name[: -len(SUFFIX)] for p in self.root.glob(f"*{SUFFIX}"))
