@@ -107,11 +107,11 @@ def _record(
         frame = recorder.fail(_error_text(cause))
         if frame is not None:
             failed_pass = frame.record
-            failed_pass.module = _save_failed_input(work, frame.mod, failed_pass.seq)
-            write_repro(work, failed_pass.name, failed_pass.module, target_spec, pass_config)
+            failed_pass.module = _save_failed(work, frame.mod, workload.mod)
+            write_repro(work, failed_pass.name, target_spec, pass_config)
             failure = TvmFailure(
                 f"pass {failed_pass.name} (#{failed_pass.seq}) raised while compiling "
-                f"{workload.source} for {target_spec}: {str(failure).splitlines()[0]}",
+                f"{workload.source} for {target_spec}: {_first_line(cause)}",
                 reproduce=f"python {out / 'repro.py'}",
             )
 
@@ -144,19 +144,22 @@ def _error_text(e: BaseException) -> str:
     return "\n".join(lines[-20:]) if lines else type(e).__name__
 
 
-def _save_failed_input(work: Path, mod: Any, seq: int) -> str:
-    """The module exactly as the failing pass received it: JSON to reload, TVMScript to read."""
-    import tvm
+def _first_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
 
+
+def _save_failed(work: Path, received: Any, compile_input: Any) -> str:
+    """The module as the failing pass received it, and the one the compile started from."""
     directory = work / FAILED
     directory.mkdir(exist_ok=True)
-    write_atomic(directory / "input.json", tvm.ir.save_json(mod).encode())
-    try:
-        text = mod.script()
-    except Exception as e:  # noqa: BLE001 - the JSON is what repro.py needs; text is a courtesy
-        text = f"# printing the module failed: {e}\n"
-    write_atomic(directory / "input.py", text.encode())
-    return f"{FAILED}/input.json"
+    for name, mod in (("input.py", received), ("compile_input.py", compile_input)):
+        try:
+            text = mod.script()
+        except Exception as e:  # noqa: BLE001 - keep going: the index still says what failed
+            text = f"# printing the module failed: {e}\n"
+        write_atomic(directory / name, text.encode())
+    return f"{FAILED}/input.py"
 
 
 def _swap_in(work: Path, out: Path) -> None:

@@ -164,7 +164,8 @@ function diffLines(a, b) {
     if (d > 4000) return [...a.map(l => ["-", l]), ...b.map(l => ["+", l])];
     trace.push(v.slice());
     for (let k = -d; k <= d; k += 2) {
-      let x = (k === -d || (k !== d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1] : v[off + k - 1] + 1;
+      const down = k === -d || (k !== d && v[off + k - 1] < v[off + k + 1]);
+      let x = down ? v[off + k + 1] : v[off + k - 1] + 1;
       let y = x - k;
       while (x < n && y < m && a[x] === b[y]) { x++; y++; }
       v[off + k] = x;
@@ -283,7 +284,7 @@ function renderDetail() {
   for (const r of p.renamed) {
     if (wanted(r.old) || wanted(r.new)) box.append(el("h3", {class: "renamed-func"}, r.old + " -> " + r.new));
   }
-  if (!p.changed.length && !Object.keys(p.added).length && !Object.keys(p.removed).length && !p.renamed.length) {
+  if (!touched(p).length) {
     box.append(el("p", {class: "note"}, "no function changed"));
   }
 }
@@ -299,7 +300,10 @@ function fromHash() {
 
 renderSummary();
 renderPasses();
-document.getElementById("filter").addEventListener("input", ev => { applyFilter(ev.target.value); renderDetail(); });
+document.getElementById("filter").addEventListener("input", ev => {
+  applyFilter(ev.target.value);
+  renderDetail();
+});
 window.addEventListener("hashchange", fromHash);
 fromHash();
 loadTexts().then(t => {

@@ -1,0 +1,236 @@
+"""tk dump-ir on real compiles: the index against independent counts, the store, the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_tk
+
+UNSCHEDULED = '''\
+"""A PrimFunc without a root block: dlight's ApplyDefaultSchedule raises on it for GPUs."""
+from tvm.script import ir as I
+from tvm.script import relax as R
+from tvm.script import tirx as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def double(x: T.Buffer((16,), "float32"), y: T.Buffer((16,), "float32")):
+        for i in range(16):
+            y[i] = x[i] * T.float32(2)
+
+    @R.function
+    def main(x: R.Tensor((16,), "float32")) -> R.Tensor((16,), "float32"):
+        cls = Module
+        y = R.call_tir(cls.double, (x,), out_ty=R.Tensor((16,), "float32"))
+        return y
+
+
+mod = Module
+'''
+
+
+def dump_ir(out: Path, workload: str = "builtin:mlp", target: str = "llvm", *extra: str):
+    return run_tk("dump-ir", workload, "--target", target, "-o", str(out), "--json", *extra)
+
+
+@pytest.fixture(scope="module")
+def mlp_dump(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("mlp") / "dump"
+    r = dump_ir(out)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def load_index(directory: Path) -> dict:
+    return json.loads((directory / "index.json").read_text())
+
+
+def test_index_matches_an_independent_count_of_the_passes(mlp_dump: Path):
+    from tvm.ir.instrument import pass_instrument
+
+    from toolkit import compat, stack, workload
+
+    equal = compat.structural_equal()
+    seen: list[str] = []
+    unchanged: dict[int, bool] = {}
+    pending: list[tuple[int, dict]] = []
+
+    @pass_instrument
+    class Witness:
+        def run_before_pass(self, mod, info):
+            pending.append((len(seen), {gv.name_hint: f for gv, f in mod.functions.items()}))
+            seen.append(info.name)
+
+        def run_after_pass(self, mod, info):
+            seq, before = pending.pop()
+            after = {gv.name_hint: f for gv, f in mod.functions.items()}
+            unchanged[seq] = before.keys() == after.keys() and all(
+                equal(before[n], after[n]) for n in before)
+
+    stack.compile(workload.load("builtin:mlp"), "llvm", instruments=[Witness()])
+    index = load_index(mlp_dump)
+    records = index["passes"]
+    assert [p["name"] for p in records] == seen
+    assert [p["change"] == "unchanged" for p in records] == [unchanged[i] for i in range(len(seen))]
+    leaves = [p for p in records if p["kind"] == "pass"]
+    assert index["summary"]["passes"] == len(leaves)
+    assert index["summary"]["changed_passes"] == sum(not unchanged[p["seq"]] for p in leaves)
+    wrappers = {p["seq"] for p in records if p["kind"] == "wrapper"}
+    assert {p["name"] for p in records if p["seq"] in wrappers} >= {"_pipeline", "sequential"}
+    assert all(p["parent"] in wrappers for p in records if p["parent"] is not None)
+    legalize = next(p for p in leaves if p["name"] == "LegalizeOps")
+    assert legalize["change"] == "changed" and legalize["added"]
+    assert all(p["change"] == "unchanged" for p in leaves if p["name"] == "NormalizeGlobalVar")
+
+
+def test_store_holds_each_distinct_text_once(mlp_dump: Path):
+    index = load_index(mlp_dump)
+    keys = set(index["input"].values())
+    for p in index["passes"]:
+        keys |= set(p["added"].values()) | set(p["removed"].values())
+        keys |= {k for c in p["changed"] for k in (c["before"], c["after"])}
+        keys |= set((p["received"] or {}).values())
+    files = list((mlp_dump / "store").iterdir())
+    assert {f.name.removesuffix(".py.gz") for f in files} == keys
+    assert index["summary"]["functions_stored"] == len(files)
+    printed_by_dumpir = sum(p["functions"] for p in index["passes"] if p["kind"] == "pass")
+    assert len(files) * 5 < printed_by_dumpir  # most passes leave most functions alone
+    assert "forward" in index["input"] and len(index["input"]) == 1
+
+
+def test_show_prints_ir_and_diffs(mlp_dump: Path):
+    r = run_tk("dump-ir", "show", str(mlp_dump))
+    assert r.returncode == 0 and "LegalizeOps" in r.stdout and "changed" in r.stdout
+    r = run_tk("dump-ir", "show", str(mlp_dump), "--pass", "LegalizeOps", "--diff")
+    assert r.returncode == 0, r.stderr
+    assert "+++ forward (after" in r.stdout and "= R.call_tir(matmul, (x, permute_dims)" in r.stdout
+    assert "+++ matmul (after" in r.stdout  # added by the pass
+    r = run_tk("dump-ir", "show", str(mlp_dump), "--pass", "tirx.FlattenBuffer", "--func", "matmul")
+    assert r.returncode == 0, r.stderr
+    assert "def matmul(" in r.stdout and ".view(" in r.stdout and "def add(" not in r.stdout
+    r = run_tk("dump-ir", "show", str(mlp_dump), "--pass", "s_tir.ThreadSync")
+    assert r.returncode == 2 and "pass a number" in r.stderr
+
+
+def test_find_reports_where_a_pattern_appears_and_goes(mlp_dump: Path):
+    r = run_tk("dump-ir", "find", str(mlp_dump), r"R\.call_tir", "--json")
+    assert r.returncode == 0, r.stderr
+    (hit,) = json.loads(r.stdout)
+    assert (hit["function"], hit["appears"], hit["disappears"]) == (
+        "forward", "LegalizeOps", "CallTIRRewrite")
+    r = run_tk("dump-ir", "find", str(mlp_dump), r"T\.handle", "--func", "matmul*")
+    assert r.returncode == 0, r.stderr
+    assert "matmul: appears after" in r.stdout and "MakePackedAPI" in r.stdout
+
+
+def test_compare_aligns_pipelines_and_finds_the_divergent_pass(mlp_dump: Path, tmp_path: Path):
+    other = tmp_path / "x86"
+    r = dump_ir(other, "builtin:mlp", '{"kind": "llvm", "mcpu": "x86-64"}')
+    assert r.returncode == 0, r.stderr
+    r = run_tk("dump-ir", "compare", str(mlp_dump), str(other), "--json")
+    result = json.loads(r.stdout)
+    assert result["only_a"] == result["only_b"] == result["reordered"] == []
+    # Relax passes ignore -mcpu; binding the target is the first pass to differ.
+    assert result["first_divergence"]["name"] == "tirx.BindTarget"
+
+    # A fork whose pipeline lacks one pass and runs two others in the other order.
+    fork = tmp_path / "fork"
+    shutil.copytree(mlp_dump, fork)
+    index = load_index(fork)
+    leaves = [p for p in index["passes"] if p["kind"] == "pass"]
+    names = [p["name"] for p in leaves]
+    dropped = names.index("RewriteCUDAGraph")
+    a, b = names.index("s_tir.LiftThreadBinding"), names.index("s_tir.LowerAutoCopy")
+    leaves[a]["name"], leaves[b]["name"] = leaves[b]["name"], leaves[a]["name"]
+    index["passes"] = [p for p in index["passes"] if p["seq"] != leaves[dropped]["seq"]]
+    (fork / "index.json").write_text(json.dumps(index))
+    r = run_tk("dump-ir", "compare", str(mlp_dump), str(fork))
+    assert r.returncode == 0, r.stderr
+    assert "only in A: " in r.stdout and "RewriteCUDAGraph" in r.stdout
+    assert "reordered: s_tir.LiftThreadBinding" in r.stdout or \
+        "reordered: s_tir.LowerAutoCopy" in r.stdout
+
+
+def test_cuda_dump_follows_host_and_device_modules(tmp_path: Path):
+    out = tmp_path / "cuda"
+    r = dump_ir(out, "builtin:mlp", "cuda -arch=sm_80")
+    assert r.returncode == 0, r.stderr
+    index = load_index(out)
+    names = [p["name"] for p in index["passes"]]
+    assert "tirx.SplitHostDevice" in names and "ApplyDefaultSchedule" in names
+    schedule = next(p for p in index["passes"] if p["name"] == "ApplyDefaultSchedule")
+    assert schedule["change"] == "changed"
+    assert any(p["received"] for p in index["passes"])  # moved on to the device module
+    r = run_tk("dump-ir", "find", str(out), "threadIdx.x", "--json")
+    assert any(h["appears"] == "ApplyDefaultSchedule" for h in json.loads(r.stdout))
+
+
+def test_a_pass_that_raises_leaves_a_dump_and_a_repro(tmp_path: Path):
+    workload = tmp_path / "unscheduled.py"
+    workload.write_text(UNSCHEDULED)
+    out = tmp_path / "dump"
+    r = run_tk("dump-ir", str(workload), "--target", "cuda -arch=sm_80", "-o", str(out))
+    assert r.returncode == 1
+    assert "pass ApplyDefaultSchedule" in r.stderr and "repro.py" in r.stderr
+    index = load_index(out)
+    assert index["summary"]["status"] == "failed"
+    failed = index["passes"][index["summary"]["failed_pass"]]
+    assert failed["name"] == "ApplyDefaultSchedule" and failed["status"] == "failed"
+    assert "root block" in failed["error"]
+    assert all(p["status"] == "ok" for p in index["passes"] if p["seq"] < failed["seq"]
+               and p["seq"] not in _ancestors(index, failed))
+    received = (out / "failed" / "input.py").read_text()
+    assert "def double(" in received and '"op_pattern"' in received  # after AnnotateTIROpPattern
+    proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert proc.returncode != 0 and "root block" in proc.stderr
+    assert (out / "index.html").exists()
+
+
+def _ancestors(index: dict, record: dict) -> set[int]:
+    found = set()
+    parent = record["parent"]
+    while parent is not None:
+        found.add(parent)
+        parent = index["passes"][parent]["parent"]
+    return found
+
+
+def test_output_directory_is_never_mixed_with_other_files(tmp_path: Path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    r = dump_ir(mine)
+    assert r.returncode == 2 and "not a tk dump" in r.stderr
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+    out = tmp_path / "dump"
+    assert dump_ir(out).returncode == 0
+    (out / "store" / "stray").write_text("from the first run")
+    r = dump_ir(out, "builtin:mlp", "llvm", "--funcs", "matmul*")
+    assert r.returncode == 0, r.stderr
+    assert not (out / "store" / "stray").exists()  # replaced whole, not merged
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dump", "mine"]
+    index = load_index(out)
+    assert index["summary"]["func_filter"] == "matmul*"
+    assert index["input"] == {"forward": None}
+
+
+def test_all_writes_every_module_and_passes_filter_limits_storage(tmp_path: Path):
+    out = tmp_path / "dump"
+    r = dump_ir(out, "builtin:mlp", "llvm", "--all", "--passes", "tirx.*")
+    assert r.returncode == 0, r.stderr
+    index = load_index(out)
+    modules = sorted(p.name for p in (out / "modules").iterdir())
+    stored = [p for p in index["passes"] if p["kind"] == "pass" and p["stored"]]
+    assert "input.py" in modules and len(modules) == len(stored) + 1
+    assert all(p["name"].startswith("tirx.") for p in stored)
+    legalize = next(p for p in index["passes"] if p["name"] == "LegalizeOps")
+    assert not legalize["stored"] and set(legalize["added"].values()) == {None}
