@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import REPO
 from workload_files import add_square, write
 
 from toolkit import stack, workload
@@ -118,3 +119,10 @@ mod = bb.get()
     assert result.returncode == 1
     assert "killed by SIG" in result.stderr
     assert f"reproduce: TK_NO_FORK=1 python -X faulthandler -m toolkit run {path}" in result.stderr
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (REPO / "examples").glob("*.py")))
+def test_examples_match_their_reference(tk, example):
+    result = tk("run", str(REPO / "examples" / example), "--check", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["check"]["against"] == "reference"
