@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -91,9 +92,9 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
     log = entry / "build.log"
     log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
-                   progress=progress)
+                   progress=progress, files_key=tree.files_key)
     result = backend(plan.backend).build(job)
-    (bdir / PLAN_STAMP).write_text(plan.hash + "\n")
+    (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
     libs = find_artifacts(bdir)
     if not libs:
         raise TkError(f"the build finished but left no TVM library in {bdir} (log: {log})")
@@ -186,6 +187,8 @@ def post_build_check(manifest: dict[str, Any], plan: BuildPlan) -> dict[str, Any
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")}
     env.update(manifest["env"])
+    if "runtime" in plan.targets:
+        return runtime_only_check(manifest, env)
     report = doctor.run(sys.executable, env=env)
     facts = report.facts
     imp = facts.get("import", {})
@@ -214,6 +217,17 @@ def post_build_check(manifest: dict[str, Any], plan: BuildPlan) -> dict[str, Any
         "doctor": [{"name": c.name, "status": c.status, "detail": c.detail}
                    for c in report.checks],
     }
+
+
+def runtime_only_check(manifest: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """A runtime-only build has no compiler library for ``import tvm``: load the runtime."""
+    lib = Path(manifest["env"]["TVM_LIBRARY_PATH"]) / "libtvm_runtime.so"
+    proc = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
+                           str(lib)], capture_output=True, text=True, env=env)
+    problems = [] if proc.returncode == 0 else [
+        f"{lib} does not load: {(proc.stderr.strip().splitlines() or ['?'])[-1]}"]
+    return {"ok": not problems, "problems": problems, "cuda": None, "loaded": [str(lib)],
+            "runtime_only": True}
 
 
 def cuda_in_runtime(facts: dict[str, Any]) -> bool | None:

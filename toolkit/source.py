@@ -91,6 +91,7 @@ class SourceTree:
     dirty_hash: str | None = None
     submodules: list[Submodule] = field(default_factory=list)
     key: str = ""
+    files_key: str = ""  # which build-relevant files exist (not their contents)
 
     def to_json(self) -> dict:
         return {
@@ -163,6 +164,7 @@ def inspect(root: Path | str) -> SourceTree:
     tree = SourceTree(root=root, layout=detect_layout(root))
     if not is_git(root):
         tree.key = _content_key(root)
+        tree.files_key = tree.key
         return tree
     tree.commit = git(root, "rev-parse", "HEAD").strip()
     tree.submodules = submodules(root)
@@ -171,6 +173,14 @@ def inspect(root: Path | str) -> SourceTree:
     paths = {line[3:].split(" -> ")[-1].strip('"') for line in status.splitlines() if len(line) > 3}
     tree.dirty_paths = sorted(p for p in paths if build_relevant(p))
     tree.key = tree_key(root, "HEAD")
+    tracked = git(root, "ls-files").splitlines()
+    names = hashlib.sha256()
+    for rel in sorted({*tracked, *paths}):
+        if build_relevant(rel):
+            names.update(rel.encode() + b"\n")
+    for sub in tree.submodules:
+        names.update(f"{sub.path} {sub.checked_out}\n".encode())
+    tree.files_key = names.hexdigest()[:16]
     if tree.dirty_paths or any(s.state != "ok" for s in tree.submodules):
         # Uncommitted build-relevant work: a key of its own, never the commit's.
         dirty = hashlib.sha256()

@@ -44,18 +44,24 @@ class BuildJob:
     log: Path
     jobs: int | None = None
     progress: Callable[[int, int], None] | None = None
+    files_key: str = ""  # SourceTree.files_key: which source files exist
 
     @property
     def config_cmake(self) -> Path:
         return self.build_dir / "config.cmake"
 
     @property
+    def stamp(self) -> str:
+        return f"{self.plan.hash} {self.files_key}"
+
+    @property
     def configured(self) -> bool:
-        """This plan was configured here before: Ninja re-runs CMake itself if inputs changed,
-        so a backend may go straight to compiling (a no-op rebuild stays quick)."""
+        """This plan was configured here before, on the same set of source files: Ninja re-runs
+        CMake itself when a CMake file changed, so a backend may go straight to compiling. A new
+        or deleted file needs CMake again (TVM globs its sources without CONFIGURE_DEPENDS)."""
         stamp = self.build_dir / PLAN_STAMP
         return ((self.build_dir / "CMakeCache.txt").exists()
-                and stamp.exists() and stamp.read_text().strip() == self.plan.hash)
+                and stamp.exists() and stamp.read_text().strip() == self.stamp)
 
 
 @dataclass

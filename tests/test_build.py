@@ -1,0 +1,224 @@
+"""``tk build`` for real: cmake + ninja compiles of the miniature fork, the store, manifests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from minifork import (
+    add_doc_commit,
+    add_python_commit,
+    add_source_commit,
+    break_build_commit,
+    git,
+    make_minifork,
+)
+
+from toolkit.source import tree_key
+
+pytestmark = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")),
+                                reason="needs cmake and ninja")
+
+
+@pytest.fixture
+def cache(tmp_path) -> dict[str, str]:
+    return {"TK_CACHE": str(tmp_path / "cache")}
+
+
+def build_json(tk, fork: Path, cache: dict[str, str], *args: str) -> dict:
+    r = tk("build", "-C", str(fork), *args, "--json", env=cache)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def in_build_env(tk, build_id: str, cache: dict[str, str], code: str, cwd: Path) -> str:
+    """Run Python in a shell after ``eval "$(tk env ID)"``, as a user would."""
+    exports = tk("env", build_id, env=cache)
+    assert exports.returncode == 0, exports.stderr
+    script = f'{exports.stdout}\nexec {sys.executable} -c "$0"'
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")}
+    proc = subprocess.run(["bash", "-c", script, code], capture_output=True, text=True, env=env,
+                          cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_build_manifest_store_and_env(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    m = build_json(tk, fork, cache, "--llvm")
+    assert m["from_store"] is False
+    store = Path(cache["TK_CACHE"]) / "builds" / m["id"]
+    assert json.loads((store / "manifest.json").read_text())["id"] == m["id"]
+    # Artifacts: the stored copies are what the manifest says, byte for byte, and so is the
+    # build directory's own library.
+    assert {a["name"] for a in m["artifacts"]} == {"libtvm.so", "libtvm_runtime.so"}
+    for art in m["artifacts"]:
+        assert Path(art["path"]).parent == store / "lib"
+        assert sha256(art["path"]) == art["sha256"] == sha256(art["built"])
+        assert Path(art["path"]).stat().st_size == art["size"]
+    # What CMake used (TVMBuildOptions.txt / CMakeCache.txt), not what was asked for.
+    used = m["cmake_values"]
+    assert used["USE_LLVM"] == "llvm-config --ignore-libllvm --link-static"
+    assert used["CMAKE_BUILD_TYPE"] == "RelWithDebInfo" and used["USE_CUDA"] == "OFF"
+    assert m["mismatches"] == []
+    assert m["source"]["commit"] == git(fork, "rev-parse", "HEAD")
+    assert m["source"]["dirty"] is False and m["source"]["tree_key"] == tree_key(fork)
+    assert m["toolchain"]["cmake"].startswith("cmake version")
+    assert "llvm" in m["toolchain"] and m["toolchain"]["cxx"]
+    assert Path(m["log"]).exists() and "Linking CXX shared library" in Path(m["log"]).read_text()
+    assert m["timings"]["compile"] > 0 and m["build_dir"].startswith(str(fork / "build-"))
+    # The post-build check ran in the build's own environment and saw the fork's library.
+    chk = m["check"]
+    assert chk["ok"], chk
+    assert chk["tvm_file"] == str(fork / "python/tvm/__init__.py")
+    assert chk["libinfo"]["USE_LLVM"] == used["USE_LLVM"]
+    assert chk["libinfo"]["LLVM_VERSION"] != "none"
+    # eval "$(tk env ID)" from elsewhere puts exactly this build in use.
+    out = in_build_env(tk, m["id"], cache,
+                       "import tvm; print(tvm._LIB_PATHS[1]); print(tvm.support.libinfo()['USE_LLVM'])",
+                       cwd=tmp_path)
+    assert out.splitlines() == [str(store / "lib/libtvm.so"), used["USE_LLVM"]]
+    # ls and show list it.
+    ls = tk("build", "ls", "--json", env=cache)
+    assert [b["id"] for b in json.loads(ls.stdout)] == [m["id"]]
+    show = tk("build", "show", m["id"][:6], env=cache)
+    assert show.returncode == 0 and f"sha256 {m['artifacts'][0]['sha256']}" in show.stdout
+    assert tk("build", "show", "zzzz", env=cache).returncode == 2
+
+
+def test_repeat_is_served_from_the_store_and_python_only_commits_reuse_it(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    first = build_json(tk, fork, cache)
+    again = build_json(tk, fork, cache)
+    assert again["from_store"] is True and again["id"] == first["id"]
+    parent = git(fork, "rev-parse", "HEAD")
+    add_python_commit(fork)
+    add_doc_commit(fork)
+    assert tree_key(fork, "HEAD") == tree_key(fork, parent)
+    reused = build_json(tk, fork, cache)
+    assert reused["from_store"] is True and reused["id"] == first["id"]
+    add_source_commit(fork, "v2")
+    assert tree_key(fork, "HEAD") != tree_key(fork, parent)
+    rebuilt = build_json(tk, fork, cache)
+    assert rebuilt["from_store"] is False and rebuilt["id"] != first["id"]
+    assert rebuilt["build_dir"] == first["build_dir"]  # same plan, same incremental build dir
+    log = Path(rebuilt["log"]).read_text()
+    assert log.count("Building CXX object") == 1, log  # only module.cc recompiled
+    assert rebuilt["timings"]["configure"] == 0.0  # Ninja alone: the plan was configured here
+
+
+def test_uncommitted_source_change_rebuilds_incrementally(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    first = build_json(tk, fork, cache, "--debug")
+    src = fork / "src/runtime/device_api.cc"
+    src.write_text(src.read_text().replace("a + b", "b + a"))
+    m = build_json(tk, fork, cache, "--debug")
+    assert m["from_store"] is False and m["id"] != first["id"]
+    assert m["source"]["dirty"] is True and m["source"]["dirty_paths"] == [
+        "src/runtime/device_api.cc"]
+    assert Path(m["log"]).read_text().count("Building CXX object") == 1
+    # Debug is visible inside the library, and the note about HIDE_PRIVATE_SYMBOLS is kept.
+    assert m["check"]["libinfo"]["CMAKE_BUILD_TYPE"] == "Debug"
+    assert m["check"]["libinfo"]["ASSERTS"] == "ON"
+    assert any("inert" in n for n in m["plan"]["notes"])
+    assert git(fork, "status", "--porcelain") == "M src/runtime/device_api.cc"  # tree untouched
+
+
+def test_stray_config_cmake_cannot_lie(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    # A leftover ./config.cmake at the root is ignored: the build dir's own one wins...
+    (fork / "config.cmake").write_text("set(USE_LLVM OFF)\nset(USE_CUBLAS ON)\n")
+    m = build_json(tk, fork, cache, "--llvm")
+    assert m["cmake_values"]["USE_LLVM"].startswith("llvm-config")
+    assert m["check"]["libinfo"]["USE_LLVM"] == m["cmake_values"]["USE_LLVM"]
+    # ...but a fork file that overrides options after config.cmake does win, and the
+    # manifest records what CMake really used, with the disagreement.
+    (fork / "cmake/site.cmake").write_text("set(HIDE_PRIVATE_SYMBOLS OFF)\n")
+    m = build_json(tk, fork, cache, "--llvm")
+    assert m["cmake_values"]["HIDE_PRIVATE_SYMBOLS"] == "OFF"
+    assert m["check"]["libinfo"]["HIDE_PRIVATE_SYMBOLS"] == "OFF"
+    assert m["mismatches"] == [
+        {"option": "HIDE_PRIVATE_SYMBOLS", "requested": "ON", "used": "OFF"}]
+    text = tk("build", "-C", str(fork), "--llvm", env=cache)
+    assert "warning    HIDE_PRIVATE_SYMBOLS: asked ON, CMake used OFF" in text.stdout
+
+
+def test_cuda_requested_but_missing_from_the_runtime_fails_loudly(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    (fork / "cmake/site.cmake").write_text("set(USE_CUDA OFF)\n")
+    r = tk("build", "-C", str(fork), "--cuda", env=cache)
+    assert r.returncode == 1, r.stderr
+    assert "asked for CUDA (USE_CUDA=ON) but the built runtime has no CUDA" in r.stderr
+    assert "CMake used USE_CUDA=OFF" in r.stderr
+    # Asking again does not quietly serve the broken build.
+    again = tk("build", "-C", str(fork), "--cuda", env=cache)
+    assert again.returncode == 1 and "has no CUDA" in again.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs the CUDA toolkit (nvcc)")
+def test_cuda_build_has_cuda(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    m = build_json(tk, fork, cache, "--cuda", "--cuda-arch", "80")
+    assert m["check"]["ok"] and m["check"]["cuda"] is True
+    assert m["cmake_values"]["USE_CUDA"] == "ON"
+    assert m["cmake_values"]["CMAKE_CUDA_ARCHITECTURES"] == "80"
+    assert m["toolchain"]["nvcc"] != "absent"
+
+
+def test_compile_failure_exits_1_with_log_and_reproduce(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    break_build_commit(fork)
+    r = tk("build", "-C", str(fork), env=cache)
+    assert r.returncode == 1
+    assert "compile failed" in r.stderr and "(log: " in r.stderr
+    log = Path(r.stderr.split("(log: ")[1].split(")")[0])
+    assert "module.cc" in log.read_text()
+    reproduce = r.stderr.split("reproduce: ")[1].strip()
+    assert reproduce.startswith("cmake --build ")
+    proc = subprocess.run(reproduce, shell=True, capture_output=True, text=True)
+    assert proc.returncode != 0 and "module.cc" in proc.stdout + proc.stderr
+
+
+def test_main_layout_and_runtime_only(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm", layout="main")
+    full = build_json(tk, fork, cache)
+    assert {a["name"] for a in full["artifacts"]} == {"libtvm_compiler.so", "libtvm_runtime.so"}
+    assert all("/lib/" in a["built"] for a in full["artifacts"])
+    assert full["source"]["layout"] == "main" and full["check"]["ok"]
+    rt = build_json(tk, fork, cache, "--runtime-only")
+    assert [a["name"] for a in rt["artifacts"]] == ["libtvm_runtime.so"]
+    assert rt["check"]["ok"] and rt["check"]["runtime_only"]
+    assert rt["build_dir"] != full["build_dir"]
+
+
+def test_submodules_recorded_and_checked(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm", ffi_submodule=True)
+    recorded = git(fork, "rev-parse", "HEAD:3rdparty/tvm-ffi")
+    r = tk("build", "-C", str(fork), "--dry-run", "--json", env=cache)
+    info = json.loads(r.stdout)
+    assert info["source"]["submodules"]["3rdparty/tvm-ffi"]["recorded"] == recorded
+    # Moved away from the recorded SHA: refused before configuring, with the fix.
+    sub = fork / "3rdparty/tvm-ffi"
+    (sub / "extra.h").write_text("// moved\n")
+    git(sub, "add", "extra.h")
+    git(sub, "commit", "-q", "-m", "move")
+    r = tk("build", "-C", str(fork), env=cache)
+    assert r.returncode == 1
+    assert "pre-flight: submodule 3rdparty/tvm-ffi: checked out at" in r.stderr
+    assert "git submodule update --recursive 3rdparty/tvm-ffi" in r.stderr
+    # Not initialised at all.
+    git(fork, "submodule", "deinit", "-q", "-f", "3rdparty/tvm-ffi")
+    r = tk("build", "-C", str(fork), env=cache)
+    assert r.returncode == 1 and "not initialised" in r.stderr
+    assert "git submodule update --init --recursive" in r.stderr

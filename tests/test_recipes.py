@@ -1,0 +1,205 @@
+"""Recipes, plans and ``tk build --dry-run``: composition, validation, conflicts (no compiling)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from minifork import commit_file, make_minifork
+
+from toolkit.errors import UserError
+from toolkit.recipes import Request, resolve
+
+
+@pytest.fixture(scope="module")
+def fork(tmp_path_factory) -> Path:
+    return make_minifork(tmp_path_factory.mktemp("recipes") / "tvm",
+                         extra_options={"USE_MINI_EXTRA": "OFF"})
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> dict[str, str]:
+    monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))
+    return {"TK_CACHE": str(tmp_path / "cache")}
+
+
+def one_line_exit2(result) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_fragments_compose_in_order_with_origin(fork):
+    plan = resolve(Request(llvm="16", cuda=True, debug=True, sets=["USE_CUBLAS=ON"]), fork)
+    assert plan.recipes == ["base", "llvm", "cuda", "debug"]
+    assert plan.options["USE_LLVM"] == "llvm-config-16 --ignore-libllvm --link-static"
+    assert plan.cmake["CMAKE_BUILD_TYPE"] == "Debug"  # debug wins over base
+    assert plan.origin["cmake.CMAKE_BUILD_TYPE"] == "debug"
+    assert plan.origin["options.USE_CUBLAS"] == "--set"
+    assert plan.cmake["CMAKE_CUDA_ARCHITECTURES"] == "75"
+    text = plan.config_cmake()
+    assert 'set(USE_LLVM "llvm-config-16 --ignore-libllvm --link-static")  # llvm' in text
+    assert "set(USE_CUDA ON)  # cuda" in text
+    assert plan.container["llvm"] == "16" and plan.container["dockerfile"] == "cuda"
+
+
+def test_plan_hash_is_stable_and_ignores_provenance(fork, tmp_path):
+    a = resolve(Request(cuda=True), fork)
+    b = resolve(Request(cuda=True), fork)
+    assert a.hash == b.hash
+    # The same values from a user's recipe instead of the built-in fragment: the same build.
+    own = tmp_path / "mine.toml"
+    own.write_text('[options]\nUSE_CUDA = true\n')
+    c = resolve(Request(recipe_files=[own], cuda_arch="75"), fork)
+    assert c.options == a.options and c.cmake == a.cmake
+    assert c.hash == a.hash
+    assert resolve(Request(cuda=True, debug=True), fork).hash != a.hash
+
+
+def test_typo_gets_a_suggestion(tk, fork):
+    line = one_line_exit2(tk("build", "-C", str(fork), "--set", "USE_CUDAA=ON", "--dry-run"))
+    assert "unknown option USE_CUDAA — did you mean USE_CUDA?" in line
+
+
+def test_typo_in_a_recipe_file_names_the_file(tk, fork, tmp_path):
+    own = tmp_path / "site.toml"
+    own.write_text('[options]\nUSE_LLMV = "ON"\n')
+    line = one_line_exit2(tk("build", "-C", str(fork), "--recipe", str(own), "--dry-run"))
+    assert "unknown option USE_LLMV — did you mean USE_LLVM?" in line and "site.toml" in line
+
+
+def test_unknown_section_in_recipe(tk, fork, tmp_path):
+    own = tmp_path / "bad.toml"
+    own.write_text('[option]\nUSE_LLVM = "ON"\n')
+    line = one_line_exit2(tk("build", "-C", str(fork), "--recipe", str(own), "--dry-run"))
+    assert "unknown section 'option'" in line and "did you mean options?" in line
+
+
+def test_fork_options_are_known_and_upstream_ones_absent_are_not(fork):
+    plan = resolve(Request(sets=["USE_MINI_EXTRA=ON"]), fork)
+    assert plan.options["USE_MINI_EXTRA"] == "ON"
+    with pytest.raises(UserError, match="unknown option USE_VULKAN"):
+        resolve(Request(sets=["USE_VULKAN=ON"]), fork)  # real TVM has it; this fork does not
+
+
+def test_option_declared_only_in_cmakelists_is_known(fork):
+    # HIDE_PRIVATE_SYMBOLS is a tvm_option() in CMakeLists.txt, not in cmake/config.cmake.
+    assert "HIDE_PRIVATE_SYMBOLS" not in (fork / "cmake/config.cmake").read_text()
+    assert resolve(Request(), fork).options["HIDE_PRIVATE_SYMBOLS"] == "ON"
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["--set", "USE_CUTLASS=ON"], "USE_CUTLASS=ON (from --set) needs USE_CUDA=ON: CUTLASS kernels"),
+    (["--set", "USE_CUBLAS=ON", "--llvm"], "USE_CUBLAS=ON (from --set) needs USE_CUDA=ON"),
+    (["--cuda", "--cuda-arch", "native"], "CMAKE_CUDA_ARCHITECTURES=native needs a visible GPU"),
+    (["--cuda", "--set", "CMAKE_CUDA_ARCHITECTURES=native", "--backend", "docker"],
+     "a container build sees none"),
+])
+def test_conflicts_say_why(tk, fork, args, reason):
+    if "--backend" not in args and (Path("/dev/nvidia0").exists()):
+        pytest.skip("a GPU is visible here")
+    line = one_line_exit2(tk("build", "-C", str(fork), *args, "--dry-run"))
+    assert reason in line
+
+
+def test_debug_makes_hide_private_symbols_inert_note(fork):
+    plan = resolve(Request(debug=True), fork)
+    assert any("HIDE_PRIVATE_SYMBOLS=ON is inert in a Debug build" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--set", "USE_CUDA"], "expected NAME=VALUE"),
+    (["--set", "=ON"], "expected NAME=VALUE"),
+    (["--recipe", "/nonexistent/x.toml"], "no such file"),
+    (["--frobnicate"], "No such option '--frobnicate'"),
+    (["--backend", "podman"], "podman"),
+])
+def test_bad_input_is_one_line_exit_2(tk, fork, args, needle):
+    assert needle in one_line_exit2(tk("build", "-C", str(fork), *args, "--dry-run"))
+
+
+def test_missing_source_dir(tk, tmp_path):
+    line = one_line_exit2(tk("build", "-C", str(tmp_path / "nope"), "--dry-run"))
+    assert "no such directory" in line
+
+
+def test_dry_run_text_shows_the_whole_plan(tk, fork, cache):
+    r = tk("build", "-C", str(fork), "--llvm", "--debug", "--dry-run", env=cache)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert 'set(USE_LLVM "llvm-config --ignore-libllvm --link-static")  # llvm' in out
+    assert "set(HIDE_PRIVATE_SYMBOLS ON)  # base" in out
+    assert f"cmake -S {fork} -B {fork}/build-" in out and "-G Ninja -DCMAKE_BUILD_TYPE=Debug" in out
+    assert "'-DCMAKE_CXX_FLAGS=-O0 -g'" in out
+    assert "HIDE_PRIVATE_SYMBOLS=ON is inert" in out
+    assert "pre-flight:" in out and "ok   cmake" in out
+    assert ("Dockerfile:" in out) or ('"dockerfile": "cpu"' in out)
+    assert not (fork / "build").exists() and not list(fork.glob("build-*"))  # built nothing
+    again = tk("build", "-C", str(fork), "--llvm", "--debug", "--dry-run", env=cache)
+    assert out.splitlines()[0] == again.stdout.splitlines()[0]  # plan <hash>
+
+
+def test_dry_run_json(tk, fork, cache):
+    r = tk("build", "-C", str(fork), "--cuda", "--runtime-only", "--set", "USE_CUTLASS=ON",
+           "--dry-run", "--json", env=cache)
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    plan = info["plan"]
+    assert plan["targets"] == ["runtime"]
+    assert "-DCMAKE_CUDA_ARCHITECTURES=75" in plan["cmake_args"]
+    assert "set(USE_CUTLASS ON)  # --set" in plan["config_cmake"]
+    assert info["plan_hash"] == plan["hash"] and len(info["plan_hash"]) == 16
+    assert info["source"]["layout"] == "python" and info["stored"] is False
+    assert {c["name"] for c in info["preflight"]} >= {"cmake", "ninja", "nvcc"}
+
+
+def test_preflight_names_missing_llvm_with_a_fix(tk, fork, cache):
+    r = tk("build", "-C", str(fork), "--llvm", "99", "--dry-run", env=cache)
+    assert r.returncode == 0
+    assert "FAIL llvm: llvm-config-99 not found" in r.stdout
+    assert "fix: apt-get install llvm-99-dev" in r.stdout
+    b = tk("build", "-C", str(fork), "--llvm", "99", env=cache)
+    assert b.returncode == 1 and "pre-flight: llvm: llvm-config-99 not found" in b.stderr
+
+
+def test_preflight_llvm_too_old_for_the_tree(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm024")
+    # As TVM >= 0.24's FindLLVM.cmake does (major * 10 + minor).
+    commit_file(fork, "cmake/utils/FindLLVM.cmake",
+                'if (${TVM_LLVM_VERSION} LESS 150)\n'
+                '  message(FATAL_ERROR "TVM requires LLVM 15.0 or higher.")\nendif()\n')
+    r = tk("build", "-C", str(fork), "--llvm", "--dry-run", env=cache)
+    major = os.popen("llvm-config --version").read().split(".")[0]
+    if not major or int(major) >= 15:
+        pytest.skip("llvm-config here is new enough")
+    assert f"FAIL llvm: llvm-config is LLVM {major}" in r.stdout
+    assert "needs LLVM >= 15" in r.stdout and "--llvm 15" in r.stdout
+
+
+def test_preflight_old_cmake_for_tvm_ffi_tree(tk, tmp_path, cache):
+    if not Path("/usr/bin/cmake").exists():
+        pytest.skip("no system cmake")
+    version = os.popen("/usr/bin/cmake --version").read().split()[2]
+    if tuple(map(int, version.split(".")[:2])) >= (3, 26):
+        pytest.skip("the system cmake is new enough")
+    fork = make_minifork(tmp_path / "ffi", ffi_submodule=True)
+    env = {**cache, "PATH": "/usr/bin:/bin"}
+    r = tk("build", "-C", str(fork), "--dry-run", env=env)
+    assert f"FAIL cmake: cmake {version} is older than 3.26 (3rdparty/tvm-ffi requires it)" \
+        in r.stdout
+    assert "pip install 'cmake>=3.26'" in r.stdout
+
+
+def test_layouts_are_detected(tmp_path):
+    from toolkit.source import inspect
+
+    assert inspect(make_minifork(tmp_path / "a")).layout == "python"
+    assert inspect(make_minifork(tmp_path / "b", layout="pyproject")).layout == "pyproject"
+    assert inspect(make_minifork(tmp_path / "c", layout="main")).layout == "main"
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "CMakeLists.txt").write_text("find_package(tvm)\n# TVM_PREBUILD_PATH\n")
+    assert inspect(ext).layout == "extension"
