@@ -41,12 +41,12 @@ def _quiet(_: str) -> None:
     pass
 
 
-def connect() -> docker.DockerClient:
+def connect(timeout: int = 60) -> docker.DockerClient:
     """A client of the engine that answers (``DOCKER_HOST`` or the local socket)."""
     import docker
 
     try:
-        client = docker.from_env()
+        client = docker.from_env(timeout=timeout)
         client.ping()
     except Exception as e:  # noqa: BLE001 - docker raises several unrelated types here
         raise UserError(

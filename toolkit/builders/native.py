@@ -61,6 +61,11 @@ def first_line(argv: list[str]) -> str:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return "absent"
+    return version_line(out)
+
+
+def version_line(out: str) -> str:
+    """The line of a ``--version`` output that carries the version (else its first line)."""
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
     for line in lines:
         if re.search(r"\d+\.\d+", line) and ("release" in line.lower() or "version" in line.lower()):

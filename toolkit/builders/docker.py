@@ -1,0 +1,287 @@
+"""The docker backend: the plan's toolchain image, then CMake and Ninja in a container.
+
+The image is rendered from ``dockerfiles/Dockerfile.<flavour>`` with the plan's container spec
+and tagged by the hash of what it is built from (Dockerfile, extra CA certificates, the base
+image's id): an unchanged plan finds its image and builds nothing, a changed one rebuilds only
+the layers after the first changed line. The build then runs in a container of that image that
+mounts the source tree at its own path (so CMake's cache, the manifest and the log name the same
+paths inside and out), keeps a ccache volume per user across builds, and runs as the calling
+user, so every file it writes belongs to them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolkit import image
+from toolkit.builders import (
+    NINJA_PROGRESS,
+    BackendResult,
+    BuildFailed,
+    BuildJob,
+    compile_argv,
+    configure_argv,
+)
+from toolkit.builders.native import version_line
+from toolkit.errors import TkError, UserError
+from toolkit.recipes import BuildPlan
+
+if TYPE_CHECKING:
+    import docker
+
+# Compiles can be silent for many minutes (a static LLVM link): never time the stream out.
+API_TIMEOUT = 24 * 3600
+CCACHE_DIR = "/ccache"
+TOOL_PROBES = {
+    "os": "sed -n 's/^PRETTY_NAME=//p' /etc/os-release | tr -d '\"'",
+    "cmake": "cmake --version",
+    "ninja": "ninja --version",
+    "cxx": "c++ --version",
+    "ccache": "ccache --version",
+    "python": "python3 --version",
+}
+
+
+def dockerfile_args(plan: BuildPlan) -> tuple[str, dict[str, str]]:
+    """The template (cpu/cuda) and its ARG values, from the plan's container spec."""
+    spec = plan.container
+    flavour = spec.get("dockerfile") or ("cuda" if plan.wants_cuda else "cpu")
+    args: dict[str, str] = {}
+    cuda = str(spec.get("cuda") or "")
+    if spec.get("base"):
+        args["BASE"] = str(spec["base"])
+    elif flavour == "cpu":
+        args["BASE"] = image.default_tag(spec.get("suite") or image.DEFAULT_SUITE)
+    elif re.fullmatch(r"\d+\.\d+", cuda):
+        args["BASE"] = f"nvidia/cuda:{cuda}.0-devel-ubuntu22.04"
+    if spec.get("llvm"):
+        args["LLVM_VERSION"] = str(spec["llvm"])
+    if spec.get("python"):
+        args["PYTHON"] = str(spec["python"])
+    if spec.get("cmake"):
+        args["CMAKE_VERSION"] = str(spec["cmake"])
+    if flavour == "cuda" and cuda:
+        args["CUDA_VERSION"] = cuda
+    template = image.template_path(flavour).read_text()
+    # Packages the template installs anyway would only add a layer that does nothing.
+    extra = [str(p) for p in spec.get("packages", [])
+             if not re.search(rf"(?<![\w.${{}}-]){re.escape(str(p))}(?![\w.-])", template)]
+    if extra:
+        args["PACKAGES"] = ",".join(extra)
+    return flavour, args
+
+
+def render_dockerfile(plan: BuildPlan) -> str:
+    """The Dockerfile this plan's image is built from (what ``--dry-run`` shows)."""
+    flavour, args = dockerfile_args(plan)
+    return image.render_dockerfile(flavour, args)
+
+
+@dataclass
+class BuiltImage:
+    tag: str
+    image_id: str
+    base: str
+    cached: bool  # the tagged image existed: nothing was built
+    steps: int = 0  # Dockerfile steps run, and how many of them the layer cache served
+    cached_steps: int = 0
+    seconds: float = 0.0
+
+
+def ensure_image(plan: BuildPlan, client: docker.DockerClient, log: Path,
+                 echo: Any = None) -> BuiltImage:
+    """The plan's toolchain image: found by its content tag, else built with streamed output."""
+    echo = echo or (lambda line: None)
+    start = time.monotonic()
+    flavour, args = dockerfile_args(plan)
+    dockerfile = image.render_dockerfile(flavour, args)
+    base = args.get("BASE") or image.template_args(flavour)["BASE"]
+    base_image = base_image_for(client, base, log, echo)
+    certs = image.local_certificates()
+    digest = image.context_hash(dockerfile + "\n# base " + base_image.id, certs)
+    tag = f"tk/build-{flavour}:{digest[:16]}"
+    found = image.find_image(client, tag)
+    if found is not None:
+        with log.open("a") as out:
+            out.write(f"# image {tag} ({found.id}) exists: no image build\n")
+        return BuiltImage(tag, found.id, base, cached=True,
+                          seconds=round(time.monotonic() - start, 3))
+    echo(f"building image {tag} from Dockerfile.{flavour} (streamed to {log})")
+    steps = cached_steps = 0
+    image_id = None
+    with log.open("a") as out:
+        out.write(f"# docker build -t {tag} (Dockerfile.{flavour}, base {base} {base_image.id})\n"
+                  + dockerfile + "# ---\n")
+        stream = client.api.build(
+            fileobj=io.BytesIO(image.build_context(dockerfile, certs)), custom_context=True,
+            tag=tag, rm=True, forcerm=True, pull=False, decode=True,
+            labels={"org.tk.context": digest},
+        )
+        for chunk in stream:
+            if "error" in chunk:
+                out.write(chunk["error"] + "\n")
+                raise TkError(f"image build failed: {chunk['error'].strip()[:300]} (log: {log}; "
+                              f"rerun: docker build -t {tag} with the Dockerfile shown by "
+                              "tk build --backend docker --dry-run)")
+            text = chunk.get("stream", "")
+            out.write(text)
+            out.flush()
+            for line in text.splitlines():
+                if line.startswith("Step "):
+                    steps += 1
+                    echo(line.strip()[:120])
+                elif "Using cache" in line:
+                    cached_steps += 1
+            if "aux" in chunk and "ID" in chunk["aux"]:
+                image_id = chunk["aux"]["ID"]
+    built = image.find_image(client, tag)
+    if built is None:
+        raise TkError(f"docker build finished without image {tag} (log: {log})")
+    return BuiltImage(tag, image_id or built.id, base, cached=False, steps=steps,
+                      cached_steps=cached_steps, seconds=round(time.monotonic() - start, 3))
+
+
+def base_image_for(client: docker.DockerClient, base: str, log: Path, echo: Any):
+    """The base image: local, else bootstrapped (tk/debian:*), else pulled from a registry."""
+    found = image.find_image(client, base)
+    if found is not None:
+        return found
+    m = re.fullmatch(r"tk/debian:([\w.-]+)", base)
+    if m:
+        echo(f"base image {base} is missing: making it (tk image bootstrap --suite {m.group(1)})")
+        image.bootstrap(suite=m.group(1), tag=base, log=echo, client=client)
+        return client.images.get(base)
+    try:
+        echo(f"pulling base image {base}")
+        return client.images.pull(base)
+    except Exception as e:  # noqa: BLE001 - any registry failure means the same to the user
+        raise UserError(
+            f"base image {base} is not on this engine and cannot be pulled "
+            f"({type(e).__name__}); load it (docker load) or name another with "
+            "[container] base = \"...\" in a recipe"
+        ) from None
+
+
+def build_user() -> tuple[int, int]:
+    """The uid:gid builds run as: the caller's, or under sudo the user who ran sudo."""
+    if os.geteuid() == 0 and os.environ.get("SUDO_UID", "").isdigit():
+        return int(os.environ["SUDO_UID"]), int(os.environ.get("SUDO_GID", "0") or 0)
+    return os.getuid(), os.getgid()
+
+
+def mounts(job: BuildJob) -> list[Path]:
+    """Host directories the container needs, each mounted at its own path."""
+    paths = [job.source_dir.resolve()]
+    bdir = job.build_dir.resolve()
+    if not bdir.is_relative_to(paths[0]):
+        paths.append(bdir)
+    return paths
+
+
+def build(job: BuildJob) -> BackendResult:
+    client = image.connect(timeout=API_TIMEOUT)
+    uid, gid = build_user()
+    echo = _echo
+    built = ensure_image(job.plan, client, job.log, echo)
+    result = BackendResult(image_id=built.image_id)
+    result.timings["image"] = built.seconds
+    result.extra["image"] = {"tag": built.tag, "base": built.base, "cached": built.cached,
+                             "steps": built.steps, "cached_steps": built.cached_steps}
+    _hand_over(job.build_dir, uid, gid)
+    volume = f"tk-ccache-{uid}"
+    env = {**job.plan.env, "CCACHE_DIR": CCACHE_DIR, "HOME": "/home/tk",
+           # git (run by CMake for the commit id) refuses trees of other owners otherwise.
+           "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
+           "GIT_CONFIG_VALUE_0": "*"}
+    binds = {str(p): {"bind": str(p), "mode": "rw"} for p in mounts(job)}
+    binds[volume] = {"bind": CCACHE_DIR, "mode": "rw"}
+    run_prefix = (["docker", "run", "--rm", "-u", f"{uid}:{gid}", "-w", str(job.build_dir)]
+                  + [a for src, b in binds.items() for a in ("-v", f"{src}:{b['bind']}")]
+                  + [a for k, v in env.items() for a in ("-e", f"{k}={v}")] + [built.tag])
+    container = client.containers.run(
+        built.image_id, ["sleep", "infinity"], detach=True, init=True, user=f"{uid}:{gid}",
+        volumes=binds, environment=env, working_dir=str(job.build_dir),
+        labels={"org.tk.plan": job.plan.hash}, network_mode="none",
+    )
+    try:
+        steps = [("configure", configure_argv(job)), ("compile", compile_argv(job))]
+        if job.configured:
+            steps = steps[1:]
+            result.timings["configure"] = 0.0
+        for step, argv in steps:
+            line = shlex.join(run_prefix + argv)
+            result.commands.append(line)
+            rc, seconds = exec_logged(client, container.id, argv, job,
+                                      progress=job.progress if step == "compile" else None)
+            result.timings[step] = round(seconds, 3)
+            if rc != 0:
+                raise BuildFailed(step, job, reproduce=line)
+        result.toolchain = toolchain(client, container.id, job.plan)
+        result.toolchain["image"] = built.tag
+    finally:
+        container.remove(force=True)
+    return result
+
+
+def exec_logged(client: docker.DockerClient, container_id: str, argv: list[str], job: BuildJob,
+                progress: Any = None) -> tuple[int, float]:
+    """Run ``argv`` in the container, appending its output to the log; (rc, seconds)."""
+    start = time.monotonic()
+    ex = client.api.exec_create(container_id, argv, workdir=str(job.build_dir))
+    with job.log.open("a") as out:
+        out.write(f"$ {shlex.join(argv)}   # in the container\n")
+        out.flush()
+        pending = ""
+        for chunk in client.api.exec_start(ex["Id"], stream=True):
+            text = chunk.decode(errors="replace")
+            out.write(text)
+            out.flush()
+            pending += text
+            *lines, pending = pending.split("\n")
+            for line in lines:
+                m = NINJA_PROGRESS.match(line)
+                if m and progress:
+                    progress(int(m.group(1)), int(m.group(2)))
+    rc = client.api.exec_inspect(ex["Id"])["ExitCode"]
+    return (rc if rc is not None else 1), time.monotonic() - start
+
+
+def toolchain(client: docker.DockerClient, container_id: str, plan: BuildPlan) -> dict[str, str]:
+    """Versions of the tools inside the container, as its own commands report them."""
+    probes = dict(TOOL_PROBES)
+    if plan.llvm_config:
+        probes["llvm"] = f"{shlex.quote(plan.llvm_config)} --version"
+    if plan.wants_cuda:
+        probes["nvcc"] = "nvcc --version"
+    script = "".join(
+        f"echo @@{name}; if command -v {cmd.split()[0]} >/dev/null; then {cmd} 2>&1; "
+        "else echo absent; fi; " for name, cmd in probes.items())
+    ex = client.api.exec_create(container_id, ["sh", "-c", script])
+    out = client.api.exec_start(ex["Id"]).decode(errors="replace")
+    versions: dict[str, str] = {}
+    for block in out.split("@@")[1:]:
+        name, _, text = block.partition("\n")
+        versions[name.strip()] = version_line(text)
+    return versions
+
+
+def _hand_over(build_dir: Path, uid: int, gid: int) -> None:
+    """Give the build directory tk made (as root) to the user the container runs as."""
+    if os.geteuid() != 0 or uid == 0:
+        return
+    for path in [build_dir, *build_dir.iterdir()]:
+        if path.stat().st_uid == 0:
+            os.chown(path, uid, gid, follow_symlinks=False)
+
+
+def _echo(line: str) -> None:
+    sys.stderr.write(f"tk build: {line}\n")
+    sys.stderr.flush()
