@@ -135,7 +135,8 @@ DEVICE_SCRIPT = textwrap.dedent('''
     keep = Deleter(lambda p: None)
     m.deleter = keep
     new = ctypes.pythonapi.PyCapsule_New
-    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     cap = new(ctypes.addressof(m), b"dltensor", None)
 
     class OnCuda:

@@ -1,0 +1,101 @@
+"""``tk ext``: scaffold, build, check and load out-of-tree TVM extensions."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from toolkit.cli.options import echo_json, json_option
+
+python_option = click.option(
+    "--python", "python", default=sys.executable, show_default="this Python",
+    help="Interpreter whose TVM to build against / check against.")
+
+
+@click.group("ext")
+def ext_group() -> None:
+    """Scaffold, build, check and load out-of-tree TVM extensions."""
+
+
+@ext_group.command("new")
+@click.argument("name")
+@click.option("--dir", "directory", default=".", show_default=True,
+              help="Directory to create the project in (as DIR/NAME).")
+def new_cmd(name: str, directory: str) -> None:
+    """Scaffold an extension project NAME: CMake, C++ globals, a Python pass, tests."""
+    from toolkit.ext.scaffold import new
+
+    root = new(name, directory)
+    click.echo(f"created {root}")
+    click.echo(f"next: tk ext build {root} && (cd {root} && python -m pytest tests)")
+
+
+@ext_group.command("build")
+@click.argument("directory", default=".", metavar="[DIR]")
+@python_option
+@click.option("--tvm-prebuild", default=None, metavar="DIR",
+              help="A prebuilt TVM (include/ + lib/); default: the tvm of --python.")
+@click.option("--tvm-source", default=None, metavar="DIR", help="A built TVM source tree.")
+@click.option("--build-type", default="RelWithDebInfo", show_default=True)
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel compile jobs.")
+@json_option
+def build_cmd(directory: str, python: str, tvm_prebuild: str | None, tvm_source: str | None,
+              build_type: str, jobs: int | None, as_json: bool) -> None:
+    """Configure and build the extension in DIR; write its manifest beside the library."""
+    from toolkit.ext.build import build
+
+    built = build(directory, python=python, tvm_prebuild=tvm_prebuild, tvm_source=tvm_source,
+                  build_type=build_type, jobs=jobs)
+    if as_json:
+        echo_json({"library": str(built.library), "manifest": str(built.manifest_path),
+                   **built.manifest})
+        return
+    data = built.manifest
+    click.echo(f"built {built.library}")
+    for link in data["links"]:
+        click.echo(f"  against {link['package']} {link['version']}: {link['path']} "
+                   f"(build id {str(link['build_id'])[:12]})")
+    click.echo(f"  registers: {', '.join(data['globals']) or '(no global functions)'}")
+    click.echo(f"  manifest: {built.manifest_path}")
+
+
+@ext_group.command("check")
+@click.argument("library", metavar="LIB.so")
+@python_option
+@json_option
+def check_cmd(library: str, python: str, as_json: bool) -> int:
+    """Say what LIB.so would bind to in --python's TVM, without loading it. Exit 1 on a
+    mismatch."""
+    from toolkit.ext.check import check, render
+
+    report = check(library, python=python)
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        click.echo(render(report))
+    return 0 if report.ok else 1
+
+
+@ext_group.command("load")
+@click.argument("library", metavar="LIB.so")
+@click.option("--call", "calls", multiple=True, metavar="NAME",
+              help="Call this registered function with no arguments and print the result.")
+@json_option
+def load_cmd(library: str, calls: tuple[str, ...], as_json: bool) -> None:
+    """Load LIB.so into this process through tk's loader and list what it registered."""
+    from toolkit.loader import load_extension
+
+    ext = load_extension(library)
+    results = {}
+    if calls:
+        import tvm_ffi
+
+        results = {name: str(tvm_ffi.get_global_func(name)()) for name in calls}
+    if as_json:
+        echo_json({"library": ext.path, "registered": ext.registered, "calls": results})
+        return
+    click.echo(f"loaded {ext.path}")
+    click.echo(f"  registered: {', '.join(ext.registered) or '(nothing new)'}")
+    for name, value in results.items():
+        click.echo(f"  {name}() = {value}")

@@ -1,0 +1,214 @@
+"""TVM's shared libraries: which are mapped in a process, what they are, what a library
+would bind to.
+
+The crash tk exists to prevent is two copies of libtvm / libtvm_runtime / libtvm_ffi in one
+process (two registries, or one registry whose objects two ABIs disagree about). This module
+answers the questions that decide it, without loading anything: which TVM libraries
+``/proc/<pid>/maps`` shows, their SONAME / build id / sha256, and, for a library not yet
+loaded, which file each of its DT_NEEDED entries would resolve to, the way ld.so does.
+
+Host-side safe: no tvm import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from toolkit.probes import elfread
+
+# Library families whose two copies in one process crash it. The CUDA/extra runtimes are
+# TVM-related too, but they register nothing twice on their own.
+CORE_FAMILIES = ("libtvm_ffi", "libtvm_runtime", "libtvm_compiler", "libtvm")
+DEFAULT_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
+
+
+def family(name: str) -> str | None:
+    """'libtvm_runtime' for '/x/libtvm_runtime.so.0.27', None for a non-TVM library."""
+    base = os.path.basename(name)
+    m = re.match(r"^(libtvm[A-Za-z0-9_]*)\.so(?:\.[\d.]+)?$", base)
+    return m.group(1) if m else None
+
+
+def is_core(name: str) -> bool:
+    return family(name) in CORE_FAMILIES
+
+
+@dataclass
+class Library:
+    """One TVM-related shared library file, as the loader sees it."""
+
+    path: str
+    soname: str | None
+    build_id: str | None
+    needed: list[str] = field(default_factory=list)
+    runpath: list[str] = field(default_factory=list)
+    rpath: list[str] = field(default_factory=list)
+    sha256: str | None = None
+
+    @property
+    def family(self) -> str | None:
+        return family(self.soname or self.path)
+
+    def identity(self) -> str:
+        """What makes two files the same build: the build id, else the content hash."""
+        return f"build-id:{self.build_id}" if self.build_id else f"sha256:{self.sha256_()}"
+
+    def sha256_(self) -> str:
+        if self.sha256 is None:
+            self.sha256 = sha256_of(self.path)
+        return self.sha256
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "family": self.family}
+
+
+def sha256_of(path: str | os.PathLike[str]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def describe(path: str | os.PathLike[str], with_sha256: bool = False) -> Library:
+    """Read a library's ELF facts (not loading it)."""
+    info = elfread.read(path)
+    lib = Library(str(path), info.soname, info.build_id, info.needed, info.runpath, info.rpath)
+    if with_sha256:
+        lib.sha256_()
+    return lib
+
+
+def mapped_paths(pid: int | str = "self") -> list[str]:
+    """TVM-related library files mapped in a process, in first-mapped order."""
+    paths: list[str] = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(maxsplit=5)
+            if len(parts) < 6:
+                continue
+            path = parts[5].strip()
+            if path.endswith(" (deleted)"):
+                path = path[: -len(" (deleted)")]
+            if path.startswith("/") and family(path) and path not in paths:
+                paths.append(path)
+    return paths
+
+
+def mapped(pid: int | str = "self", with_sha256: bool = False) -> list[Library]:
+    """Every mapped TVM-related library with its SONAME, build id (and sha256)."""
+    out = []
+    for path in mapped_paths(pid):
+        try:
+            out.append(describe(path, with_sha256))
+        except (OSError, elfread.NotELF):
+            out.append(Library(path, None, None))  # replaced or deleted on disk since mapped
+    return out
+
+
+def same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def duplicates(libs: list[Library]) -> dict[str, list[str]]:
+    """Core families mapped from more than one file: family -> paths."""
+    by_family: dict[str, list[str]] = {}
+    for lib in libs:
+        fam = lib.family
+        if fam not in CORE_FAMILIES:
+            continue
+        paths = by_family.setdefault(fam, [])
+        if not any(same_file(lib.path, p) for p in paths):
+            paths.append(lib.path)
+    return {fam: paths for fam, paths in by_family.items() if len(paths) > 1}
+
+
+@dataclass
+class Binding:
+    """Where one DT_NEEDED entry of a library would resolve."""
+
+    needed: str
+    path: str | None
+    how: str  # "already loaded", "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", ...
+
+
+def resolve(lib: Library, loaded: list[Library] | None = None,
+            env: dict[str, str] | None = None) -> list[Binding]:
+    """Emulate ld.so for ``lib``'s DT_NEEDED entries.
+
+    An object already in the process whose SONAME equals the entry satisfies it, wherever
+    the entry's search path points: that is the silent rebind two TVMs fall into.
+    """
+    env = dict(os.environ if env is None else env)
+    rpath_dirs, runpath_dirs = elfread.ElfInfo(
+        lib.path, 0, 64, lib.soname, lib.needed, lib.rpath, lib.runpath).search_dirs()
+    ld_dirs = [d for d in env.get("LD_LIBRARY_PATH", "").split(":") if d]
+    out = []
+    for name in lib.needed:
+        hit = next((m for m in loaded or [] if m.soname == name), None)
+        if hit is not None:
+            out.append(Binding(name, hit.path, "already loaded"))
+            continue
+        if "/" in name:
+            out.append(Binding(name, name if os.path.exists(name) else None, "path"))
+            continue
+        found = None
+        for how, dirs in (("RPATH", rpath_dirs), ("LD_LIBRARY_PATH", ld_dirs),
+                          ("RUNPATH", runpath_dirs)):
+            found = next((Binding(name, str(Path(d) / name), how) for d in dirs
+                          if (Path(d) / name).exists()), None)
+            if found:
+                break
+        if found is None:
+            cached = ld_cache().get(name)
+            if cached:
+                found = Binding(name, cached, "ld.so.cache")
+        if found is None:
+            found = next((Binding(name, str(Path(d) / name), "default path") for d in
+                          DEFAULT_DIRS if (Path(d) / name).exists()),
+                         Binding(name, None, "not found"))
+        out.append(found)
+    return out
+
+
+@cache
+def ld_cache() -> dict[str, str]:
+    """soname -> path from ``ldconfig -p`` (first entry wins, as in ld.so)."""
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    table: dict[str, str] = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(\S+) \(([^)]*)\) => (\S+)", line)
+        if not m or (os.uname().machine == "x86_64" and "x86-64" not in m.group(2)):
+            continue  # a 32-bit entry never satisfies a 64-bit library
+        table.setdefault(m.group(1), m.group(3))
+    return table
+
+
+def missing_symbols(lib_path: str, providers: list[str]) -> list[str]:
+    """tvm:: / TVMFFI symbols ``lib_path`` needs that none of ``providers`` defines.
+
+    What would make dlopen fail with 'undefined symbol' (or, if lazily bound, crash on
+    the first call) - found without loading the library.
+    """
+    _, undefined = elfread.dynamic_symbols(lib_path)
+    wanted = {s for s in undefined if s.startswith(("_ZN3tvm", "_ZNK3tvm", "TVMFFI", "TVM"))}
+    for provider in providers:
+        if not wanted:
+            break
+        defined, _ = elfread.dynamic_symbols(provider)
+        wanted -= defined
+    return sorted(wanted)
