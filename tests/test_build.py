@@ -198,7 +198,7 @@ def test_main_layout_and_runtime_only(tk, tmp_path, cache):
     assert full["source"]["layout"] == "main" and full["check"]["ok"]
     rt = build_json(tk, fork, cache, "--runtime-only")
     assert [a["name"] for a in rt["artifacts"]] == ["libtvm_runtime.so"]
-    assert rt["check"]["ok"] and rt["check"]["runtime_only"]
+    assert rt["check"]["ok"] and rt["check"]["load_only"]
     assert rt["build_dir"] != full["build_dir"]
 
 
@@ -222,3 +222,34 @@ def test_submodules_recorded_and_checked(tk, tmp_path, cache):
     r = tk("build", "-C", str(fork), env=cache)
     assert r.returncode == 1 and "not initialised" in r.stderr
     assert "git submodule update --init --recursive" in r.stderr
+
+
+EXT_CMAKELISTS = """cmake_minimum_required(VERSION 3.18)
+project(myext CXX)
+if(NOT TVM_PREBUILD_PATH)
+  message(FATAL_ERROR "set TVM_PREBUILD_PATH to a built TVM's library directory")
+endif()
+find_library(TVM_RUNTIME tvm_runtime PATHS ${TVM_PREBUILD_PATH} NO_DEFAULT_PATH REQUIRED)
+add_library(myext SHARED ext.cc)
+target_link_libraries(myext ${TVM_RUNTIME})
+"""
+
+
+def test_extension_against_a_prebuilt_tvm(tk, tmp_path, cache):
+    tvm = build_json(tk, make_minifork(tmp_path / "tvm"), cache)
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "CMakeLists.txt").write_text(EXT_CMAKELISTS)
+    (ext / "ext.cc").write_text('extern "C" int TVMMiniAdd(int, int);\n'
+                                'extern "C" int MyExtTwice(int a) { return TVMMiniAdd(a, a); }\n')
+    prebuilt = Path(tvm["artifacts"][0]["path"]).parent
+    m = build_json(tk, ext, cache, "--set", f"TVM_PREBUILD_PATH={prebuilt}")
+    assert m["source"]["layout"] == "extension"
+    assert f"-DTVM_PREBUILD_PATH={prebuilt}" in m["plan"]["cmake_args"]
+    assert [a["name"] for a in m["artifacts"]] == ["libmyext.so"]
+    assert m["check"]["ok"] and m["check"]["load_only"]
+    code = ("import ctypes, sys; lib = ctypes.CDLL(sys.argv[1]); "
+            "print(lib.MyExtTwice(21))")
+    proc = subprocess.run([sys.executable, "-c", code, m["artifacts"][0]["path"]],
+                          capture_output=True, text=True)
+    assert proc.stdout.strip() == "42", proc.stderr

@@ -57,8 +57,15 @@ class Outcome:
 
 def plan(req: Request, source_dir: Path | str) -> tuple[BuildPlan, SourceTree]:
     tree = inspect(source_dir)
-    known_tree = tree if tree.layout != "extension" else None
-    return resolve(req, known_tree.root if known_tree else None), tree
+    if tree.layout != "extension":
+        return resolve(req, tree.root), tree
+    # An extension built against a prebuilt TVM (TVM_PREBUILD_PATH) has no config.cmake to
+    # validate against or to read: its options go on CMake's command line instead.
+    plan = resolve(req, None)
+    for name, value in plan.options.items():
+        plan.cmake.setdefault(name, value)
+        plan.origin.setdefault(f"cmake.{name}", plan.origin.get(f"options.{name}", "?"))
+    return plan, tree
 
 
 def build_dir_for(plan: BuildPlan, tree: SourceTree, name: str | None = None) -> Path:
@@ -95,7 +102,7 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
                    progress=progress, files_key=tree.files_key)
     result = backend(plan.backend).build(job)
     (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
-    libs = find_artifacts(bdir)
+    libs = find_artifacts(bdir, tree.layout)
     if not libs:
         raise TkError(f"the build finished but left no TVM library in {bdir} (log: {log})")
     t = time.monotonic()
@@ -139,11 +146,14 @@ def write_if_changed(path: Path, text: str) -> None:
         path.write_text(text)
 
 
-def find_artifacts(build_dir: Path) -> list[Path]:
-    """The TVM libraries a build produced (build/ for <= v0.26, build/lib for main)."""
-    found = []
+def find_artifacts(build_dir: Path, layout: str = "python") -> list[Path]:
+    """The libraries a build produced: TVM's by name (build/ for <= v0.26, build/lib for
+    main); for an extension built against a prebuilt TVM, every shared library it made."""
+    found: list[Path] = []
     for sub in (build_dir, build_dir / "lib"):
-        for name in LIBRARY_NAMES:
+        names = LIBRARY_NAMES if layout != "extension" else sorted(
+            p.name for p in sub.glob("*.so") if p.is_file())
+        for name in names:
             path = sub / name
             if path.is_file() and path.name not in {p.name for p in found}:
                 found.append(path.resolve())
@@ -187,8 +197,8 @@ def post_build_check(manifest: dict[str, Any], plan: BuildPlan) -> dict[str, Any
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")}
     env.update(manifest["env"])
-    if "runtime" in plan.targets:
-        return runtime_only_check(manifest, env)
+    if "runtime" in plan.targets or manifest["source"]["layout"] == "extension":
+        return load_check(manifest, env)
     report = doctor.run(sys.executable, env=env)
     facts = report.facts
     imp = facts.get("import", {})
@@ -219,15 +229,19 @@ def post_build_check(manifest: dict[str, Any], plan: BuildPlan) -> dict[str, Any
     }
 
 
-def runtime_only_check(manifest: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    """A runtime-only build has no compiler library for ``import tvm``: load the runtime."""
-    lib = Path(manifest["env"]["TVM_LIBRARY_PATH"]) / "libtvm_runtime.so"
-    proc = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
-                           str(lib)], capture_output=True, text=True, env=env)
-    problems = [] if proc.returncode == 0 else [
-        f"{lib} does not load: {(proc.stderr.strip().splitlines() or ['?'])[-1]}"]
-    return {"ok": not problems, "problems": problems, "cuda": None, "loaded": [str(lib)],
-            "runtime_only": True}
+def load_check(manifest: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """No ``import tvm`` for a runtime-only build (no compiler library) or an extension (its
+    TVM is the prebuilt one): each stored library must at least load."""
+    problems = []
+    libs = [a["path"] for a in manifest["artifacts"]]
+    for lib in libs:
+        proc = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
+                               lib], capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            problems.append(f"{lib} does not load: "
+                            f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+    return {"ok": not problems, "problems": problems, "cuda": None, "loaded": libs,
+            "load_only": True}
 
 
 def cuda_in_runtime(facts: dict[str, Any]) -> bool | None:

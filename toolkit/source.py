@@ -104,8 +104,12 @@ class SourceTree:
 
 
 def python_dirs(root: Path) -> list[Path]:
-    """What goes on PYTHONPATH for a tree's own Python packages (tvm, and tvm-ffi's)."""
-    dirs = [root / "python", root / "3rdparty" / "tvm-ffi" / "python"]
+    """What goes on PYTHONPATH for a tree's own Python packages: tvm, and tvm-ffi's when its
+    Cython core was built in place (else the installed apache-tvm-ffi has to serve)."""
+    dirs = [root / "python"]
+    ffi = root / "3rdparty" / "tvm-ffi" / "python"
+    if any((ffi / "tvm_ffi").glob("core*.so")):
+        dirs.append(ffi)
     return [d for d in dirs if d.is_dir()]
 
 

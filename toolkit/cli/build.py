@@ -147,7 +147,7 @@ def render_outcome(m: dict[str, Any], from_store: bool) -> str:
         lines.append(f"  warning    {mm['option']}: asked {mm['requested']}, CMake used {mm['used']}")
     chk = m.get("check")
     if chk:
-        what = ("libtvm_runtime.so loads" if chk.get("runtime_only")
+        what = ("its libraries load" if chk.get("load_only")
                 else f"import tvm from {chk.get('tvm_file')}")
         lines.append(f"  check      {'ok' if chk['ok'] else 'FAILED'}: {what}")
     lines.append(f"  use it     eval \"$(tk env {m['id']})\"")
