@@ -49,6 +49,9 @@ def connect(timeout: int = 60) -> docker.DockerClient:
         client = docker.from_env(timeout=timeout)
         client.ping()
     except Exception as e:  # noqa: BLE001 - docker raises several unrelated types here
+        if "Permission denied" in str(e):
+            raise UserError("the Docker engine refuses this user: run as root or join the "
+                            "'docker' group (usermod -aG docker $USER, then log in again)") from None
         raise UserError(
             f"no Docker engine answers ({type(e).__name__}); start one (as root: "
             "'dockerd >/tmp/dockerd.log 2>&1 &') or point DOCKER_HOST at one"

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 # Compiles can be silent for many minutes (a static LLVM link): never time the stream out.
 API_TIMEOUT = 24 * 3600
 CCACHE_DIR = "/ccache"
+# The host's network: apt and pip need the outside world, and an engine started without
+# iptables (nested in a container, as CI may be) gives bridged containers none.
+NETWORK = "host"
 TOOL_PROBES = {
     "os": "sed -n 's/^PRETTY_NAME=//p' /etc/os-release | tr -d '\"'",
     "cmake": "cmake --version",
@@ -122,7 +125,7 @@ def ensure_image(plan: BuildPlan, client: docker.DockerClient, log: Path,
                   + dockerfile + "# ---\n")
         stream = client.api.build(
             fileobj=io.BytesIO(image.build_context(dockerfile, certs)), custom_context=True,
-            tag=tag, rm=True, forcerm=True, pull=False, decode=True,
+            tag=tag, rm=True, forcerm=True, pull=False, decode=True, network_mode=NETWORK,
             labels={"org.tk.context": digest},
         )
         for chunk in stream:
@@ -209,7 +212,7 @@ def build(job: BuildJob) -> BackendResult:
     container = client.containers.run(
         built.image_id, ["sleep", "infinity"], detach=True, init=True, user=f"{uid}:{gid}",
         volumes=binds, environment=env, working_dir=str(job.build_dir),
-        labels={"org.tk.plan": job.plan.hash}, network_mode="none",
+        labels={"org.tk.plan": job.plan.hash}, network_mode=NETWORK,
     )
     try:
         steps = [("configure", configure_argv(job)), ("compile", compile_argv(job))]

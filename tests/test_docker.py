@@ -1,0 +1,226 @@
+"""The docker backend and ``tk image`` against the real engine (skipped, with the reason, without).
+
+Container work is slow on a small machine (the toolchain image installs LLVM with apt), so the
+base image and the toolchain image are made once per session and every test shares them; both
+are content-addressed, so a second session (or CI after ``tk image bootstrap``) reuses them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from minifork import make_minifork
+
+from toolkit import image
+from toolkit.builders import docker as docker_backend
+from toolkit.errors import UserError
+from toolkit.recipes import Request, resolve
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def engine_or_reason():
+    try:
+        return image.connect(), None
+    except UserError as e:
+        return None, str(e)
+
+
+@pytest.fixture(scope="session")
+def engine():
+    client, reason = engine_or_reason()
+    if client is None:
+        pytest.skip(f"no Docker engine: {reason}")
+    return client
+
+
+@pytest.fixture(scope="session")
+def base_image(engine) -> image.BootstrapResult:
+    """tk/debian:bookworm, made once (bootstrap keeps an existing one)."""
+    try:
+        return image.bootstrap(client=engine)
+    except UserError as e:
+        pytest.skip(f"no base image can be made here: {e}")
+
+
+def docker_plan(tmp_path_factory, **req):
+    fork = make_minifork(tmp_path_factory.mktemp("plan") / "tvm")
+    return resolve(Request(backend="docker", **req), fork)
+
+
+@pytest.fixture(scope="session")
+def toolchain_image(engine, base_image, tmp_path_factory) -> docker_backend.BuiltImage:
+    """The CPU toolchain image every container build here uses (built once, minutes when cold)."""
+    plan = docker_plan(tmp_path_factory, llvm="")
+    log = tmp_path_factory.mktemp("image") / "image.log"
+    return docker_backend.ensure_image(plan, engine, log)
+
+
+# --- without an engine ----------------------------------------------------------------------
+
+def test_apt_mirror_is_read_from_apt_sources(tmp_path):
+    (tmp_path / "sources.list").write_text(
+        "# deb http://commented.example/debian bookworm main\n"
+        "deb [arch=amd64] http://other.example/ubuntu jammy main\n")
+    d = tmp_path / "sources.list.d"
+    d.mkdir()
+    (d / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n"
+        "Components: main\n\nTypes: deb\nURIs: http://mirror.example/debian-security\n"
+        "Suites: bookworm-security\nComponents: main\n")
+    (d / "old.list.disabled").write_text("deb http://disabled.example/debian bookworm main\n")
+    sources = [tmp_path / "sources.list", d]
+    assert image.apt_mirror("bookworm", sources) == "http://mirror.example/debian"
+    assert image.apt_mirror("jammy", sources) == "http://other.example/ubuntu"
+    # A suite no entry names: any Debian archive will do (debootstrap picks the suite).
+    assert image.apt_mirror("trixie", sources) == "http://mirror.example/debian"
+    with pytest.raises(UserError, match="--mirror"):
+        image.apt_mirror("bookworm", [tmp_path / "sources.list"])
+
+
+def test_dockerfiles_render_from_the_plan(tmp_path_factory):
+    cpu = docker_backend.render_dockerfile(docker_plan(tmp_path_factory, llvm="16"))
+    assert "ARG BASE=tk/debian:bookworm\nFROM ${BASE}" in cpu
+    assert "ARG LLVM_VERSION=16\n" in cpu and "llvm-${LLVM_VERSION}-dev" in cpu
+    assert "ARG CMAKE_VERSION=>=3.26,<4\n" in cpu
+    # The base recipe's packages are all installed by the template: no extra layer.
+    assert "ARG PACKAGES=\n" in cpu
+
+    cuda = docker_backend.render_dockerfile(docker_plan(tmp_path_factory, llvm="", cuda=True))
+    assert "ARG BASE=nvidia/cuda:12.4.0-devel-ubuntu22.04\n" in cuda
+    assert "ARG CUDA_VERSION=12.4\n" in cuda and "ARG LLVM_VERSION=15\n" in cuda
+    assert 'grep -q "release ${CUDA_VERSION}"' in cuda
+
+    recipe = tmp_path_factory.mktemp("recipe") / "site.toml"
+    recipe.write_text('[container]\nbase = "registry.site/cuda:12.2"\ncuda = "12.2"\n'
+                      'packages = ["git", "libopenblas-dev"]\n')
+    site = docker_backend.render_dockerfile(
+        docker_plan(tmp_path_factory, cuda=True, recipe_files=[recipe]))
+    assert "ARG BASE=registry.site/cuda:12.2\n" in site and "ARG CUDA_VERSION=12.2\n" in site
+    assert "ARG PACKAGES=libopenblas-dev\n" in site
+
+
+def test_render_refuses_unknown_args_and_unsafe_values():
+    with pytest.raises(UserError, match="no ARG LLVM"):
+        image.render_dockerfile("cpu", {"LLVM": "16"})
+    with pytest.raises(UserError, match="only letters"):
+        image.render_dockerfile("cpu", {"PACKAGES": "git; rm -rf /"})
+    with pytest.raises(UserError, match="known: cpu, cuda"):
+        image.template_path("rocm")
+
+
+def test_dry_run_shows_the_rendered_dockerfile(tk, tmp_path):
+    fork = make_minifork(tmp_path / "tvm")
+    r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm", "16", "--dry-run", "--json")
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert "ARG LLVM_VERSION=16\n" in info["dockerfile"]
+
+
+def test_no_engine_is_one_line_with_the_fix(tk):
+    r = tk("image", "bootstrap", env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert r.returncode == 2
+    assert r.stderr.startswith("tk: error: no Docker engine answers") and "dockerd" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+# --- with an engine -------------------------------------------------------------------------
+
+def test_bootstrap_is_idempotent(tk, base_image):
+    again = image.bootstrap()
+    assert (again.tag, again.image_id, again.created) == (base_image.tag, base_image.image_id,
+                                                          False)
+    r = tk("image", "bootstrap", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"tag": "tk/debian:bookworm", "image_id": base_image.image_id,
+                                    "created": False, "mirror": None}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the debootstrap check comes after the root check")
+def test_bootstrap_without_debootstrap_says_how_to_get_it(tk, engine):
+    r = tk("image", "bootstrap", "--tag", "tk/test-never-made:1",
+           env={"PATH": "/nonexistent"})
+    assert r.returncode == 2
+    assert "apt-get install -y debootstrap" in r.stderr
+    assert image.find_image(engine, "tk/test-never-made:1") is None
+
+
+def test_cuda_dockerfile_stops_early_on_a_base_without_cuda(engine, base_image, tmp_path):
+    # No CUDA image can be had here; what can be checked is that the template parses and its
+    # first step refuses a base without nvcc, saying why, before any apt work.
+    text = image.render_dockerfile("cuda", {"BASE": base_image.tag})
+    stream = engine.api.build(fileobj=_context(text), custom_context=True, rm=True,
+                              forcerm=True, decode=True, network_mode="host")
+    output = "".join(c.get("stream", "") + c.get("error", "") for c in stream)
+    assert "BASE has no nvcc: use a CUDA devel image" in output
+    assert "apt-get" not in output.split("BASE has no nvcc")[0].split("Step")[-1]
+
+
+def _context(dockerfile: str):
+    import io
+
+    return io.BytesIO(image.build_context(dockerfile, {}))
+
+
+@pytest.mark.slow
+def test_unchanged_plan_reuses_its_image_and_a_changed_one_reuses_layers(
+        engine, toolchain_image, tmp_path_factory):
+    plan = docker_plan(tmp_path_factory, llvm="")
+    log = tmp_path_factory.mktemp("again") / "image.log"
+    again = docker_backend.ensure_image(plan, engine, log)
+    assert again.cached and again.image_id == toolchain_image.image_id
+    assert again.tag == toolchain_image.tag
+
+    # One more apt package: a new image, but every layer before PACKAGES comes from the cache.
+    recipe = tmp_path_factory.mktemp("recipe") / "more.toml"
+    recipe.write_text('[container]\npackages = ["less"]\n')
+    plan = docker_plan(tmp_path_factory, llvm="", recipe_files=[recipe])
+    more = docker_backend.ensure_image(plan, engine, log)
+    assert not more.cached and more.image_id != toolchain_image.image_id
+    steps = [ln for ln in log.read_text().splitlines() if ln.startswith("Step ")]
+    first_changed = next(i for i, ln in enumerate(steps) if "ARG PACKAGES=less" in ln)
+    assert more.cached_steps >= first_changed - 2  # ARG and FROM steps print no cache line
+    engine.images.remove(more.tag)
+
+
+@pytest.mark.slow
+def test_container_build_of_the_fork_is_owned_by_the_caller(tk, tmp_path, toolchain_image):
+    fork = make_minifork(tmp_path / "tvm")
+    uid, gid = (1000, 1000) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    if os.geteuid() == 0:
+        # As under sudo: the tree belongs to a user and the build must too.
+        subprocess.run(["chown", "-R", f"{uid}:{gid}", str(fork)], check=True)
+        env.update(SUDO_UID=str(uid), SUDO_GID=str(gid))
+
+    r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["image_id"] == toolchain_image.image_id
+    assert m["toolchain"]["os"].startswith("Debian GNU/Linux 12")
+    assert m["toolchain"]["llvm"].startswith("15.")
+    assert m["toolchain"]["cmake"].startswith("cmake version 3.")
+    assert m["cmake_values"]["CMAKE_COMMAND"].startswith("/usr/local/lib/python3")  # pip's
+    assert m["check"]["ok"], m["check"]
+    assert m["commands"][0].startswith(f"docker run --rm -u {uid}:{gid} ")
+
+    bdir = Path(m["build_dir"])
+    made = [p for p in [bdir, *bdir.rglob("*")] if p.name != ".tk-plan"]
+    assert (bdir / "libtvm.so").exists() and len(made) > 20
+    strangers = [str(p) for p in made if (p.lstat().st_uid, p.lstat().st_gid) != (uid, gid)]
+    assert strangers == []
+    # The container's LLVM is inside the library, as the library itself reports.
+    assert m["check"]["libinfo"]["LLVM_VERSION"] == m["toolchain"]["llvm"]
+
+    # Again, forced past the store: same image, no image build, configure skipped, Ninja no-op.
+    r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm", "--force", "--json",
+           env=env)
+    assert r.returncode == 0, r.stderr
+    m2 = json.loads(r.stdout)
+    assert m2["image_id"] == m["image_id"]
+    assert m2["timings"]["configure"] == 0.0
+    assert m2["artifacts"] == m["artifacts"]
