@@ -21,7 +21,7 @@ def make_history(root: Path, commits: int = 64, culprit: int = 41, python_every:
     """``commits`` commits after a good base; returns shas (index 0 = base, good).
 
     Commit ``culprit`` breaks TVMMiniAdd; every ``python_every``-th commit touches only
-    Python; commits in ``broken`` do not compile (the next one fixes it).
+    Python; commits in ``broken`` do not compile (up to the next C++ commit, which fixes it).
     """
     make_minifork(root)
     shas = [git(root, "rev-parse", "HEAD")]

@@ -14,8 +14,9 @@ MakePackedAPI...): they are *required*, listed (``--required``, plus the ones kn
 skipped pass was needed, and that pass becomes required. A prefix that still does not
 compile is reported as such, never taken as a verdict.
 
-Probes run in a subprocess (``python -m toolkit.bisect.passes probe ...``) in the build's
-environment: skipping passes can crash TVM outright, and the TVM under test may not be tk's.
+Probes run in a subprocess (``python -m toolkit.bisect.passes serve``) in the build's
+environment, which loads the workload once and forks a child per probe: skipping passes can
+crash TVM outright, and the TVM under test may not be tk's.
 """
 
 from __future__ import annotations
@@ -100,16 +101,15 @@ def prefix_instrument(k: int | None, required: set[str], diff_unit: int | None =
     return Prefix()
 
 
-def probe(workload: str, target: str, k: int | None, required: Sequence[str],
-          baseline: Path | None = None, save: Path | None = None, diff_unit: int | None = None,
+def probe(wl: Any, target: str, k: int | None, required: Sequence[str],
+          baseline: str | None = None, save: str | None = None, diff_unit: int | None = None,
           seed: int = 0, rtol: float = 1e-3, atol: float = 1e-4) -> dict[str, Any]:
-    """Compile with the prefix ``k`` (None: every pass), run, compare; a JSON-able result."""
+    """Compile a loaded workload with the prefix ``k`` (None: every pass), run it, compare."""
     import numpy as np
+    import tvm
 
     from toolkit import stack
-    from toolkit import workload as workloads
 
-    wl = workloads.load(workload, seed=seed)
     inst = prefix_instrument(k, set(required), diff_unit)
     result: dict[str, Any] = {"k": k}
     try:
@@ -121,11 +121,11 @@ def probe(workload: str, target: str, k: int | None, required: Sequence[str],
     else:
         expected = wl.reference_outputs(inputs)
         against = "reference"
-        if expected is None and baseline is not None and baseline.exists():
+        if expected is None and baseline and Path(baseline).exists():
             with np.load(baseline) as data:
                 expected = [data[f"arr_{i}"] for i in range(len(data.files))]
             against = "prefix 0"
-        if save is not None:
+        if save:
             np.savez(save, *outputs)
         if expected is None:
             result.update(status=GOOD, detail="baseline saved (no reference)")
@@ -134,33 +134,76 @@ def probe(workload: str, target: str, k: int | None, required: Sequence[str],
             result.update(status=GOOD if cmp.ok else BAD,
                           detail=f"{'matches' if cmp.ok else 'differs from'} {against}: max abs "
                                  f"err {cmp.max_abs:.3g}, max rel err {cmp.max_rel:.3g}")
-    import tvm
-
     result.update(units=inst.names, skipped=inst.skipped, tvm=tvm.__version__,
                   before=inst.before, after=inst.after)
     return result
 
 
+def _forked(fn: Callable[[], dict[str, Any]], timeout: float | None) -> dict[str, Any]:
+    """Run ``fn`` in a forked child: skipping passes can crash TVM, and the workload stays
+    loaded in the parent (importing TVM is most of a probe's cost)."""
+    import signal
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                Path(out.name).write_text(json.dumps(fn()))
+            except BaseException as e:  # noqa: BLE001 - reported to the parent, never raised
+                Path(out.name).write_text(json.dumps(
+                    {"status": NO_COMPILE, "detail": f"{type(e).__name__}: {e}"[:300]}))
+            finally:
+                sys.stdout.flush()
+                os._exit(code)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return {"status": NO_COMPILE, "detail": f"timed out after {timeout:g}s"}
+            time.sleep(0.02)
+        if os.WIFSIGNALED(status):
+            name = signal.Signals(os.WTERMSIG(status)).name
+            return {"status": NO_COMPILE, "detail": f"the compile crashed ({name})"}
+        return json.loads(Path(out.name).read_text())
+
+
+def serve(workload: str, target: str, seed: int, rtol: float, atol: float,
+          timeout: float | None) -> int:
+    """Answer probe requests (JSON lines on stdin) with results (marked lines on stdout)."""
+    from toolkit import workload as workloads
+
+    wl = workloads.load(workload, seed=seed)
+    for line in sys.stdin:
+        req = json.loads(line)
+        out = _forked(lambda req=req: probe(
+            wl, target, req.get("k"), req.get("required", []), req.get("baseline"),
+            req.get("save"), req.get("diff_unit"), seed, rtol, atol), timeout)
+        out.setdefault("k", req.get("k"))
+        sys.stdout.write(MARKER + json.dumps(out) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
 def _main(argv: Sequence[str]) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m toolkit.bisect.passes probe")
-    p.add_argument("mode", choices=["probe"])
+    p = argparse.ArgumentParser(prog="python -m toolkit.bisect.passes serve")
+    p.add_argument("mode", choices=["serve"])
     p.add_argument("--workload", required=True)
     p.add_argument("--target", default="llvm")
-    p.add_argument("--k", type=int, default=None)
-    p.add_argument("--required", default="[]")
-    p.add_argument("--baseline", type=Path)
-    p.add_argument("--save", type=Path)
-    p.add_argument("--diff-unit", type=int)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rtol", type=float, default=1e-3)
     p.add_argument("--atol", type=float, default=1e-4)
+    p.add_argument("--timeout", type=float, default=None)
     a = p.parse_args(argv)
-    out = probe(a.workload, a.target, a.k, json.loads(a.required), a.baseline, a.save,
-                a.diff_unit, a.seed, a.rtol, a.atol)
-    sys.stdout.write("\n" + MARKER + json.dumps(out) + "\n")
-    return 0
+    return serve(a.workload, a.target, a.seed, a.rtol, a.atol, a.timeout)
 
 
 # ---------------------------------------------------------------- host side
@@ -223,37 +266,52 @@ class PassBisector:
         self.rtol, self.atol = rtol, atol
         self.learn = learn
         self.marks: dict[str, str] = {}
+        self._server: subprocess.Popen | None = None
 
     def _subprocess_probe(self, k: int | None, required: Sequence[str],
                           diff_unit: int | None = None) -> dict[str, Any]:
+        if self._server is None or self._server.poll() is not None:
+            self._server = self._start_server()
         baseline = self.workdir / "prefix0-outputs.npz"
-        argv = [sys.executable, "-m", "toolkit.bisect.passes", "probe",
-                "--workload", self.result.workload, "--target", self.result.target,
-                "--required", json.dumps(list(required)), "--rtol", str(self.rtol),
-                "--atol", str(self.atol), "--baseline", str(baseline)]
-        if k is not None:
-            argv += ["--k", str(k)]
-        if k == 0:
-            argv += ["--save", str(baseline)]
-        if diff_unit is not None:
-            argv += ["--diff-unit", str(diff_unit)]
+        req = {"k": k, "required": list(required), "diff_unit": diff_unit,
+               "baseline": str(baseline), "save": str(baseline) if k == 0 else None}
+        assert self._server.stdin is not None and self._server.stdout is not None
+        try:
+            self._server.stdin.write(json.dumps(req) + "\n")
+            self._server.stdin.flush()
+            for line in self._server.stdout:
+                if line.startswith(MARKER):
+                    return json.loads(line[len(MARKER):])
+        except BrokenPipeError:
+            pass
+        err = self._server.stderr.read() if self._server.stderr else ""
+        self.close()
+        last = [ln for ln in err.splitlines() if ln.strip()][-1:]
+        raise TkError(f"the probe process for {self.result.workload} died"
+                      f"{': ' + last[0][:300] if last else ''}")
+
+    def _start_server(self) -> subprocess.Popen:
         env = dict(self.env if self.env is not None else os.environ)
         root = str(Path(__file__).resolve().parent.parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [p for p in [env.get("PYTHONPATH", ""), root] if p])
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, env=env,
-                                  timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            return {"k": k, "status": NO_COMPILE, "detail": "timed out"}
-        for line in reversed(proc.stdout.splitlines()):
-            if line.startswith(MARKER):
-                return json.loads(line[len(MARKER):])
-        why = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else \
-            f"exit {proc.returncode}"
-        last = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:]
-        return {"k": k, "status": NO_COMPILE,
-                "detail": f"probe {why}{': ' + last[0][:200] if last else ''}"}
+        env["PYTHONPATH"] = os.pathsep.join([p for p in [env.get("PYTHONPATH", ""), root] if p])
+        argv = [sys.executable, "-m", "toolkit.bisect.passes", "serve",
+                "--workload", self.result.workload, "--target", self.result.target,
+                "--rtol", str(self.rtol), "--atol", str(self.atol)]
+        if self.timeout:
+            argv += ["--timeout", str(self.timeout)]
+        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env)
+
+    def close(self) -> None:
+        if self._server is not None:
+            if self._server.stdin:
+                self._server.stdin.close()
+            try:
+                self._server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._server.kill()
+                self._server.wait()
+            self._server = None
 
     def _probe(self, k: int | None, diff_unit: int | None = None) -> dict[str, Any]:
         start = time.perf_counter()
@@ -294,6 +352,12 @@ class PassBisector:
         return out["status"]
 
     def run(self) -> PassBisection:
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> PassBisection:
         r = self.result
         self.progress(f"compiling {r.workload} for {r.target} with every pass")
         full = self._probe(None)
@@ -304,9 +368,11 @@ class PassBisector:
         keys = [str(k) for k in range(len(r.units) + 1)]
         self.progress(f"{len(r.units)} passes; checking with none but the required ones")
         first = self._verdict(0)
+        if first == SKIP:
+            return self._stop("with only the required passes it does not compile: name the "
+                              "missing ones with --required (or let tk learn them)")
         if first != GOOD:
-            return self._stop(f"the check fails even with no optional pass ({first}): nothing "
-                              "to bisect")
+            return self._stop("the check fails even with no optional pass: nothing to bisect")
         self.marks["0"] = GOOD
         if full["status"] == GOOD:
             return self._stop("the check passes with every pass: nothing to bisect")

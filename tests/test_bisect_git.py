@@ -1,0 +1,198 @@
+"""tk bisect on real git histories of the minifork: real builds, real worktrees."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from bisect_helpers import CHECK, checkout_fingerprint, make_history
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"TK_CACHE": str(tmp_path / "cache")}
+
+
+def state_file(env: dict[str, str]) -> Path:
+    found = list(Path(env["TK_CACHE"], "bisect").glob("*/state.json"))
+    return found[0]
+
+
+def test_finds_culprit_leaves_checkout_alone_and_reuses_builds(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = make_history(repo, commits=16, culprit=11)
+    # The user's checkout has work in progress: an edit, a staged file, an untracked file.
+    (repo / "docs/index.md").write_text("edited, not committed\n")
+    (repo / "staged.txt").write_text("staged\n")
+    subprocess.run(["git", "-C", str(repo), "add", "staged.txt"], check=True)
+    (repo / "untracked.txt").write_text("mine\n")
+    before = checkout_fingerprint(repo)
+
+    r = tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+           "--check", CHECK, env=env)
+    assert r.returncode == 0, r.stderr
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "First bad commit: " + shas[11][:12] in r.stdout
+    assert "checking the good end" in r.stderr and "commits left" in r.stderr  # progress
+
+    data = json.loads(tk("bisect", "report", "--json", "--source", str(repo), env=env).stdout)
+    assert data["first_bad"]["hash"] == shas[11]
+    assert data["first_bad"]["subject"] == "step 11: faster add"
+    assert data["confirmed"] is True
+    assert 0 < data["builds"] <= 6  # 2 ends + log2(16), fewer with Python-only commits
+    assert all("cache_hit" in s and "seconds" in s for s in data["steps"])
+    assert data["reproduce"].startswith("tk bisect start")
+    assert checkout_fingerprint(repo) == before
+
+    r = tk("bisect", "reset", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert not Path(env["TK_CACHE"], "bisect").exists() or not any(
+        Path(env["TK_CACHE"], "bisect").iterdir())
+    worktrees = subprocess.run(["git", "-C", str(repo), "worktree", "list"], capture_output=True,
+                               text=True).stdout.strip().splitlines()
+    assert len(worktrees) == 1
+    assert checkout_fingerprint(repo) == before
+
+    # The same range again: every build comes from the store.
+    tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+       "--check", CHECK, env=env)
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(tk("bisect", "report", "--json", "--source", str(repo), env=env).stdout)
+    assert data["first_bad"]["hash"] == shas[11]
+    assert data["builds"] == 0
+    assert checkout_fingerprint(repo) == before
+
+
+def test_killed_halfway_then_resumed(tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = make_history(repo, commits=16, culprit=5)
+    run_env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
+    tk = [sys.executable, "-m", "toolkit", "bisect"]
+    subprocess.run([*tk, "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+                    "--check", CHECK], env=run_env, check=True, capture_output=True)
+    proc = subprocess.Popen([*tk, "run", "--source", str(repo)], env=run_env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 300
+    steps = 0
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            steps = len(json.loads(state_file(env).read_text())["steps"])
+        except (IndexError, json.JSONDecodeError, FileNotFoundError):
+            steps = 0
+        if steps >= 3:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the bisection ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)  # tk and its crash-guard child, builds, checks
+    proc.wait()
+    done = json.loads(state_file(env).read_text())["steps"]
+    assert len(done) >= 3
+
+    r = subprocess.run([*tk, "run", "--source", str(repo)], env=run_env, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    final = json.loads(state_file(env).read_text())
+    assert final["culprit"] == shas[5]
+    # Nothing probed before the kill was probed again by the search.
+    searched = [s["commit"] for s in final["steps"] if s["phase"] != "confirm"]
+    assert len(searched) == len(set(searched))
+    assert searched[:len(done)] == [s["commit"] for s in done]
+
+
+def test_unbuildable_commits_are_skipped(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = make_history(repo, commits=12, culprit=8, python_every=0, broken=range(6, 8))
+    tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+       "--check", CHECK, env=env)
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(tk("bisect", "report", "--json", "--source", str(repo), env=env).stdout)
+    assert data["first_bad"] is None
+    # 6..8 do not build (8 changes other code, 9 fixes the build): 9 is the first testable bad.
+    assert [c["hash"] for c in data["candidates"]] == shas[6:10]
+    assert {s["reason"] for s in data["steps"] if s["verdict"] == "skip"} == {"build failed"}
+    assert "one of these" in r.stdout
+
+
+def test_flaky_check_is_reported_and_skipped(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = make_history(repo, commits=4, culprit=3, python_every=0)
+    counter = tmp_path / "count"
+    script = tmp_path / "flaky.sh"
+    # Good everywhere but commit 2, where it alternates; commit 3+ are bad.
+    script.write_text(f"""#!/bin/sh
+n=$(cat {counter} 2>/dev/null || echo 0); echo $((n+1)) > {counter}
+case "$TK_BISECT_COMMIT" in {shas[2]}) exit $((n % 2));; esac
+{CHECK}
+""")
+    script.chmod(0o755)
+    tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+       "--count", "2", "--check", str(script), env=env)
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(tk("bisect", "report", "--json", "--source", str(repo), env=env).stdout)
+    flaky = [s for s in data["steps"] if s["commit"] == shas[2]]
+    assert flaky and flaky[0]["verdict"] == "skip" and "flaky" in flaky[0]["reason"]
+    assert [c["hash"] for c in data["candidates"]] == shas[2:4]
+
+
+def test_missing_command_stops_with_explanation(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = make_history(repo, commits=2, culprit=2, python_every=0)
+    script = tmp_path / "check.sh"
+    script.write_text("#!/bin/sh\nno-such-tool-anywhere --check\n")
+    script.chmod(0o755)
+    tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+       "--check", str(script), env=env)
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 1
+    assert "127" in r.stderr and "not found" in r.stderr
+    st = json.loads(state_file(env).read_text())
+    assert st["status"] == "stopped" and st["marks"] == {}
+
+
+def test_bad_input_exits_2_and_changes_nothing(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = make_history(repo, commits=3, culprit=2, python_every=0)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-b", "side", shas[1]], check=True)
+    (repo / "side.txt").write_text("x")
+    subprocess.run(["git", "-C", str(repo), "add", "side.txt"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@b",
+                    "commit", "-qm", "side"], check=True)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "main"], check=True)
+    before = checkout_fingerprint(repo)
+    not_git = tmp_path / "plain"
+    not_git.mkdir()
+    cases = {
+        "not a git repository": ["--source", str(not_git), "--good", "a", "--bad", "b",
+                                 "--check", "true"],
+        "is not a commit": ["--source", str(repo), "--good", "nope", "--bad", "HEAD",
+                            "--check", "true"],
+        "same commit": ["--source", str(repo), "--good", "HEAD", "--bad", "main",
+                        "--check", "true"],
+        "not an ancestor": ["--source", str(repo), "--good", "side", "--bad", "main",
+                            "--check", "true"],
+        "missing check": ["--source", str(repo), "--good", shas[0], "--bad", "HEAD"],
+        "not found on PATH": ["--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+                              "--check", "no-such-check-tool x"],
+    }
+    for words, args in cases.items():
+        r = tk("bisect", "start", *args, env=env)
+        assert r.returncode == 2, (words, r.stderr)
+        assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not Path(env["TK_CACHE"], "bisect").exists()
+    assert checkout_fingerprint(repo) == before
+    r = tk("bisect", "status", "--source", str(repo), env=env)
+    assert r.returncode == 2 and "no bisection in progress" in r.stderr

@@ -1,0 +1,74 @@
+"""Pass bisection: the search over pass prefixes, then a real miscompiling pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toolkit.bisect.passes import NO_COMPILE, PassBisector
+
+FIXTURE = Path(__file__).parent / "fixtures" / "bisect" / "miscompile.py"
+UNITS = ["Canon", "Fold", "Lower", "Fuse", "Bug", "Tidy", "Codegen"]
+
+
+def fake_pipeline(no_compile_at=(), crash_without=("Lower", "Codegen")):
+    """A pipeline where Bug miscompiles and some passes are needed to compile at all."""
+    calls = []
+
+    def run_probe(k, required, diff_unit=None):
+        calls.append(k)
+        ran = [u for i, u in enumerate(UNITS) if k is None or i < k or u in required]
+        out = {"k": k, "units": UNITS, "tvm": "fake"}
+        if any(u not in ran for u in crash_without) or k in no_compile_at:
+            return {**out, "status": NO_COMPILE, "detail": "probe killed by signal 11"}
+        bad = "Bug" in ran
+        out.update(status="bad" if bad else "good", detail="differs" if bad else "matches")
+        if diff_unit is not None:
+            out.update(before="x = 1.5\n", after="x = 2.5\n")
+        return out
+
+    return run_probe, calls
+
+
+def test_learns_required_passes_and_finds_the_bug():
+    run_probe, calls = fake_pipeline()
+    r = PassBisector("w.py", "llvm", run_probe=run_probe).run()
+    assert r.culprit_name == "Bug" and r.culprit == 4
+    assert set(r.learned) == {"Lower", "Codegen"}
+    assert "+x = 2.5" in r.diff
+
+
+def test_listed_required_passes_need_no_learning():
+    run_probe, calls = fake_pipeline()
+    r = PassBisector("w.py", "llvm", run_probe=run_probe, required=["Lower", "Codegen"]).run()
+    assert r.culprit_name == "Bug" and r.learned == []
+    assert len(calls) <= 6  # every pass, none, ~log2(7), the diff
+
+
+def test_prefix_that_does_not_compile_is_not_a_verdict():
+    run_probe, _ = fake_pipeline(no_compile_at=(4,))
+    r = PassBisector("w.py", "llvm", run_probe=run_probe, required=["Lower", "Codegen"],
+                     learn=False).run()
+    assert 4 in r.no_compile
+    assert r.culprit is None and [UNITS[i] for i in r.candidates] == ["Fuse", "Bug"]
+
+
+def test_nothing_compiles_without_learning_stops_clearly():
+    run_probe, _ = fake_pipeline()
+    r = PassBisector("w.py", "llvm", run_probe=run_probe, learn=False).run()
+    assert r.status == "stopped" and "--required" in r.stop_reason
+
+
+@pytest.mark.slow
+def test_finds_the_miscompiling_pass_of_a_real_pipeline(tk):
+    r = tk("bisect", "passes", str(FIXTURE), "--target", "llvm", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["culprit_name"] == "FoldBiasBug"
+    assert '-            z: R.Tensor((4, 8), dtype="float32") = R.add(y, R.const(1.5, ' \
+        '"float32"))' in data["diff"]
+    assert "R.const(2.5" in data["diff"]
+    assert len(data["probes"]) <= 12
+    assert "every pass" in r.stderr  # progress
