@@ -190,6 +190,7 @@ def test_compile_failure_exits_1_with_log_and_reproduce(tk, tmp_path, cache):
     assert proc.returncode != 0 and "module.cc" in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_main_layout_and_runtime_only(tk, tmp_path, cache):
     fork = make_minifork(tmp_path / "tvm", layout="main")
     full = build_json(tk, fork, cache)
@@ -235,6 +236,7 @@ target_link_libraries(myext ${TVM_RUNTIME})
 """
 
 
+@pytest.mark.slow
 def test_extension_against_a_prebuilt_tvm(tk, tmp_path, cache):
     tvm = build_json(tk, make_minifork(tmp_path / "tvm"), cache)
     ext = tmp_path / "ext"

@@ -8,12 +8,14 @@ cache, not the request) and runs ``tk doctor``'s probe in the build's own enviro
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,7 +102,8 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
     log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
                    progress=progress, files_key=tree.files_key)
-    result = backend(plan.backend).build(job)
+    with locked(bdir / ".tk-lock"):
+        result = backend(plan.backend).build(job)
     (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
     libs = find_artifacts(bdir, tree.layout)
     if not libs:
@@ -138,6 +141,17 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
     store.save(manifest)
     raise_if_check_failed(manifest)
     return Outcome(manifest, from_store=False, checks=checks)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """One build at a time per build directory (a second tk build waits for the first)."""
+    with path.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def write_if_changed(path: Path, text: str) -> None:

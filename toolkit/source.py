@@ -172,8 +172,9 @@ def inspect(root: Path | str) -> SourceTree:
         return tree
     tree.commit = git(root, "rev-parse", "HEAD").strip()
     tree.submodules = submodules(root)
+    # Build directories inside the tree may be untracked and huge: leave them out of the scan.
     status = git(root, "status", "--porcelain=v1", "--untracked-files=all",
-                 "--ignore-submodules=none")
+                 "--ignore-submodules=none", "--", ".", ":(exclude,glob)build*/**")
     paths = {line[3:].split(" -> ")[-1].strip('"') for line in status.splitlines() if len(line) > 3}
     tree.dirty_paths = sorted(p for p in paths if build_relevant(p))
     tree.key = tree_key(root, "HEAD")
