@@ -206,3 +206,14 @@ def pass_factory(name: str) -> str | None:
             continue
         return f"{module_name}.{attr}()"
     return None
+
+
+@functools.cache
+def flops_estimator() -> Callable[[Any], float] | None:
+    """PrimFunc -> estimated FLOPs: ``s_tir.analysis`` (v0.24+, IRModule only) or ``tir.analysis``."""
+    mod = _first_module("tvm.s_tir.analysis", "tvm.tir.analysis")
+    estimate = getattr(mod, "estimate_tir_flops", None) if mod else None
+    if estimate is None:
+        return None
+    make_module = tvm().IRModule
+    return lambda func: estimate(make_module({"main": func}))

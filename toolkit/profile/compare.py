@@ -1,0 +1,207 @@
+"""Two profiles side by side: which operators got faster or slower, beyond noise.
+
+Operators are matched by name and argument shapes, then - for kernels renamed between
+builds - by the structural hash of their PrimFunc plus shapes. A change is flagged only
+when it exceeds both ``threshold`` percent and the noise the two reports measured:
+``NOISE_SIGMAS`` standard errors of the difference of the two medians, each taken from the
+row's robust spread over its repeats (the median's standard error is about
+1.2533 spread / sqrt(repeats)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from toolkit import reports
+from toolkit.errors import UserError
+from toolkit.profile.report import Report
+
+KIND = "profile-compare"
+NOISE_SIGMAS = 3.0
+MEDIAN_SE = 1.2533  # standard error of a median, in standard deviations / sqrt(n)
+SETUP_KEYS = ("target", "device")
+COLUMNS = ["name", "args", "match", "name_b", "a_us", "b_us", "delta_us", "change_pct",
+           "speedup", "noise_us", "flag", "verdict", "abs_delta_us"]
+TERMINAL_COLUMNS = ["name", "match", "a_us", "b_us", "change_pct", "speedup", "noise_us",
+                    "verdict", "args"]
+HTML_VIEW = {
+    "columns": COLUMNS[:-1], "sort": "abs_delta_us", "bar": "abs_delta_us",
+    "breakdown": "verdict", "label": "name", "flag": "flag", "barClass": "verdict",
+}
+
+
+@dataclass
+class Comparison:
+    header: dict[str, Any]
+    summary: dict[str, Any]
+    rows: pd.DataFrame
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def flagged(self) -> pd.DataFrame:
+        return self.rows[self.rows["flag"]]
+
+    def document(self) -> dict[str, Any]:
+        return reports.to_document(KIND, self.header, self.summary, self.rows,
+                                   warnings=self.warnings)
+
+    def write(self, directory: Path, formats: Sequence[str] = reports.FORMATS) -> dict[str, Path]:
+        return reports.write(
+            directory, "compare", formats, kind=KIND,
+            title=f"tk profile compare: {self.header['a_workload']} vs {self.header['b_workload']}",
+            header=self.header, summary=self.summary, df=self.rows, view=HTML_VIEW,
+            warnings=self.warnings,
+        )
+
+    def text(self, limit: int | None = 20) -> str:
+        s = self.summary
+        lines = [
+            f"A: {self.header['a']}  ({self.header['a_workload']}, {self.header['a_target']}, "
+            f"{self.header['a_timestamp']})",
+            f"B: {self.header['b']}  ({self.header['b_workload']}, {self.header['b_target']}, "
+            f"{self.header['b_timestamp']})",
+            reports.terminal_table(self.rows, TERMINAL_COLUMNS, limit),
+            f"end to end: {s['a_e2e_us']:.1f} us -> {s['b_e2e_us']:.1f} us, speedup "
+            f"{s['e2e_speedup']:.3f}x ({s['e2e_verdict']}, noise {s['e2e_noise_us']:.1f} us); "
+            f"operators {s['a_operators_us']:.1f} -> {s['b_operators_us']:.1f} us "
+            f"({s['operators_speedup']:.3f}x)",
+        ]
+        flagged = self.flagged
+        if len(flagged):
+            names = ", ".join(f"{r.name} ({r.verdict} {r.change_pct:+.0f}%)"
+                              for r in flagged.itertuples())
+            lines.append(f"{len(flagged)} beyond noise and {s['threshold_pct']:g}%: {names}")
+        else:
+            lines.append(f"no operator changed beyond noise and {s['threshold_pct']:g}%")
+        return "\n".join(lines)
+
+
+def _setup_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return [f"{k} {a.get(k)!r} vs {b.get(k)!r}" for k in SETUP_KEYS if a.get(k) != b.get(k)]
+
+
+def _num(value: Any) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.0 if math.isnan(out) else out
+
+
+def _noise(spread_a: Any, n_a: int, spread_b: Any, n_b: int) -> float:
+    """NOISE_SIGMAS standard errors of (median B - median A)."""
+    var = (_num(spread_a) ** 2) / max(n_a, 1) + (_num(spread_b) ** 2) / max(n_b, 1)
+    return NOISE_SIGMAS * MEDIAN_SE * math.sqrt(var)
+
+
+def _verdict(a_us: float, b_us: float, noise_us: float, threshold: float) -> tuple[bool, str]:
+    delta = b_us - a_us
+    beyond = abs(delta) > noise_us and abs(delta) > threshold / 100 * max(a_us, 1e-9)
+    if not beyond:
+        return False, "same"
+    return True, "slower" if delta > 0 else "faster"
+
+
+def _match(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[int | None, int | None, str]]:
+    """Pairs of row indices (None where one side lacks the operator) and how they matched."""
+    pairs: list[tuple[int | None, int | None, str]] = []
+    b_by_key = {(r.name, r.args or ""): i for i, r in zip(b.index, b.itertuples())}
+    used_b: set[int] = set()
+    left: list[int] = []
+    for i, r in zip(a.index, a.itertuples()):
+        j = b_by_key.get((r.name, r.args or ""))
+        if j is not None and j not in used_b:
+            pairs.append((i, j, "name+shapes"))
+            used_b.add(j)
+        else:
+            left.append(i)
+    b_by_hash: dict[tuple[str, str], list[int]] = {}
+    for j, r in zip(b.index, b.itertuples()):
+        if j not in used_b and isinstance(r.struct_hash, str) and r.struct_hash:
+            b_by_hash.setdefault((r.struct_hash, r.args or ""), []).append(j)
+    for i in left:
+        h = a.at[i, "struct_hash"]
+        candidates = b_by_hash.get((h, a.at[i, "args"] or ""), []) if isinstance(h, str) else []
+        if candidates:
+            j = candidates.pop(0)
+            pairs.append((i, j, "struct_hash"))
+            used_b.add(j)
+        else:
+            pairs.append((i, None, "only A"))
+    pairs += [(None, j, "only B") for j in b.index if j not in used_b]
+    return pairs
+
+
+def compare(a: Report, b: Report, *, threshold: float = 5.0, force: bool = False,
+            names: tuple[str, str] = ("A", "B")) -> Comparison:
+    """Per-operator and total speedups of ``b`` over ``a`` (above 1: B is faster)."""
+    if threshold < 0:
+        raise UserError("--threshold must be >= 0 (percent)")
+    warnings = []
+    differences = _setup_differences(a.header, b.header)
+    if differences and not force:
+        raise UserError(
+            f"the reports come from different set-ups ({'; '.join(differences)}): their "
+            f"times are not comparable; pass --force to compare anyway"
+        )
+    if differences:
+        warnings.append(f"compared despite different set-ups (--force): {'; '.join(differences)}")
+    if a.header.get("tvm_version") != b.header.get("tvm_version"):
+        warnings.append(f"TVM versions differ: {a.header.get('tvm_version')} vs "
+                        f"{b.header.get('tvm_version')}")
+
+    rows = []
+    ra, rb = a.operators, b.operators
+    na, nb = int(_num(a.header.get("repeat")) or 1), int(_num(b.header.get("repeat")) or 1)
+    for i, j, how in _match(ra, rb):
+        ar = ra.loc[i] if i is not None else None
+        br = rb.loc[j] if j is not None else None
+        a_us = _num(ar["total_us"]) if ar is not None else 0.0
+        b_us = _num(br["total_us"]) if br is not None else 0.0
+        noise = _noise(ar["spread_us"] if ar is not None else 0.0, na,
+                       br["spread_us"] if br is not None else 0.0, nb)
+        flag, verdict = _verdict(a_us, b_us, noise, threshold)
+        if ar is None or br is None:
+            flag, verdict = True, "new" if ar is None else "gone"
+        first = ar if ar is not None else br
+        rows.append({
+            "name": first["name"], "args": first["args"] or "", "match": how,
+            "name_b": br["name"] if br is not None else None,
+            "a_us": a_us, "b_us": b_us, "delta_us": b_us - a_us,
+            "change_pct": (b_us - a_us) / a_us * 100 if a_us > 0 else None,
+            "speedup": a_us / b_us if a_us > 0 and b_us > 0 else None,
+            "noise_us": noise, "flag": flag, "verdict": verdict,
+            "abs_delta_us": abs(b_us - a_us),
+        })
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    df = df.sort_values("abs_delta_us", ascending=False, kind="stable").reset_index(drop=True)
+
+    sa, sb = a.summary, b.summary
+    a_e2e, b_e2e = _num(sa.get("e2e_median_us")), _num(sb.get("e2e_median_us"))
+    e2e_noise = _noise(sa.get("e2e_spread_us"), na, sb.get("e2e_spread_us"), nb)
+    _, e2e_verdict = _verdict(a_e2e, b_e2e, e2e_noise, threshold)
+    a_ops, b_ops = float(df["a_us"].sum()), float(df["b_us"].sum())
+    header = {
+        "a": names[0], "b": names[1],
+        **{f"a_{k}": a.header.get(k) for k in ("workload", "target", "device", "tvm_version",
+                                                "timestamp")},
+        **{f"b_{k}": b.header.get(k) for k in ("workload", "target", "device", "tvm_version",
+                                                "timestamp")},
+        "forced": bool(differences),
+    }
+    summary = {
+        "a_e2e_us": a_e2e, "b_e2e_us": b_e2e,
+        "e2e_speedup": a_e2e / b_e2e if b_e2e > 0 else None,
+        "e2e_noise_us": e2e_noise, "e2e_verdict": e2e_verdict,
+        "a_operators_us": a_ops, "b_operators_us": b_ops,
+        "operators_speedup": a_ops / b_ops if b_ops > 0 else None,
+        "threshold_pct": threshold, "flagged": int(df["flag"].sum()),
+        "matched": int(df["match"].isin(["name+shapes", "struct_hash"]).sum()),
+    }
+    return Comparison(header, summary, df, warnings)

@@ -1,0 +1,202 @@
+"""Timing every call a Relax VM makes, and the whole entry function without any hook.
+
+The hook is ``VirtualMachine.set_instrument`` (v0.16+): the VM calls it before and after
+every ``Call`` instruction. Timing inside it naively (clock in the "before" callback, clock
+in the "after" one) charges each call with the cost of converting the arguments to Python
+objects for the "after" callback, several microseconds - more than many small kernels take.
+So a compiled kernel (returns nothing: destination-passing style) is called by the hook
+itself between two clock reads and the VM is told to skip its own call. VM builtins return
+values the VM needs, so the VM makes their call either way: the pure, cheap ones
+(``PURE_BUILTINS``: allocation, shape checks) are also called once by the hook to time them;
+any other builtin (it may have side effects, e.g. a KV-cache append) is timed between the
+two callbacks, so its row includes the callback's entry cost (``Timings.builtin_note``).
+
+Where only the old ``vm.profile()`` exists (before v0.24, before the instrument), its
+report is read instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+BUILTIN_PREFIX = "vm."
+SKIP_RUN = 1  # VMInstrumentReturnKind::kSkipRun
+GO_ON = 0
+# Builtins without side effects that are safe to call twice (the second result is dropped).
+PURE_BUILTINS = frozenset({
+    "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor", "vm.builtin.null_value",
+    "vm.builtin.match_shape", "vm.builtin.make_shape", "vm.builtin.check_tensor_info",
+    "vm.builtin.check_shape_info", "vm.builtin.check_tuple_info", "vm.builtin.check_func_info",
+    "vm.builtin.check_prim_value_info", "vm.builtin.tuple_getitem", "vm.builtin.make_tuple",
+    "vm.builtin.shape_of", "vm.builtin.reshape", "vm.builtin.read_if_cond",
+})
+
+
+def is_builtin(symbol: str) -> bool:
+    return symbol.startswith(BUILTIN_PREFIX)
+
+
+@dataclass
+class Timings:
+    """Raw measurements of one profiling session."""
+
+    method: str  # "instrument" or "vm.profile"
+    # Per instrumented run: the calls in order, (symbol, seconds).
+    runs: list[list[tuple[str, float]]]
+    # Per call index of the first instrumented run: tensor arguments as "dtype[d0,d1]".
+    signatures: list[tuple[str, tuple[str, ...]]]
+    end_to_end: list[float]  # seconds, entry function without any instrument
+    instrumented: list[float] = field(default_factory=list)  # seconds, with the timing hook
+    hooked_noop: list[float] = field(default_factory=list)  # seconds, with a no-op hook
+
+    builtin_note = ("builtins outside PURE_BUILTINS are timed between the instrument's "
+                    "callbacks and include their entry cost")
+
+
+def describe_args(args: Sequence[Any]) -> tuple[str, ...]:
+    """Tensor arguments as ``dtype[shape]``; scalars, strings and shapes are left out."""
+    out = []
+    for a in args:
+        shape = getattr(a, "shape", None)
+        dtype = getattr(a, "dtype", None)
+        if shape is None or dtype is None:
+            continue
+        out.append(f"{dtype}[{','.join(str(int(d)) for d in shape)}]")
+    return tuple(out)
+
+
+class CallTimer:
+    """The instrument: times each VM call, syncing the device around it on GPUs."""
+
+    def __init__(self, sync: Callable[[], None] | None) -> None:
+        self.sync = sync
+        self.calls: list[tuple[str, float]] = []
+        self.signatures: list[tuple[str, tuple[str, ...]]] | None = None
+        self._start = 0.0
+
+    def begin_run(self, describe: bool) -> None:
+        self.calls = []
+        self.signatures = [] if describe else None
+
+    def __call__(self, func: Any, symbol: Any, before: bool, ret: Any, *args: Any) -> int:
+        clock = time.perf_counter
+        if before:
+            symbol = str(symbol)
+            if self.signatures is not None:
+                self.signatures.append((symbol, describe_args(args)))
+            sync = self.sync
+            if sync is not None:
+                sync()
+            builtin = is_builtin(symbol)
+            if builtin and symbol not in PURE_BUILTINS:
+                self._start = clock()
+                return GO_ON
+            start = clock()
+            func(*args)
+            if sync is not None:
+                sync()
+            self.calls.append((symbol, clock() - start))
+            return GO_ON if builtin else SKIP_RUN
+        # The VM does not call "after" for a skipped call; pure builtins were timed already.
+        symbol = str(symbol)
+        if symbol in PURE_BUILTINS:
+            return GO_ON
+        if self.sync is not None:
+            self.sync()
+        self.calls.append((symbol, clock() - self._start))
+        return GO_ON
+
+
+def _noop(*_: Any) -> int:
+    return GO_ON
+
+
+def measure(
+    make_vm: Callable[..., Any],
+    entry: str,
+    args: Sequence[Any],
+    dev: Any,
+    *,
+    repeat: int,
+    warmup: int,
+    gpu: bool,
+) -> Timings:
+    """Time the entry function per call (instrumented) and end to end (plain), interleaved.
+
+    ``make_vm(**kwargs)`` makes a fresh VirtualMachine for the compiled executable.
+
+    Each repeat runs the plain VM, the instrumented VM and a VM with a do-nothing hook back
+    to back, so load from other processes lands on all three alike.
+    """
+    from toolkit import compat
+
+    if not compat.vm_has_instrument():
+        if compat.vm_has_profiler():
+            return _measure_old_profiler(make_vm, entry, args, dev, repeat=repeat, warmup=warmup)
+        from toolkit.errors import TkError
+
+        raise TkError("this TVM's VM has neither set_instrument nor profile(); cannot time calls")
+    sync = dev.sync if gpu else None
+    plain, timed, hooked = make_vm(), make_vm(), make_vm()
+    timer = CallTimer(sync)
+    timed.set_instrument(timer)
+    hooked.set_instrument(_noop)
+    f_plain, f_timed, f_hooked = plain[entry], timed[entry], hooked[entry]
+
+    def wall(fn: Callable[..., Any]) -> float:
+        start = time.perf_counter()
+        fn(*args)
+        dev.sync()
+        return time.perf_counter() - start
+
+    timer.begin_run(describe=True)
+    wall(f_timed)  # the first call also loads code; its shapes name the rows
+    signatures = timer.signatures or []
+    for _ in range(warmup):
+        wall(f_plain)
+        wall(f_hooked)
+        timer.begin_run(describe=False)
+        wall(f_timed)
+    result = Timings("instrument", [], signatures, [])
+    for _ in range(repeat):
+        result.end_to_end.append(wall(f_plain))
+        timer.begin_run(describe=False)
+        result.instrumented.append(wall(f_timed))
+        result.runs.append(timer.calls)
+        result.hooked_noop.append(wall(f_hooked))
+    return result
+
+
+def _measure_old_profiler(
+    make_vm: Callable[..., Any], entry: str, args: Sequence[Any], dev: Any, *,
+    repeat: int, warmup: int,
+) -> Timings:
+    """TVM < 0.24 without ``set_instrument``: read ``vm.profile()``'s per-call report."""
+    import json
+
+    plain = make_vm()
+    profiled = make_vm(profile=True)
+    signatures: list[tuple[str, tuple[str, ...]]] = []
+    result = Timings("vm.profile", [], signatures, [])
+    for i in range(warmup + repeat):
+        start = time.perf_counter()
+        plain[entry](*args)
+        dev.sync()
+        e2e = time.perf_counter() - start
+        report = json.loads(profiled.profile(entry, *args).json())
+        calls = []
+        for call in report.get("calls", []):
+            name = str(call.get("Name", {}).get("string", "?"))
+            micros = float(call.get("Duration (us)", {}).get("microseconds", 0.0))
+            count = int(call.get("Count", {}).get("count", 1) or 1)
+            for _ in range(count):
+                calls.append((name, micros / count * 1e-6))
+                if i == 0:
+                    signatures.append((name, ()))
+        if i >= warmup:
+            result.end_to_end.append(e2e)
+            result.runs.append(calls)
+    return result

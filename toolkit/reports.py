@@ -1,0 +1,150 @@
+"""Reports: a pandas DataFrame inside; CSV, JSON, Markdown, a self-contained HTML page and a
+terminal table outside.
+
+Generic on purpose: a report is a DataFrame of rows plus a flat ``header`` (what makes the
+numbers comparable) and ``summary`` (the totals). The HTML page embeds its data, CSS and
+JavaScript (shipped as package data in ``toolkit/data/report``), so it opens offline, from a
+mail attachment or a CI artifact alike.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+ASSETS = Path(__file__).parent / "data" / "report"
+FORMATS = ("csv", "json", "md", "html")
+
+
+def parse_formats(text: str) -> list[str]:
+    """``"csv,json"`` -> ["csv", "json"]; unknown names are the user's mistake."""
+    from toolkit.errors import UserError
+
+    wanted = [f.strip().lower() for f in text.split(",") if f.strip()]
+    unknown = [f for f in wanted if f not in FORMATS]
+    if unknown or not wanted:
+        raise UserError(
+            f"--format {text!r}: expected a comma-separated subset of {','.join(FORMATS)}"
+        )
+    return wanted
+
+
+def jsonable(value: Any) -> Any:
+    """numpy scalars, NaN and tuples made plain JSON (NaN -> null)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return [jsonable(row) for row in df.to_dict(orient="records")]
+
+
+def to_document(kind: str, header: dict[str, Any], summary: dict[str, Any],
+                df: pd.DataFrame, **extra: Any) -> dict[str, Any]:
+    """The JSON form every writer starts from; ``from_document`` reads it back."""
+    return jsonable({"report": kind, "header": header, "summary": summary,
+                     "columns": list(df.columns), "rows": records(df), **extra})
+
+
+def from_document(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], pd.DataFrame]:
+    df = pd.DataFrame(doc.get("rows", []), columns=doc.get("columns"))
+    return doc.get("header", {}), doc.get("summary", {}), df
+
+
+def _cell(value: Any, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if abs(value) < 1e6 else f"{value:.4e}"
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
+    cols = list(columns or df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df[cols].itertuples(index=False):
+        lines.append("| " + " | ".join(_cell(v).replace("|", "\\|") for v in row) + " |")
+    return "\n".join(lines)
+
+
+def markdown(title: str, header: dict[str, Any], summary: dict[str, Any],
+             df: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
+    kv = pd.DataFrame({"key": list(header) + list(summary),
+                       "value": [_cell(v) for v in [*header.values(), *summary.values()]]})
+    return (f"# {title}\n\n{markdown_table(kv)}\n\n{markdown_table(df, columns)}\n")
+
+
+def html_page(title: str, doc: dict[str, Any], view: dict[str, Any]) -> str:
+    """A self-contained page: the report's data, CSS and JS inline, nothing fetched.
+
+    ``view`` tells the script how to draw: ``columns`` shown, ``sort`` (column, sorted
+    descending), ``bar`` (numeric column drawn as a bar per row), ``breakdown`` (column
+    grouped into the breakdown chart) and ``label`` (the row's name column).
+    """
+    template = (ASSETS / "report.html").read_text()
+    data = json.dumps({"doc": doc, "view": view}, allow_nan=False)
+    # "</" would end the <script> element early if a name contained it.
+    data = data.replace("</", "<\\/")
+    return (template.replace("{{TITLE}}", html.escape(title))
+            .replace("{{CSS}}", (ASSETS / "report.css").read_text())
+            .replace("{{JS}}", (ASSETS / "report.js").read_text())
+            .replace("{{DATA}}", data))
+
+
+def write(
+    directory: Path, stem: str, formats: Sequence[str], *, kind: str, title: str,
+    header: dict[str, Any], summary: dict[str, Any], df: pd.DataFrame,
+    view: dict[str, Any], **extra: Any,
+) -> dict[str, Path]:
+    """Write the report in each format as ``directory/stem.<ext>``; return the paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    doc = to_document(kind, header, summary, df, **extra)
+    written: dict[str, Path] = {}
+    for fmt in formats:
+        path = directory / f"{stem}.{fmt}"
+        if fmt == "csv":
+            df.to_csv(path, index=False)
+        elif fmt == "json":
+            path.write_text(json.dumps(doc, indent=1) + "\n")
+        elif fmt == "md":
+            path.write_text(markdown(title, header, summary, df, view.get("columns")))
+        elif fmt == "html":
+            path.write_text(html_page(title, doc, view))
+        written[fmt] = path
+    return written
+
+
+def terminal_table(df: pd.DataFrame, columns: Sequence[str], limit: int | None = None,
+                   max_width: int = 48) -> str:
+    """A plain aligned table: numbers right-aligned, long text cut with an ellipsis."""
+    shown = df if limit is None else df.head(limit)
+    cells = [[_cell(v) for v in row] for row in shown[list(columns)].itertuples(index=False)]
+    cells = [[c if len(c) <= max_width else c[: max_width - 1] + "…" for c in row]
+             for row in cells]
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in columns]
+    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(values, widths, numeric)).rstrip()
+
+    out = [line(list(columns)), line(["-" * w for w in widths])]
+    out += [line(r) for r in cells]
+    if limit is not None and len(df) > limit:
+        out.append(f"... {len(df) - limit} more rows")
+    return "\n".join(out)
