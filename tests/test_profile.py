@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -54,14 +55,15 @@ def test_profile_rows_and_totals_of_mlp(mlp_dir: Path) -> None:
     assert summary["accounted_us"] == pytest.approx(sum(totals))
     assert summary["unaccounted_us"] == pytest.approx(summary["e2e_median_us"] - sum(totals))
     assert summary["vm_calls_per_run"] == sum(r["calls"] for r in rows)
-    assert len(doc["runs_us"]) == len(rows)
+    assert len(doc["runs_us"]) == len(rows) + 1 and "(end to end)" in doc["runs_us"]
     assert all(len(v) == 7 for v in doc["runs_us"].values())
     out = (mlp_dir / "stdout.txt").read_text()
     assert "matmul" in out and "end to end (no instrument)" in out and "unaccounted" in out
 
 
-def test_report_agrees_with_independent_timing(tmp_path: Path) -> None:
-    """The report's end-to-end and operator totals against time_evaluator on the same build."""
+def test_report_agrees_with_independent_timing() -> None:
+    """The report's end-to-end and operator totals against a plain timing loop on its own
+    build of the same workload, taken right after in the same process."""
     import tvm
     from tvm import relax
 
@@ -72,18 +74,24 @@ def test_report_agrees_with_independent_timing(tmp_path: Path) -> None:
     wl = workload.load("builtin:mlp")
     compiled = stack.compile(wl, "llvm")
     dev = tvm.cpu()
-    vm = relax.VirtualMachine(compiled.executable, dev)
+    run = relax.VirtualMachine(compiled.executable, dev)[wl.entry]
     args = stack.to_device([*wl.make_inputs(), *wl.params], dev)
-    timer = vm.time_evaluator(wl.entry, dev, number=5, repeat=15)
-    independent_us = float(np.median(timer(*args).results)) * 1e6
+    run(*args)
+    times = []
+    for _ in range(31):
+        start = time.perf_counter()
+        run(*args)
+        times.append(time.perf_counter() - start)
+    independent_us = float(np.median(times)) * 1e6
     s = report.summary
-    # Shared CI machines are noisy: these bounds catch a wrong unit or a missed call, not
-    # a few percent (benchmarks/profile_accuracy.py measures the accuracy itself).
-    assert 0.33 < s["e2e_median_us"] / independent_us < 3
-    assert 0.5 < s["accounted_us"] / s["e2e_median_us"] < 2
+    # Shared CI machines are noisy: these bounds catch a wrong unit, a missed or doubled
+    # call, not a few percent (benchmarks/profile_accuracy.py measures the accuracy).
+    assert 0.5 < s["e2e_median_us"] / independent_us < 2
+    assert 0.5 < s["accounted_us"] / independent_us < 2
     df = report.operators
     assert set(df["kind"]) == {"kernel", "builtin"}
     assert df["total_us"].sum() == pytest.approx(s["accounted_us"])
+    assert df.loc[df["name"] == "matmul", "total_us"].item() < s["e2e_median_us"]
 
 
 def _md_rows(text: str) -> list[list[str]]:

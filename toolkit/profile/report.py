@@ -37,6 +37,12 @@ HTML_VIEW = {
     "barClass": "kind",
 }
 DTYPE_BITS = {"bool": 8}
+E2E = "(end to end)"  # runs_us key of the uninstrumented end-to-end times
+
+
+def row_id(name: str, args: str) -> str:
+    """The key of a row's per-repeat totals in ``Report.runs_us``."""
+    return f"{name}({args})" if args else name
 
 
 def robust_spread(values: Sequence[float]) -> float:
@@ -66,7 +72,8 @@ class Report:
     header: dict[str, Any]
     summary: dict[str, Any]
     operators: pd.DataFrame
-    runs_us: dict[str, list[float]] = field(default_factory=dict)  # per row, per repeat
+    # Per row (``row_id``) and for ``E2E``: the time of each repeat, microseconds.
+    runs_us: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def dataframe(self) -> pd.DataFrame:
@@ -148,8 +155,7 @@ def build(timings: Timings, kernels: dict[str, KernelInfo], header: dict[str, An
         median = float(np.median(arr))
         nbytes = sum(tensor_bytes(a) for a in args) if kind != "builtin" else None
         flops = info.flops if info else None
-        row_id = symbol if not args else f"{symbol}({', '.join(args)})"
-        runs_us[row_id] = per_run[key]
+        runs_us[row_id(symbol, " ".join(args))] = per_run[key]
         rows.append({
             "name": symbol, "kind": kind,
             "calls": calls_first.get(key, round(len(samples) / max(repeats, 1))),
@@ -170,6 +176,7 @@ def build(timings: Timings, kernels: dict[str, KernelInfo], header: dict[str, An
     df.insert(COLUMNS.index("share"), "share",
               df["total_us"] / accounted if accounted > 0 else 0.0)
     df = df.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)
+    runs_us[E2E] = [t * 1e6 for t in timings.end_to_end]
     return Report(header, _summary(timings, df, accounted), df, runs_us)
 
 
