@@ -16,6 +16,7 @@ from minifork import (
     add_python_commit,
     add_source_commit,
     break_build_commit,
+    commit_file,
     git,
     make_minifork,
 )
@@ -255,3 +256,18 @@ def test_extension_against_a_prebuilt_tvm(tk, tmp_path, cache):
     proc = subprocess.run([sys.executable, "-c", code, m["artifacts"][0]["path"]],
                           capture_output=True, text=True)
     assert proc.stdout.strip() == "42", proc.stderr
+
+
+def test_cmake4_gets_a_policy_minimum_for_old_vendored_projects(tk, tmp_path, cache):
+    from toolkit.preflight import version_of
+
+    if (version_of(["cmake", "--version"]) or (0,)) < (4, 0):
+        pytest.skip("cmake here is older than 4")
+    fork = make_minifork(tmp_path / "tvm")
+    commit_file(fork, "3rdparty/olddep/CMakeLists.txt",
+                "cmake_minimum_required(VERSION 2.8)\nproject(olddep C)\n")
+    lists = (fork / "CMakeLists.txt").read_text()
+    commit_file(fork, "CMakeLists.txt", lists + "add_subdirectory(3rdparty/olddep)\n")
+    m = build_json(tk, fork, cache)
+    assert "-DCMAKE_POLICY_VERSION_MINIMUM=3.5" in m["plan"]["cmake_args"]
+    assert any("3rdparty/olddep" in n for n in m["plan"]["notes"])

@@ -60,7 +60,9 @@ class Outcome:
 def plan(req: Request, source_dir: Path | str) -> tuple[BuildPlan, SourceTree]:
     tree = inspect(source_dir)
     if tree.layout != "extension":
-        return resolve(req, tree.root), tree
+        plan = resolve(req, tree.root)
+        preflight.adapt_to_host(plan, tree)
+        return plan, tree
     # An extension built against a prebuilt TVM (TVM_PREBUILD_PATH) has no config.cmake to
     # validate against or to read: its options go on CMake's command line instead.
     plan = resolve(req, None)

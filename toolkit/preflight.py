@@ -78,6 +78,33 @@ def check_cmake(tree: SourceTree) -> Check:
     return Check("cmake", True, f"cmake {dotted(have)} (>= {dotted(need)}: {why})")
 
 
+def old_cmake_minimums(root: Path) -> list[str]:
+    """Vendored CMake projects asking for CMake < 3.5, which CMake 4 refuses to configure."""
+    found = []
+    for path in [*root.glob("3rdparty/*/CMakeLists.txt"),
+                 *root.glob("3rdparty/*/3rdparty/*/CMakeLists.txt")]:
+        m = re.search(r"cmake_minimum_required\s*\(\s*VERSION\s+(\d+)\.(\d+)",
+                      path.read_text(errors="replace"), re.I)
+        if m and (int(m.group(1)), int(m.group(2))) < (3, 5):
+            found.append(path.parent.relative_to(root).as_posix())
+    return sorted(found)
+
+
+def adapt_to_host(plan: BuildPlan, tree: SourceTree) -> None:
+    """Host facts that change the plan itself (so the plan hash says so): CMake 4 needs
+    CMAKE_POLICY_VERSION_MINIMUM to configure vendored projects older than CMake 3.5."""
+    if plan.backend != "native" or "CMAKE_POLICY_VERSION_MINIMUM" in plan.cmake:
+        return
+    have = version_of(["cmake", "--version"])
+    olds = old_cmake_minimums(tree.root) if have and have >= (4, 0) else []
+    if olds:
+        plan.cmake["CMAKE_POLICY_VERSION_MINIMUM"] = "3.5"
+        plan.origin["cmake.CMAKE_POLICY_VERSION_MINIMUM"] = f"host cmake {dotted(have)}"
+        plan.notes.append(f"cmake {dotted(have)} refuses projects asking for CMake < 3.5 "
+                          f"({', '.join(olds[:3])}): added -DCMAKE_POLICY_VERSION_MINIMUM=3.5 "
+                          "(or install cmake<4)")
+
+
 def check_generator(plan: BuildPlan) -> Check | None:
     if plan.generator != "Ninja":
         return None
