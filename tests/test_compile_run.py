@@ -19,7 +19,24 @@ def test_each_builtin_runs_checked_on_llvm(tk, name):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["check"]["ok"] is True
+    assert report["check"]["against"] == "reference"  # numpy, not TVM checking itself
     assert report["device"].startswith("cpu")
+
+
+def test_without_reference_checks_against_llvm(tk, tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["x"], ["y"], axis=1)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])],
+    )
+    path = tmp_path / "softmax.onnx"
+    onnx.save(helper.make_model(graph), str(path))
+    result = tk("run", str(path), "--check", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["check"]["against"] == "llvm"
 
 
 def test_mlp_matches_numpy_reference():

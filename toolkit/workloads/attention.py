@@ -5,6 +5,8 @@ import math
 from tvm.relax.frontend import nn
 from tvm.relax.frontend.nn import op
 
+from toolkit import reference as ref
+
 SEQ, HIDDEN, HEADS = 32, 128, 4
 HEAD_DIM = HIDDEN // HEADS
 
@@ -35,3 +37,14 @@ class Block(nn.Module):
 
 model = Block()
 spec = {"forward": {"x": nn.spec.Tensor((1, SEQ, HIDDEN), "float32")}}
+
+
+def reference(x, n1w, n1b, qw, qb, kw, kb, vw, vb, ow, ob, n2w, n2b, uw, ub, dw, db):
+    def heads(t):
+        return t.reshape(1, SEQ, HEADS, HEAD_DIM).transpose(0, 2, 1, 3)
+
+    h = ref.layer_norm(x, n1w, n1b)
+    q, k, v = heads(ref.linear(h, qw, qb)), heads(ref.linear(h, kw, kb)), heads(ref.linear(h, vw, vb))
+    attn = ref.softmax(q @ k.transpose(0, 1, 3, 2) / math.sqrt(HEAD_DIM)) @ v
+    x = x + ref.linear(attn.transpose(0, 2, 1, 3).reshape(1, SEQ, HIDDEN), ow, ob)
+    return x + ref.linear(ref.gelu(ref.linear(ref.layer_norm(x, n2w, n2b), uw, ub)), dw, db)

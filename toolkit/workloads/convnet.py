@@ -4,6 +4,8 @@ from tvm import relax
 from tvm.relax.frontend import nn
 from tvm.relax.frontend.nn import op
 
+from toolkit import reference as ref
+
 
 def max_pool2d(x, size):
     # nn.op has no pooling; wrap the Relax op the way nn.op does for its own ops.
@@ -24,3 +26,9 @@ class ConvNet(nn.Module):
 
 model = ConvNet()
 spec = {"forward": {"x": nn.spec.Tensor((1, 3, 32, 32), "float32")}}
+
+
+def reference(x, w1, b1, w2, b2, fc_w, fc_b):
+    x = ref.max_pool2d(ref.relu(ref.conv2d(x, w1, b1, padding=1)), 2)
+    x = ref.max_pool2d(ref.relu(ref.conv2d(x, w2, b2, padding=1)), 2)
+    return ref.linear(x.reshape(1, -1), fc_w, fc_b)

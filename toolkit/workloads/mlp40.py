@@ -5,6 +5,8 @@ Deep enough that pass pipelines and per-operator reports have real length.
 
 from tvm.relax.frontend import nn
 
+from toolkit.reference import layer_norm, linear, silu
+
 WIDTHS = [64 + 16 * i for i in range(40)]
 
 
@@ -30,3 +32,10 @@ class MLP40(nn.Module):
 
 model = MLP40()
 spec = {"forward": {"x": nn.spec.Tensor((4, WIDTHS[0]), "float32")}}
+
+
+def reference(x, *params):
+    for i in range(0, len(params), 4):
+        weight, bias, norm_weight, norm_bias = params[i:i + 4]
+        x = silu(layer_norm(linear(x, weight, bias), norm_weight, norm_bias))
+    return x
