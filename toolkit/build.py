@@ -213,7 +213,8 @@ def post_build_check(manifest: dict[str, Any], plan: BuildPlan) -> dict[str, Any
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")}
     env.update(manifest["env"])
-    if "runtime" in plan.targets or manifest["source"]["layout"] == "extension":
+    if ({"runtime", "tvm_runtime"} & set(plan.targets)
+            or manifest["source"]["layout"] == "extension"):
         return load_check(manifest, env)
     report = doctor.run(sys.executable, env=env)
     facts = report.facts

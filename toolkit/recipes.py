@@ -225,6 +225,8 @@ def resolve(req: Request, source_dir: Path | None = None) -> BuildPlan:
         apply_set(plan, item)
     known = tree_options(source_dir) if source_dir is not None else None
     validate(plan, known)
+    if source_dir is not None and "runtime" in plan.targets:
+        adapt_runtime_target(plan, source_dir)
     apply_rules(plan)
     plan.container.setdefault("dockerfile", "cuda" if plan.wants_cuda else "cpu")
     return plan
@@ -267,6 +269,16 @@ def validate(plan: BuildPlan, known: set[str] | None) -> None:
                             f"(from {where}; not in the tree's cmake/config.cmake or CMakeLists.txt)")
 
 
+def adapt_runtime_target(plan: BuildPlan, source_dir: Path) -> None:
+    """TVM names its runtime-only target ``runtime``; a tree without it still has the
+    ``tvm_runtime`` library target."""
+    lists = source_dir / "CMakeLists.txt"
+    text = lists.read_text(errors="replace") if lists.exists() else ""
+    if not re.search(r"add_custom_target\s*\(\s*runtime\b", text) and "tvm_runtime" in text:
+        plan.targets = ["tvm_runtime" if t == "runtime" else t for t in plan.targets]
+        plan.notes.append("this tree has no 'runtime' target: building 'tvm_runtime'")
+
+
 def apply_rules(plan: BuildPlan) -> None:
     """Rules across values: refuse what cannot build, note what silently does nothing."""
     opts, cuda = plan.options, plan.wants_cuda
@@ -292,6 +304,6 @@ def apply_rules(plan: BuildPlan) -> None:
     if plan.build_type == "Debug" and is_on(opts.get("HIDE_PRIVATE_SYMBOLS", "OFF")):
         plan.notes.append("HIDE_PRIVATE_SYMBOLS=ON is inert in a Debug build: TVM applies it to "
                           "non-Debug builds only, so LLVM symbols stay exported")
-    if "runtime" in plan.targets and plan.llvm_config:
+    if {"runtime", "tvm_runtime"} & set(plan.targets) and plan.llvm_config:
         plan.notes.append("USE_LLVM is set but only the runtime library is built: LLVM is "
                           "configured (llvm-config must still work) yet not linked")
