@@ -224,3 +224,11 @@ def test_container_build_of_the_fork_is_owned_by_the_caller(tk, tmp_path, toolch
     assert m2["image_id"] == m["image_id"]
     assert m2["timings"]["configure"] == 0.0
     assert m2["artifacts"] == m["artifacts"]
+
+
+def test_image_build_finds_the_image_a_build_would_use(tk, toolchain_image):
+    r = tk("image", "build", "--llvm", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["tag"], out["image_id"], out["cached"]) == (toolchain_image.tag,
+                                                            toolchain_image.image_id, True)

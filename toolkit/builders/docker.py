@@ -152,6 +152,17 @@ def ensure_image(plan: BuildPlan, client: docker.DockerClient, log: Path,
                       cached_steps=cached_steps, seconds=round(time.monotonic() - start, 3))
 
 
+def prepare_image(plan: BuildPlan, echo: Any = None) -> tuple[BuiltImage, Path]:
+    """Make the plan's toolchain image ahead of any build (``tk image build``); its log path."""
+    from toolkit import store
+
+    log = store.cache_root() / "images" / f"{plan.hash}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"# tk image build: plan {plan.hash}\n")
+    client = image.connect(timeout=API_TIMEOUT)
+    return ensure_image(plan, client, log, echo or _echo), log
+
+
 def base_image_for(client: docker.DockerClient, base: str, log: Path, echo: Any):
     """The base image: local, else bootstrapped (tk/debian:*), else pulled from a registry."""
     found = image.find_image(client, base)
@@ -286,5 +297,5 @@ def _hand_over(build_dir: Path, uid: int, gid: int) -> None:
 
 
 def _echo(line: str) -> None:
-    sys.stderr.write(f"tk build: {line}\n")
+    sys.stderr.write(f"tk: {line}\n")
     sys.stderr.flush()
