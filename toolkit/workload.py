@@ -123,62 +123,51 @@ def _run_file(path: Path, source: str) -> dict[str, Any]:
 
 
 def _from_namespace(ns: dict[str, Any], name: str, source: str, seed: int) -> Workload:
+    """Both file shapes (``mod``, or ``model`` + ``spec``) end in the same Workload."""
     from tvm import IRModule
 
     if "model" in ns:
         if "spec" not in ns:
             raise UserError(f"workload {source} defines 'model' but no 'spec' to export it with")
-        return _from_nn(ns, name, source, seed)
-    mod = ns.get("mod")
-    if mod is None:
-        raise UserError(
-            f"workload {source} defines neither 'mod' (an IRModule) nor 'model' + 'spec'"
-        )
-    if not isinstance(mod, IRModule):
-        raise UserError(f"workload {source}: 'mod' is a {type(mod).__name__}, not an IRModule")
-    entry = _entry_of(mod, source)
+        mod, param_names, default_params = _export_nn(ns, source, seed)
+        entry = next(iter(ns["spec"]))
+    else:
+        mod = ns.get("mod")
+        if mod is None:
+            raise UserError(
+                f"workload {source} defines neither 'mod' (an IRModule) nor 'model' + 'spec'"
+            )
+        if not isinstance(mod, IRModule):
+            raise UserError(f"workload {source}: 'mod' is a {type(mod).__name__}, not an IRModule")
+        entry = _entry_of(mod, source)
+        param_names, default_params = None, []
     specs, num_input = _arg_specs(mod[entry], source, need_static=ns.get("inputs") is None)
-    params = _ordered(ns.get("params"), [s.name for s in specs[num_input:]], "params", source)
-    inputs = _ordered(ns.get("inputs"), [s.name for s in specs[:num_input]], "inputs", source)
+    if param_names is None:
+        param_names = [s.name for s in specs[num_input:]]
+    params = _ordered(ns.get("params"), param_names, "params", source)
     return Workload(
         name=name,
         source=source,
         mod=mod,
         entry=entry,
         input_specs=specs[:num_input],
-        params=params or [],
-        inputs=inputs,
+        params=default_params if params is None else params,
+        inputs=_ordered(ns.get("inputs"), [s.name for s in specs[:num_input]], "inputs", source),
         reference=ns.get("reference"),
         pipeline=ns.get("pipeline"),
     )
 
 
-def _from_nn(ns: dict[str, Any], name: str, source: str, seed: int) -> Workload:
-    model, spec = ns["model"], ns["spec"]
+def _export_nn(ns: dict[str, Any], source: str, seed: int) -> tuple[Any, list[str], list[np.ndarray]]:
+    """The exported module, its parameter names, and seeded weights for them."""
     try:
-        mod, named_params = model.export_tvm(spec=spec)
+        mod, named_params = ns["model"].export_tvm(spec=ns["spec"])
     except Exception as e:  # noqa: BLE001 - a bad spec is the user's to fix
         raise UserError(f"workload {source}: exporting 'model' failed: {e}") from None
-    entry = next(iter(spec))
-    specs, num_input = _arg_specs(mod[entry], source, need_static=ns.get("inputs") is None)
-    given = ns.get("params")
-    if given is not None:
-        params = _ordered(given, [n for n, _ in named_params], "params", source) or []
-    else:
-        rng = np.random.default_rng(seed + 1)
-        params = [_init_param(rng, n, p) for n, p in named_params]
-    inputs = _ordered(ns.get("inputs"), [s.name for s in specs[:num_input]], "inputs", source)
-    return Workload(
-        name=name,
-        source=source,
-        mod=mod,
-        entry=entry,
-        input_specs=specs[:num_input],
-        params=params,
-        inputs=inputs,
-        reference=ns.get("reference"),
-        pipeline=ns.get("pipeline"),
-    )
+    rng = np.random.default_rng(seed + 1)
+    weights = [] if ns.get("params") is not None else \
+        [_init_param(rng, n, p) for n, p in named_params]
+    return mod, [n for n, _ in named_params], weights
 
 
 def _init_param(rng: np.random.Generator, name: str, param: Any) -> np.ndarray:
