@@ -13,11 +13,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from minifork import make_minifork
+from minifork import git, make_minifork
 
 from toolkit import image
+from toolkit.builders import BuildJob
 from toolkit.builders import docker as docker_backend
-from toolkit.errors import UserError
+from toolkit.errors import TkError, UserError
 from toolkit.recipes import Request, resolve
 
 REPO = Path(__file__).resolve().parent.parent
@@ -153,17 +154,26 @@ def test_cuda_dockerfile_stops_early_on_a_base_without_cuda(engine, base_image, 
     # No CUDA image can be had here; what can be checked is that the template parses and its
     # first step refuses a base without nvcc, saying why, before any apt work.
     text = image.render_dockerfile("cuda", {"BASE": base_image.tag})
-    stream = engine.api.build(fileobj=_context(text), custom_context=True, rm=True,
-                              forcerm=True, decode=True, network_mode="host")
-    output = "".join(c.get("stream", "") + c.get("error", "") for c in stream)
+    log = tmp_path / "image.log"
+    with pytest.raises(TkError, match="image build failed"):
+        docker_backend.stream_build(engine, "tk/test-cuda-refused:1",
+                                    image.build_context(text, {}), {}, log, lambda line: None)
+    output = log.read_text()
     assert "BASE has no nvcc: use a CUDA devel image" in output
     assert "apt-get" not in output.split("BASE has no nvcc")[0].split("Step")[-1]
+    assert image.find_image(engine, "tk/test-cuda-refused:1") is None
 
 
-def _context(dockerfile: str):
-    import io
-
-    return io.BytesIO(image.build_context(dockerfile, {}))
+def test_a_worktree_mounts_its_repository_read_only(tmp_path):
+    fork = make_minifork(tmp_path / "tvm")
+    wt = tmp_path / "wt"
+    git(fork, "worktree", "add", "-q", str(wt))
+    plan = resolve(Request(backend="docker"), wt)
+    job = BuildJob(plan=plan, source_dir=wt, build_dir=tmp_path / "elsewhere",
+                   log=tmp_path / "log")
+    assert docker_backend.mounts(job) == {
+        str(wt.resolve()): "rw", str((tmp_path / "elsewhere").resolve()): "rw",
+        str((fork / ".git").resolve()): "ro"}
 
 
 @pytest.mark.slow

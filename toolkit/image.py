@@ -9,6 +9,8 @@ says what the image is and its hash names it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import io
 import os
@@ -17,7 +19,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -107,6 +109,19 @@ def apt_mirror(suite: str = DEFAULT_SUITE, sources: list[Path] | None = None) ->
     )
 
 
+@contextlib.contextmanager
+def exclusive(name: str) -> Iterator[None]:
+    """One process at a time makes the image ``name`` (parallel test workers, two shells)."""
+    locks = Path(tempfile.gettempdir()) / "tk-image-locks"
+    locks.mkdir(mode=0o1777, exist_ok=True)
+    with open(locks / re.sub(r"[^\w.-]", "_", name), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def find_image(client: docker.DockerClient, tag: str) -> docker.models.images.Image | None:
     import docker
 
@@ -130,6 +145,12 @@ def bootstrap(suite: str = DEFAULT_SUITE, tag: str | None = None, mirror: str | 
     """Make (or keep) a minimal Debian base image ``tag`` with debootstrap + docker import."""
     tag = tag or default_tag(suite)
     client = client or connect()
+    with exclusive(tag):
+        return _bootstrap(client, suite, tag, mirror, force, log)
+
+
+def _bootstrap(client: docker.DockerClient, suite: str, tag: str, mirror: str | None,
+               force: bool, log: Log) -> BootstrapResult:
     existing = find_image(client, tag)
     if existing is not None and not force:
         return BootstrapResult(tag, existing.id, created=False)

@@ -15,6 +15,7 @@ import io
 import os
 import re
 import shlex
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -111,23 +112,38 @@ def ensure_image(plan: BuildPlan, client: docker.DockerClient, log: Path,
     certs = image.local_certificates()
     digest = image.context_hash(dockerfile + "\n# base " + base_image.id, certs)
     tag = f"tk/build-{flavour}:{digest[:16]}"
-    found = image.find_image(client, tag)
-    if found is not None:
+    with image.exclusive(tag):
+        found = image.find_image(client, tag)
+        if found is not None:
+            with log.open("a") as out:
+                out.write(f"# image {tag} ({found.id}) exists: no image build\n")
+            return BuiltImage(tag, found.id, base, cached=True,
+                              seconds=round(time.monotonic() - start, 3))
+        echo(f"building image {tag} from Dockerfile.{flavour} (streamed to {log})")
         with log.open("a") as out:
-            out.write(f"# image {tag} ({found.id}) exists: no image build\n")
-        return BuiltImage(tag, found.id, base, cached=True,
-                          seconds=round(time.monotonic() - start, 3))
-    echo(f"building image {tag} from Dockerfile.{flavour} (streamed to {log})")
+            out.write(f"# docker build -t {tag} (Dockerfile.{flavour}, base {base} "
+                      f"{base_image.id})\n{dockerfile}# ---\n")
+        image_id, steps, cached_steps = stream_build(
+            client, tag, image.build_context(dockerfile, certs), {"org.tk.context": digest},
+            log, echo)
+        built = image.find_image(client, tag)
+        if built is None:
+            raise TkError(f"docker build finished without image {tag} (log: {log})")
+        return BuiltImage(tag, image_id or built.id, base, cached=False, steps=steps,
+                          cached_steps=cached_steps, seconds=round(time.monotonic() - start, 3))
+
+
+def stream_build(client: docker.DockerClient, tag: str, context: bytes, labels: dict[str, str],
+                 log: Path, echo: Any) -> tuple[str | None, int, int]:
+    """``docker build`` with its output appended to the log as it comes, step lines echoed;
+    (image id, steps, steps the layer cache served)."""
     steps = cached_steps = 0
     image_id = None
+    stream = client.api.build(
+        fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True, forcerm=True,
+        pull=False, decode=True, network_mode=NETWORK, labels=labels,
+    )
     with log.open("a") as out:
-        out.write(f"# docker build -t {tag} (Dockerfile.{flavour}, base {base} {base_image.id})\n"
-                  + dockerfile + "# ---\n")
-        stream = client.api.build(
-            fileobj=io.BytesIO(image.build_context(dockerfile, certs)), custom_context=True,
-            tag=tag, rm=True, forcerm=True, pull=False, decode=True, network_mode=NETWORK,
-            labels={"org.tk.context": digest},
-        )
         for chunk in stream:
             if "error" in chunk:
                 out.write(chunk["error"] + "\n")
@@ -145,11 +161,7 @@ def ensure_image(plan: BuildPlan, client: docker.DockerClient, log: Path,
                     cached_steps += 1
             if "aux" in chunk and "ID" in chunk["aux"]:
                 image_id = chunk["aux"]["ID"]
-    built = image.find_image(client, tag)
-    if built is None:
-        raise TkError(f"docker build finished without image {tag} (log: {log})")
-    return BuiltImage(tag, image_id or built.id, base, cached=False, steps=steps,
-                      cached_steps=cached_steps, seconds=round(time.monotonic() - start, 3))
+    return image_id, steps, cached_steps
 
 
 def prepare_image(plan: BuildPlan, echo: Any = None) -> tuple[BuiltImage, Path]:
@@ -191,12 +203,22 @@ def build_user() -> tuple[int, int]:
     return os.getuid(), os.getgid()
 
 
-def mounts(job: BuildJob) -> list[Path]:
-    """Host directories the container needs, each mounted at its own path."""
-    paths = [job.source_dir.resolve()]
+def mounts(job: BuildJob) -> dict[str, str]:
+    """Host directories the container needs (path -> mode), each mounted at its own path.
+
+    A git worktree's repository lives outside the tree; it is mounted read-only so that git
+    inside the container (CMake asks it for the commit) sees the same history.
+    """
+    src = job.source_dir.resolve()
+    paths = {str(src): "rw"}
     bdir = job.build_dir.resolve()
-    if not bdir.is_relative_to(paths[0]):
-        paths.append(bdir)
+    if not bdir.is_relative_to(src):
+        paths[str(bdir)] = "rw"
+    proc = subprocess.run(["git", "-C", str(src), "rev-parse", "--path-format=absolute",
+                           "--git-common-dir"], capture_output=True, text=True)
+    common = Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+    if common and common.is_dir() and not common.resolve().is_relative_to(src):
+        paths[str(common.resolve())] = "ro"
     return paths
 
 
@@ -215,10 +237,11 @@ def build(job: BuildJob) -> BackendResult:
            # git (run by CMake for the commit id) refuses trees of other owners otherwise.
            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
            "GIT_CONFIG_VALUE_0": "*"}
-    binds = {str(p): {"bind": str(p), "mode": "rw"} for p in mounts(job)}
+    binds = {p: {"bind": p, "mode": mode} for p, mode in mounts(job).items()}
     binds[volume] = {"bind": CCACHE_DIR, "mode": "rw"}
     run_prefix = (["docker", "run", "--rm", "-u", f"{uid}:{gid}", "-w", str(job.build_dir)]
-                  + [a for src, b in binds.items() for a in ("-v", f"{src}:{b['bind']}")]
+                  + [a for src, b in binds.items()
+                     for a in ("-v", f"{src}:{b['bind']}" + (":ro" if b["mode"] == "ro" else ""))]
                   + [a for k, v in env.items() for a in ("-e", f"{k}={v}")] + [built.tag])
     container = client.containers.run(
         built.image_id, ["sleep", "infinity"], detach=True, init=True, user=f"{uid}:{gid}",
