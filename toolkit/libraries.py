@@ -54,7 +54,7 @@ class Library:
 
     @property
     def family(self) -> str | None:
-        return family(self.soname or self.path)
+        return family(os.path.realpath(self.path)) or family(self.soname or "")
 
     def identity(self) -> str:
         """What makes two files the same build: the build id, else the content hash."""
@@ -150,35 +150,54 @@ def resolve(lib: Library, loaded: list[Library] | None = None,
     the entry's search path points: that is the silent rebind two TVMs fall into.
     """
     env = dict(os.environ if env is None else env)
-    rpath_dirs, runpath_dirs = elfread.ElfInfo(
-        lib.path, 0, 64, lib.soname, lib.needed, lib.rpath, lib.runpath).search_dirs()
-    ld_dirs = [d for d in env.get("LD_LIBRARY_PATH", "").split(":") if d]
+    names = loaded_names(loaded or [], env)
     out = []
     for name in lib.needed:
-        hit = next((m for m in loaded or [] if m.soname == name), None)
+        hit = names.get(name)
         if hit is not None:
             out.append(Binding(name, hit.path, "already loaded"))
             continue
-        if "/" in name:
-            out.append(Binding(name, name if os.path.exists(name) else None, "path"))
-            continue
-        found = None
-        for how, dirs in (("RPATH", rpath_dirs), ("LD_LIBRARY_PATH", ld_dirs),
-                          ("RUNPATH", runpath_dirs)):
-            found = next((Binding(name, str(Path(d) / name), how) for d in dirs
-                          if (Path(d) / name).exists()), None)
-            if found:
-                break
-        if found is None:
-            cached = ld_cache().get(name)
-            if cached:
-                found = Binding(name, cached, "ld.so.cache")
-        if found is None:
-            found = next((Binding(name, str(Path(d) / name), "default path") for d in
-                          DEFAULT_DIRS if (Path(d) / name).exists()),
-                         Binding(name, None, "not found"))
-        out.append(found)
+        out.append(_search(lib, name, env))
     return out
+
+
+def loaded_names(loaded: list[Library], env: dict[str, str]) -> dict[str, Library]:
+    """The names ld.so knows each loaded TVM library by: its SONAME, plus every DT_NEEDED
+    name another loaded library resolved to it (ld.so remembers those too)."""
+    names: dict[str, Library] = {}
+    for m in loaded:
+        if m.soname:
+            names.setdefault(m.soname, m)
+    for m in loaded:
+        for name in m.needed:
+            if name in names or not family(name):
+                continue
+            found = _search(m, name, env)
+            hit = next((x for x in loaded if found.path and same_file(x.path, found.path)), None)
+            if hit is not None:
+                names[name] = hit
+    return names
+
+
+def _search(lib: Library, name: str, env: dict[str, str]) -> Binding:
+    """Where ld.so's search (no already-loaded object matching) finds ``name`` for ``lib``."""
+    rpath_dirs, runpath_dirs = elfread.ElfInfo(
+        lib.path, 0, 64, lib.soname, lib.needed, lib.rpath, lib.runpath).search_dirs()
+    ld_dirs = [d for d in env.get("LD_LIBRARY_PATH", "").split(":") if d]
+    if "/" in name:
+        return Binding(name, name if os.path.exists(name) else None, "path")
+    for how, dirs in (("RPATH", rpath_dirs), ("LD_LIBRARY_PATH", ld_dirs),
+                      ("RUNPATH", runpath_dirs)):
+        for d in dirs:
+            if (Path(d) / name).exists():
+                return Binding(name, os.path.realpath(Path(d) / name), how)
+    cached = ld_cache().get(name)
+    if cached:
+        return Binding(name, cached, "ld.so.cache")
+    for d in DEFAULT_DIRS:
+        if (Path(d) / name).exists():
+            return Binding(name, os.path.realpath(Path(d) / name), "default path")
+    return Binding(name, None, "not found")
 
 
 @cache

@@ -90,7 +90,7 @@ def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
     except libraries.elfread.NotELF:
         raise UserError(f"{path} is not an ELF shared library") from None
     mapped = libraries.mapped() if mapped is None else mapped
-    if libraries.is_core(lib.soname or lib_path.name):
+    if lib.family in libraries.CORE_FAMILIES:
         where = next((m.path for m in mapped if m.family == lib.family), None)
         raise LoadRefused(
             f"{lib_path} is a TVM library ({lib.family}), not an extension"
@@ -139,7 +139,8 @@ def _check_bindings(lib: libraries.Library, mapped: list[libraries.Library],
             raise LoadRefused(
                 f"loading {Path(lib.path).name} would map a second {fam}: its {b.needed} "
                 f"resolves (by {b.how}) to {b.path}, while this process already maps "
-                f"{other.path}{'' if other.soname else ' (which has no SONAME to match)'}",
+                f"{other.path} (SONAME {other.soname or 'none'}, so ld.so cannot tell they are "
+                "the same library)",
                 "rebuild the extension against the TVM this process uses (tk ext build DIR "
                 "with this Python), or run it in a process that imports the TVM it was "
                 "built for")
