@@ -114,6 +114,8 @@ def render_dry_run(info: dict[str, Any]) -> str:
     if plan["notes"]:
         lines += ["", "notes:", *(f"  - {n}" for n in plan["notes"])]
     lines += ["", "pre-flight:"]
+    if not info["preflight"]:
+        lines.append("  (nothing to check here: the container image brings the tools)")
     for c in info["preflight"]:
         fix = f" — fix: {c['fix']}" if not c["ok"] and c["fix"] else ""
         lines.append(f"  {'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}{fix}")
