@@ -203,3 +203,24 @@ def test_layouts_are_detected(tmp_path):
     ext.mkdir()
     (ext / "CMakeLists.txt").write_text("find_package(tvm)\n# TVM_PREBUILD_PATH\n")
     assert inspect(ext).layout == "extension"
+
+
+def test_optional_submodules_matter_only_when_their_option_is_on(tmp_path):
+    from minifork import git
+
+    from toolkit import preflight
+    from toolkit.source import inspect, tree_key
+
+    fork = make_minifork(tmp_path / "tvm", ffi_submodule=True)
+    git(fork, "submodule", "add", "-q", str(tmp_path / "tvm-tvm-ffi"), "3rdparty/cutlass")
+    git(fork, "commit", "-q", "-m", "add cutlass")
+    git(fork, "submodule", "deinit", "-q", "-f", "3rdparty/cutlass")
+    tree = inspect(fork)
+    assert tree.key == tree_key(fork)  # nothing built differs: the commit's own key
+    plain = {c.name: c for c in preflight.check_submodules(tree, resolve(Request(), fork))}
+    assert plain["submodule 3rdparty/cutlass"].ok
+    assert "only USE_CUTLASS=ON needs it" in plain["submodule 3rdparty/cutlass"].detail
+    cutlass = resolve(Request(cuda=True, sets=["USE_CUTLASS=ON"]), fork)
+    checks = {c.name: c for c in preflight.check_submodules(tree, cutlass)}
+    assert not checks["submodule 3rdparty/cutlass"].ok
+    assert checks["submodule 3rdparty/cutlass"].fix == "git submodule update --init --recursive"

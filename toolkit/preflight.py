@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from toolkit.recipes import BuildPlan
+from toolkit.recipes import BuildPlan, is_on
 from toolkit.source import SourceTree
 
 FFI_MIN_CMAKE = (3, 26)
@@ -177,10 +177,24 @@ def check_ccache(plan: BuildPlan) -> Check | None:
                  "apt-get install ccache, or drop --ccache")
 
 
-def check_submodules(tree: SourceTree) -> list[Check]:
+# Submodules only some options compile (by the last part of their path): left out of a
+# checkout, they matter only when the plan turns the option on.
+OPTIONAL_SUBMODULES = {
+    "cutlass": "USE_CUTLASS", "cutlass_fpA_intB_gemm": "USE_CUTLASS",
+    "libflash_attn": "USE_CUTLASS", "OpenCL-Headers": "USE_OPENCL",
+    "flashinfer": "USE_FLASHINFER", "vta-hw": "USE_VTA_FSIM",
+}
+
+
+def check_submodules(tree: SourceTree, plan: BuildPlan | None = None) -> list[Check]:
     checks = []
     for sub in tree.submodules:
-        if sub.state == "uninitialised":
+        option = OPTIONAL_SUBMODULES.get(Path(sub.path).name)
+        unused = option is not None and not (plan and is_on(plan.options.get(option, "OFF")))
+        if sub.state == "uninitialised" and unused:
+            checks.append(Check(f"submodule {sub.path}", True,
+                                f"not initialised (only {option}=ON needs it)"))
+        elif sub.state == "uninitialised":
             checks.append(Check(f"submodule {sub.path}", False, "not initialised",
                                 "git submodule update --init --recursive"))
         elif sub.state == "moved":
@@ -199,7 +213,7 @@ def check_submodules(tree: SourceTree) -> list[Check]:
 
 def run(plan: BuildPlan, tree: SourceTree) -> list[Check]:
     """All checks for this plan and tree (host tools only when the build runs on the host)."""
-    checks = check_submodules(tree)
+    checks = check_submodules(tree, plan)
     if plan.backend == "native":
         checks.append(check_cmake(tree))
         checks += [c for c in (check_generator(plan), check_cuda(plan), check_ccache(plan)) if c]

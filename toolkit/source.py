@@ -186,7 +186,9 @@ def inspect(root: Path | str) -> SourceTree:
     for sub in tree.submodules:
         names.update(f"{sub.path} {sub.checked_out}\n".encode())
     tree.files_key = names.hexdigest()[:16]
-    if tree.dirty_paths or any(s.state != "ok" for s in tree.submodules):
+    # An uninitialised submodule builds nothing different (its SHA is in the commit's key);
+    # one checked out elsewhere does.
+    if tree.dirty_paths or any(s.state in ("moved", "conflict") for s in tree.submodules):
         # Uncommitted build-relevant work: a key of its own, never the commit's.
         dirty = hashlib.sha256()
         for sub in tree.submodules:
