@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+from dataclasses import dataclass
 from typing import Any
 
 from toolkit.profile.report import Report
 
-__all__ = ["Report", "profile", "header_for"]
+__all__ = ["Prepared", "Report", "header_for", "prepare", "profile"]
 
 
 def _cpu_model() -> str:
@@ -58,19 +59,33 @@ def header_for(workload: str, target_spec: str, target: Any, dev: Any, gpu: bool
     }
 
 
-def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup: int = 3,
-            seed: int = 0) -> Report:
-    """Compile ``source`` for ``target_spec``, time every VM call, return the report."""
-    from tvm import relax
+@dataclass
+class Prepared:
+    """A workload compiled for profiling, its kernels analysed, inputs on the device."""
 
+    workload: Any  # toolkit.workload.Workload
+    target_spec: str
+    target: Any
+    compiled: Any  # toolkit.stack.Compiled
+    kernels: dict[str, Any]  # symbol -> cost.KernelInfo
+    dev: Any
+    args: list[Any]
+    gpu: bool
+
+    def make_vm(self, **kwargs: Any) -> Any:
+        from tvm import relax
+
+        return relax.VirtualMachine(self.compiled.executable, self.dev, **kwargs)
+
+
+def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0) -> Prepared:
+    """Load and compile ``source`` with the kernel capture; refuse absent devices first."""
     from toolkit import stack
     from toolkit import target as targets
     from toolkit import workload as workloads
-    from toolkit.errors import DeviceAbsent, UserError
-    from toolkit.profile import cost, report, timing
+    from toolkit.errors import DeviceAbsent
+    from toolkit.profile import cost
 
-    if repeat < 1 or warmup < 0:
-        raise UserError("--repeat must be >= 1 and --warmup >= 0")
     target = targets.to_tvm(target_spec)
     try:
         dev = targets.device_for(target)
@@ -79,25 +94,32 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
     wl = workloads.load(source, seed=seed)
     capture = cost.KernelCapture()
     compiled = stack.compile(wl, target_spec, instruments=[cost.instrument(capture)])
-    kernels = cost.analyse(capture)
     args = stack.to_device([*wl.make_inputs(seed), *wl.params], dev)
-    gpu = targets.is_gpu(target)
+    return Prepared(wl, target_spec, target, compiled, cost.analyse(capture), dev, args,
+                    targets.is_gpu(target))
 
-    def make_vm(**kwargs: Any) -> Any:
-        return relax.VirtualMachine(compiled.executable, dev, **kwargs)
 
+def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup: int = 3,
+            seed: int = 0) -> Report:
+    """Compile ``source`` for ``target_spec``, time every VM call, return the report."""
+    from toolkit import stack
+    from toolkit.errors import TvmFailure, UserError
+    from toolkit.profile import report, timing
+
+    if repeat < 1 or warmup < 0:
+        raise UserError("--repeat must be >= 1 and --warmup >= 0")
+    p = prepare(source, target_spec, seed=seed)
+    wl = p.workload
     try:
-        timings = timing.measure(make_vm, wl.entry, args, dev, repeat=repeat, warmup=warmup,
-                                 gpu=gpu)
+        timings = timing.measure(p.make_vm, wl.entry, p.args, p.dev, repeat=repeat,
+                                 warmup=warmup, gpu=p.gpu)
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - a kernel failing under timing is TVM's failure
-        from toolkit.errors import TvmFailure
-
         raise TvmFailure(
-            f"running {wl.source} on {dev} failed: {stack._first_line(e)}",
+            f"running {wl.source} on {p.dev} failed: {stack._first_line(e)}",
             reproduce=stack.reproduce_command("run", wl, target_spec, "--debug"),
         ) from e
-    header = header_for(wl.source, target_spec, target, dev, gpu, repeat, warmup,
+    header = header_for(wl.source, target_spec, p.target, p.dev, p.gpu, repeat, warmup,
                         timings.method)
-    return report.build(timings, kernels, header)
+    return report.build(timings, p.kernels, header)
