@@ -7,9 +7,10 @@ Measured side by side in one run, each a full ``tk build`` process as a user run
 - repeated: ``tk build`` again with nothing changed (served from the store; goal <= 2 s);
 - python-only commit: a commit that touches only python/ (served from the store too);
 - docker (with --docker, when the backend and an engine are present): a second container
-  build of the same plan from a fresh tree against the first.
+  build of the same plan from a fresh tree against the first; with --docker-cold the first
+  also makes the toolchain image (the second finds it by its content tag).
 
-    python benchmarks/build_cache.py [--repeat N] [--docker]
+    python benchmarks/build_cache.py [--repeat N] [--docker [--docker-cold]]
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--docker", action="store_true", help="also time container builds")
+    parser.add_argument("--docker-cold", action="store_true",
+                        help="with --docker: remove the toolchain image first, so the first "
+                             "container build makes it (minutes)")
     args = parser.parse_args()
     base_env = {**os.environ, "PYTHONPATH": str(REPO)}
     cold, incr, repeat, pyonly = [], [], [], []
@@ -97,14 +101,28 @@ def main() -> None:
             return
         with tempfile.TemporaryDirectory(prefix="tk-bench-docker-") as tmp:
             env = {**base_env, "TK_CACHE": str(Path(tmp) / "cache")}
-            first, _ = tk_build(make_minifork(Path(tmp) / "a"), env, "--backend", "docker")
+            if args.docker_cold:
+                drop_toolchain_image(env)
+            first, m1 = tk_build(make_minifork(Path(tmp) / "a"), env, "--backend", "docker")
             # A fresh tree and build directory: what is reused is the image's layers (and
             # the ccache volume), not the build directory; --force skips the store.
-            second, _ = tk_build(make_minifork(Path(tmp) / "b"), env, "--backend", "docker",
-                                 "--force")
-        print(f"  docker: first build {first:6.2f} s, second (fresh tree, cached image) "
-              f"{second:6.2f} s ({second / first:.2f}x)")
+            second, m2 = tk_build(make_minifork(Path(tmp) / "b"), env, "--backend", "docker",
+                                  "--force")
+        same = "same image" if m1["image_id"] == m2["image_id"] else "DIFFERENT image"
+        print(f"  docker: first build {first:6.2f} s (image {m1['timings']['image']:.2f} s"
+              f"{', built cold' if args.docker_cold else ', image already there'}), "
+              f"second (fresh tree) {second:6.2f} s (image {m2['timings']['image']:.2f} s, "
+              f"{same}) = {second / first:.2f}x of the first")
 
+
+def drop_toolchain_image(env: dict[str, str]) -> None:
+    """Remove the docker plan's toolchain image, so the first build has to make it."""
+    import docker
+
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "image", "build", "--json"],
+                          capture_output=True, text=True, env=env, check=True)
+    tag = json.loads(proc.stdout)["tag"]
+    docker.from_env().images.remove(tag)
 
 if __name__ == "__main__":
     main()
