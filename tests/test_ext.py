@@ -194,3 +194,35 @@ def test_new_refuses_bad_names_and_existing_dirs(tk, work: Path, built: Path) ->
     r = tk("ext", "new", NAME, "--dir", str(work))
     assert r.returncode == 2 and "already exists" in r.stderr
     assert tk("ext", "check", str(work / "absent.so")).returncode == 2
+
+
+def test_doctor_names_the_vendored_tvm_and_its_runtime(second_tvm: Path, tk) -> None:
+    r = tk("doctor", "--json", env={"PYTHONPATH": str(second_tvm)})
+    checks = json.loads(r.stdout)["checks"]
+    vendored = [c for c in checks if c["name"] == "vendored tvm" and c["status"] == "warn"]
+    assert vendored and "holds another tvm package" in vendored[0]["detail"]
+    identity = [c for c in checks if c["name"] == "library identity" and c["status"] == "warn"]
+    assert identity and "SONAME tvm_runtime.so" in identity[0]["detail"]
+    owners = [c["detail"] for c in checks if c["name"] == "globals"]
+    assert any(d.startswith("libtvm_runtime.so registers") for d in owners)
+
+
+def test_doctor_finds_a_duplicate_registration(work: Path) -> None:
+    """A tvm package whose lib/ holds two builds of the runtime: the owners probe dies on
+    the second one; the check names the function and the library that registered it first."""
+    import importlib.util
+
+    from toolkit import libraries
+
+    fake = work / "dup" / "tvm"
+    (fake / "lib").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    wheel_lib = Path(importlib.util.find_spec("tvm").origin).parent / "lib"
+    shutil.copy2(wheel_lib / "libtvm_runtime.so", fake / "lib" / "libtvm_runtime.so")
+    shutil.copy2(wheel_lib / "libtvm_runtime.so", fake / "lib" / "libtvm_runtime_twin.so")
+    facts = libraries.doctor_facts(sys.executable, dict(os.environ, PYTHONPATH=str(fake.parent)))
+    rows = libraries.check_global_owners(facts)
+    failed = [c for c in rows if c.status == "fail"]
+    assert failed, rows
+    assert "libtvm_runtime_twin.so registers" in failed[0].detail
+    assert f"already registered by {fake / 'lib' / 'libtvm_runtime.so'}" in failed[0].detail

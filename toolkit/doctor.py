@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.errors import UserError
+from toolkit.libraries import DOCTOR_CHECKS as EXT_CHECKS
 from toolkit.probes import path_of
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
@@ -73,10 +74,19 @@ def probe(python: str = sys.executable, env: dict[str, str] | None = None,
 
 
 def run(python: str = sys.executable, env: dict[str, str] | None = None) -> Report:
+    from toolkit import libraries
+    from toolkit.explain import best
+
     facts = probe(python, env)
+    if facts.get("import", {}).get("ok"):
+        facts.update(libraries.doctor_facts(python, env))
     checks: list[Check] = []
     for check in CHECKS:
         checks.extend(check(facts))
+    for c in checks:  # failures TVM users have met before get the known cause and fix
+        finding = best(c.detail) if c.status == FAIL else None
+        if finding is not None and finding.fix not in (c.fix or ""):
+            c.fix = f"{c.fix}; {finding.one_line()}" if c.fix else finding.one_line()
     return Report(python=python, checks=checks, facts=facts)
 
 
@@ -302,6 +312,7 @@ CHECKS: list[Callable[[dict[str, Any]], list[Check]]] = [
     check_runtimes,
     check_smoke,
     check_environment,
+    *EXT_CHECKS,
 ]
 
 

@@ -9,6 +9,7 @@ Modes:
   globals LIB...    import tvm; load each LIB; the global names each one added
   owners            load TVM's own libraries one by one, then import tvm: who registered what
   environment       sys.path / env entries that hold another tvm, and stale tvm dist-infos
+  doctor            environment, then mapped (one process, for tk doctor)
 """
 
 import ctypes
@@ -201,6 +202,9 @@ def main():
         mode_owners()
     elif mode == "environment":
         mode_environment()
+    elif mode == "doctor":
+        mode_environment()
+        mode_mapped()
     else:
         sys.exit(f"unknown mode {mode}")
 
