@@ -229,3 +229,32 @@ def test_user_mistakes_exit_2(tk, tmp_path: Path) -> None:
     assert r.returncode == 2 and "not a tk profile report" in r.stderr
     r = tk("profile", "compare", str(tmp_path / "missing.json"), str(not_report))
     assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_fused_kernels_name_their_relax_ops() -> None:
+    """Fusion seen during the compile (FuseOps -> FuseTIR) and fusion that arrived in the
+    workload (only the kernel name says what is inside) both give the ops."""
+    import tvm
+    from tvm import relax
+
+    from toolkit import workload
+    from toolkit.profile import cost, profile
+
+    capture = cost.KernelCapture()
+    fuse = tvm.transform.Sequential([
+        relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(),
+        relax.transform.FuseOps(), relax.transform.FuseTIR(),
+    ])
+    with tvm.transform.PassContext(opt_level=3, instruments=[cost.instrument(capture)]):
+        fuse(workload.load("builtin:mlp").mod)
+    seen = {k: v.fused_ops for k, v in cost.analyse(capture).items()}
+    assert seen["fused_matmul_add_relu"] == ["matmul", "add", "relu"]
+    assert seen["fused_matmul1_add1"] == ["matmul", "add"]
+
+    report = profile(str(HERE / "profile_prefused.py"), "llvm", repeat=3, warmup=1)
+    rows = report.operators.set_index("name")
+    assert rows.at["fused_matmul_add_relu", "fused_ops"] == "matmul+add+relu"
+    assert rows.at["fused_matmul1_add1", "fused_ops"] == "matmul+add"
+    # 2x64 @ 64x32 matmul, bias add and relu: 2*2*64*32 + 2*32 + 2*32
+    assert rows.at["fused_matmul_add_relu", "flops"] == 2 * 2 * 64 * 32 + 2 * 32 + 2 * 32
+    assert rows.at["transpose", "fused_ops"] == "transpose"

@@ -105,13 +105,13 @@ def _name_ops(name: str) -> list[str]:
     import tvm
 
     known = {n.rsplit(".", 1)[-1] for n in tvm.ir.Op.list_op_names() if n.startswith("relax.")}
-    words = base_op(name.removeprefix("fused_")).split("_")
+    words = name.removeprefix("fused_").split("_")
     ops, i = [], 0
     while i < len(words):
         for j in range(len(words), i, -1):
             candidate = "_".join(words[i:j])
-            if candidate in known or j == i + 1:
-                ops.append(candidate)
+            if candidate in known or base_op(candidate) in known or j == i + 1:
+                ops.append(candidate if candidate in known else base_op(candidate))
                 i = j
                 break
     return ops

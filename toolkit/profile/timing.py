@@ -71,8 +71,10 @@ def describe_args(args: Sequence[Any]) -> tuple[str, ...]:
 class CallTimer:
     """The instrument: times each VM call, syncing the device around it on GPUs."""
 
-    def __init__(self, sync: Callable[[], None] | None) -> None:
+    def __init__(self, sync: Callable[[], None] | None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.sync = sync
+        self.clock = clock
         self.calls: list[tuple[str, float]] = []
         self.signatures: list[tuple[str, tuple[str, ...]]] | None = None
         self._start = 0.0
@@ -82,7 +84,7 @@ class CallTimer:
         self.signatures = [] if describe else None
 
     def __call__(self, func: Any, symbol: Any, before: bool, ret: Any, *args: Any) -> int:
-        clock = time.perf_counter
+        clock = self.clock
         if before:
             symbol = str(symbol)
             if self.signatures is not None:
@@ -106,7 +108,7 @@ class CallTimer:
             return GO_ON
         if self.sync is not None:
             self.sync()
-        self.calls.append((symbol, clock() - self._start))
+        self.calls.append((symbol, self.clock() - self._start))
         return GO_ON
 
 
@@ -123,10 +125,13 @@ def measure(
     repeat: int,
     warmup: int,
     gpu: bool,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Timings:
     """Time the entry function per call (instrumented) and end to end (plain), interleaved.
 
     ``make_vm(**kwargs)`` makes a fresh VirtualMachine for the compiled executable.
+    ``clock`` is wall time; ``time.thread_time`` (CPU time of this thread, blind to other
+    processes) suits only single-threaded CPU runs, as benchmarks/profile_accuracy.py uses.
 
     Each repeat runs the plain VM, the instrumented VM and a VM with a do-nothing hook back
     to back, so load from other processes lands on all three alike.
@@ -141,16 +146,16 @@ def measure(
         raise TkError("this TVM's VM has neither set_instrument nor profile(); cannot time calls")
     sync = dev.sync if gpu else None
     plain, timed, hooked = make_vm(), make_vm(), make_vm()
-    timer = CallTimer(sync)
+    timer = CallTimer(sync, clock)
     timed.set_instrument(timer)
     hooked.set_instrument(_noop)
     f_plain, f_timed, f_hooked = plain[entry], timed[entry], hooked[entry]
 
     def wall(fn: Callable[..., Any]) -> float:
-        start = time.perf_counter()
+        start = clock()
         fn(*args)
         dev.sync()
-        return time.perf_counter() - start
+        return clock() - start
 
     timer.begin_run(describe=True)
     wall(f_timed)  # the first call also loads code; its shapes name the rows
