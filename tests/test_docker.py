@@ -198,7 +198,8 @@ def test_unchanged_plan_reuses_its_image_and_a_changed_one_reuses_layers(
 
 
 @pytest.mark.slow
-def test_container_build_of_the_fork_is_owned_by_the_caller(tk, tmp_path, toolchain_image):
+def test_container_build_of_the_fork_is_owned_by_the_caller(tk, tmp_path, engine, base_image,
+                                                            toolchain_image):
     fork = make_minifork(tmp_path / "tvm")
     uid, gid = (1000, 1000) if os.geteuid() == 0 else (os.getuid(), os.getgid())
     env = {"TK_CACHE": str(tmp_path / "cache")}
@@ -207,7 +208,8 @@ def test_container_build_of_the_fork_is_owned_by_the_caller(tk, tmp_path, toolch
         subprocess.run(["chown", "-R", f"{uid}:{gid}", str(fork)], check=True)
         env.update(SUDO_UID=str(uid), SUDO_GID=str(gid))
 
-    r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm", "--json", env=env)
+    r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm", "--ccache", "--json",
+           env=env)
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)
     assert m["image_id"] == toolchain_image.image_id
@@ -227,8 +229,15 @@ def test_container_build_of_the_fork_is_owned_by_the_caller(tk, tmp_path, toolch
     assert m["check"]["libinfo"]["LLVM_VERSION"] == m["toolchain"]["llvm"]
 
     # Again, forced past the store: same image, no image build, configure skipped, Ninja no-op.
-    r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm", "--force", "--json",
-           env=env)
+    # The compiler cache is a volume of the caller's, written as the caller.
+    count = engine.containers.run(
+        base_image.tag, ["sh", "-c", f"find /ccache -type f -user {uid} | wc -l"],
+        volumes={f"tk-ccache-{uid}": {"bind": "/ccache", "mode": "ro"}}, network_mode="host",
+        remove=True)
+    assert int(count) > 0
+
+    r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm", "--ccache", "--force",
+           "--json", env=env)
     assert r.returncode == 0, r.stderr
     m2 = json.loads(r.stdout)
     assert m2["image_id"] == m["image_id"]
