@@ -37,7 +37,7 @@ TERMINAL_COLUMNS = ["name", "match", "a_us", "b_us", "change_pct", "speedup", "s
                     "verdict", "args"]
 HTML_VIEW = {
     "columns": COLUMNS[:-1], "sort": "abs_delta_us", "bar": "abs_delta_us",
-    "breakdown": "verdict", "label": "name", "flag": "flag", "barClass": "verdict",
+    "breakdown": "verdict", "label": "name", "flag": "flag", "barClass": "verdict", "barAfter": "speedup",
 }
 
 

@@ -34,7 +34,7 @@ HTML_VIEW = {
     "columns": ["name", "kind", "calls", "total_us", "share", "mean_us", "median_us",
                 "std_us", "min_us", "max_us", "gflops", "gbps", "args", "fused_ops"],
     "sort": "total_us", "bar": "total_us", "breakdown": "op", "label": "name",
-    "barClass": "kind",
+    "barClass": "kind", "barAfter": "share",
 }
 DTYPE_BITS = {"bool": 8}
 E2E = "(end to end)"  # runs_us key of the uninstrumented end-to-end times

@@ -85,7 +85,10 @@
     var thead = table.tHead, tbody = table.tBodies[0];
     thead.innerHTML = ""; tbody.innerHTML = "";
     var hr = el("tr");
-    var heads = view.bar ? columns.concat(["bar"]) : columns;
+    // The bar goes right after view.barAfter (else last), where the eye is on the numbers.
+    var at = view.bar ? (columns.indexOf(view.barAfter) + 1 || columns.length) : -1;
+    var heads = columns.slice();
+    if (at >= 0) heads.splice(at, 0, "bar");
     heads.forEach(function (c) {
       var th = el("th", {"data-column": c}, c);
       if (c === sortKey) th.className = "sorted" + (ascending ? " asc" : "");
@@ -100,17 +103,18 @@
     rows.forEach(function (r) {
       var tr = el("tr", {"data-name": fmt(r[view.label || columns[0]])});
       if (view.flag && r[view.flag]) tr.className = "flag";
-      columns.forEach(function (c) {
-        tr.appendChild(el("td", {"class": typeof r[c] === "number" ? "num" : ""}, fmt(r[c])));
-      });
-      if (view.bar) {
+      heads.forEach(function (c, i) {
+        if (i !== at) {
+          tr.appendChild(el("td", {"class": typeof r[c] === "number" ? "num" : ""}, fmt(r[c])));
+          return;
+        }
         var td = el("td", {"class": "barcell"});
         var pct = max > 0 ? 100 * (Number(r[view.bar]) || 0) / max : 0;
         var kind = view.barClass ? String(r[view.barClass]) : "";
         td.appendChild(el("div", {"class": "bar " + kind, "style": "width:" + pct.toFixed(2) + "%",
                                   "data-value": String(r[view.bar])}));
         tr.appendChild(td);
-      }
+      });
       tbody.appendChild(tr);
     });
     document.body.setAttribute("data-rendered", String(rows.length));
