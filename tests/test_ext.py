@@ -226,3 +226,13 @@ def test_doctor_finds_a_duplicate_registration(work: Path) -> None:
     assert failed, rows
     assert "libtvm_runtime_twin.so registers" in failed[0].detail
     assert f"already registered by {fake / 'lib' / 'libtvm_runtime.so'}" in failed[0].detail
+
+
+def test_build_failure_says_what_reproduces_it_and_what_it_means(tk, tmp_path: Path) -> None:
+    assert tk("ext", "new", "old_cmake", "--dir", str(tmp_path)).returncode == 0
+    lists = tmp_path / "old_cmake" / "CMakeLists.txt"
+    lists.write_text(lists.read_text().replace("VERSION 3.18", "VERSION 99.0"))
+    r = tk("ext", "build", str(tmp_path / "old_cmake"))
+    assert r.returncode == 1
+    assert "configure failed" in r.stderr and "explain: CMake too old" in r.stderr
+    assert "reproduce: cmake -S" in r.stderr

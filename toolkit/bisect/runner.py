@@ -114,6 +114,12 @@ class Bisector:
                 if one.value == v.STOP:
                     break
             verdict = v.combine(verdicts)
+            if verdict.value != v.GOOD:
+                from toolkit.explain import best
+
+                finding = best(outcome.output)
+                if finding is not None:
+                    verdict = v.Verdict(verdict.value, f"{verdict.reason}; {finding.title}")
         step.verdict, step.reason = verdict.value, verdict.reason
         step.seconds = round(time.perf_counter() - start, 3)
         return step

@@ -77,11 +77,22 @@ class BuildFailed(TvmFailure):
     """Configure or compile failed: exit 1 with the log path and the command that reproduces it."""
 
     def __init__(self, step: str, job: BuildJob, reproduce: str) -> None:
+        from toolkit.explain import hint
+
         tail = log_tail(job.log)
-        super().__init__(f"{step} failed{': ' + tail if tail else ''} (log: {job.log})",
-                         reproduce=reproduce)
+        known = hint(log_text(job.log))
+        super().__init__(f"{step} failed{': ' + tail if tail else ''} (log: {job.log})"
+                         + (f"\n  {known}" if known else ""), reproduce=reproduce)
         self.step = step
         self.log = job.log
+
+
+def log_text(log: Path, lines: int = 2000) -> str:
+    """The end of a log, for toolkit.explain (whole TVM build logs run to megabytes)."""
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
 
 
 def log_tail(log: Path, lines: int = 400) -> str:

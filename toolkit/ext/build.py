@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import libraries
-from toolkit.errors import TkError, TvmFailure, UserError
+from toolkit.errors import TkError, UserError
 from toolkit.ext import manifest
 from toolkit.probes import path_of
 
@@ -68,7 +68,7 @@ def target_python_facts(python: str) -> dict[str, Any]:
 def build(source_dir: str | Path, python: str = sys.executable,
           tvm_prebuild: str | None = None, tvm_source: str | None = None,
           build_type: str = "RelWithDebInfo", jobs: int | None = None) -> Built:
-    from toolkit.builders import BuildFailed, BuildJob, backend
+    from toolkit.builders import BuildJob, backend
     from toolkit.recipes import BuildPlan
 
     src = Path(source_dir).resolve()
@@ -96,15 +96,7 @@ def build(source_dir: str | Path, python: str = sys.executable,
     log.write_text("")
     job = BuildJob(plan=plan, source_dir=src, build_dir=build_dir, log=log, jobs=jobs)
     job.config_cmake.write_text(plan.config_cmake())
-    try:
-        result = backend("native").build(job)
-    except BuildFailed as e:
-        from toolkit.explain import hint
-
-        line = hint(log.read_text(errors="replace"))
-        if line:
-            raise TvmFailure(f"{Exception.__str__(e)}\n  {line}", reproduce=e.reproduce) from None
-        raise
+    result = backend("native").build(job)  # BuildFailed carries the explain hint
     library = find_library(src, build_dir, name)
     data = describe_build(library, src, python, facts, cmake, result.toolchain,
                           result.commands)
