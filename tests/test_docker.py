@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from minifork import git, make_minifork
+from minifork import break_build_commit, git, make_minifork
 
 from toolkit import image
 from toolkit.builders import BuildJob
@@ -218,7 +218,7 @@ def test_container_build_of_the_fork_is_owned_by_the_caller(tk, tmp_path, engine
     assert m["toolchain"]["cmake"].startswith("cmake version 3.")
     assert m["cmake_values"]["CMAKE_COMMAND"].startswith("/usr/local/lib/python3")  # pip's
     assert m["check"]["ok"], m["check"]
-    assert m["commands"][0].startswith(f"docker run --rm -u {uid}:{gid} ")
+    assert m["commands"][0].startswith(f"docker run --rm --network host -u {uid}:{gid} ")
 
     bdir = Path(m["build_dir"])
     made = [p for p in [bdir, *bdir.rglob("*")] if p.name != ".tk-plan"]
@@ -251,3 +251,16 @@ def test_image_build_finds_the_image_a_build_would_use(tk, toolchain_image):
     out = json.loads(r.stdout)
     assert (out["tag"], out["image_id"], out["cached"]) == (toolchain_image.tag,
                                                             toolchain_image.image_id, True)
+
+
+@pytest.mark.slow
+def test_a_failing_container_build_says_what_reproduces_it(tk, tmp_path, toolchain_image):
+    fork = make_minifork(tmp_path / "tvm")
+    break_build_commit(fork)
+    r = tk("build", "-C", str(fork), "--backend", "docker", env={"TK_CACHE": str(tmp_path / "c")})
+    assert r.returncode == 1
+    assert "compile failed" in r.stderr and "module.cc" in r.stderr
+    reproduce = r.stderr.split("reproduce: ", 1)[1].strip()
+    assert reproduce.startswith("docker run --rm --network host -u ")
+    assert f" {toolchain_image.tag} cmake --build " in reproduce
+    assert "Traceback" not in r.stderr

@@ -239,7 +239,8 @@ def build(job: BuildJob) -> BackendResult:
            "GIT_CONFIG_VALUE_0": "*"}
     binds = {p: {"bind": p, "mode": mode} for p, mode in mounts(job).items()}
     binds[volume] = {"bind": CCACHE_DIR, "mode": "rw"}
-    run_prefix = (["docker", "run", "--rm", "-u", f"{uid}:{gid}", "-w", str(job.build_dir)]
+    run_prefix = (["docker", "run", "--rm", "--network", NETWORK, "-u", f"{uid}:{gid}",
+                   "-w", str(job.build_dir)]
                   + [a for src, b in binds.items()
                      for a in ("-v", f"{src}:{b['bind']}" + (":ro" if b["mode"] == "ro" else ""))]
                   + [a for k, v in env.items() for a in ("-e", f"{k}={v}")] + [built.tag])
