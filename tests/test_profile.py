@@ -258,3 +258,13 @@ def test_fused_kernels_name_their_relax_ops() -> None:
     # 2x64 @ 64x32 matmul, bias add and relu: 2*2*64*32 + 2*32 + 2*32
     assert rows.at["fused_matmul_add_relu", "flops"] == 2 * 2 * 64 * 32 + 2 * 32 + 2 * 32
     assert rows.at["transpose", "fused_ops"] == "transpose"
+
+
+def test_shape_strings() -> None:
+    from toolkit.profile.report import tensor_bytes
+    from toolkit.profile.timing import _old_shapes
+
+    # vm.profile()'s "Argument Shapes" (TVM < 0.24) in the instrument path's spelling
+    assert _old_shapes("float32[1, 784], int8[784, 256]") == ("float32[1,784]", "int8[784,256]")
+    assert tensor_bytes("float32[4,64]") == 1024 and tensor_bytes("float16[3]") == 6
+    assert tensor_bytes("bool[8]") == 8 and tensor_bytes("int4[2]") == 2

@@ -179,7 +179,11 @@ def _measure_old_profiler(
     make_vm: Callable[..., Any], entry: str, args: Sequence[Any], dev: Any, *,
     repeat: int, warmup: int,
 ) -> Timings:
-    """TVM < 0.24 without ``set_instrument``: read ``vm.profile()``'s per-call report."""
+    """A TVM with ``vm.profile()`` but no ``set_instrument``: read the per-call report.
+
+    Not exercised here (the installed TVM has only the instrument); written against
+    ``src/runtime/profiling.cc``'s ``Report::AsJSON``.
+    """
     import json
 
     plain = make_vm()
@@ -191,17 +195,25 @@ def _measure_old_profiler(
         plain[entry](*args)
         dev.sync()
         e2e = time.perf_counter() - start
+        # Report::AsJSON: strings bare, durations {"microseconds": x}, counts {"count": n}.
         report = json.loads(profiled.profile(entry, *args).json())
         calls = []
         for call in report.get("calls", []):
-            name = str(call.get("Name", {}).get("string", "?"))
+            name = str(call.get("Name", "?"))
             micros = float(call.get("Duration (us)", {}).get("microseconds", 0.0))
             count = int(call.get("Count", {}).get("count", 1) or 1)
+            shapes = _old_shapes(str(call.get("Argument Shapes", "")))
             for _ in range(count):
                 calls.append((name, micros / count * 1e-6))
                 if i == 0:
-                    signatures.append((name, ()))
+                    signatures.append((name, shapes))
         if i >= warmup:
             result.end_to_end.append(e2e)
             result.runs.append(calls)
     return result
+
+
+def _old_shapes(text: str) -> tuple[str, ...]:
+    """``"float32[1, 784], float32[784, 256]"`` -> ("float32[1,784]", "float32[784,256]")."""
+    parts = (part.replace(" ", "").lstrip(",") for part in text.split("]"))
+    return tuple(part + "]" for part in parts if part)
