@@ -79,6 +79,28 @@ def _target_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     )
 
 
+def _kind_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    import difflib
+
+    known = ["llvm", "cuda", "rocm", "vulkan", "metal", "opencl", "webgpu", "c", "hexagon",
+             "nvptx", "ext_dev", "hybrid"]
+    near = difflib.get_close_matches(groups["kind"], known, n=1)
+    if not near:
+        return None
+    return (f"'{groups['kind']}' is not a target kind this TVM knows.",
+            f'did you mean "{near[0]}"? e.g. tvm.target.Target({{"kind": "{near[0]}"}}).')
+
+
+def _option_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    import difflib
+
+    known = re.findall(r"'([^']+)'", groups["known"])
+    near = difflib.get_close_matches(groups["option"], known, n=1)
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    return (f"the target dict has option '{groups['option']}', which its kind does not declare.",
+            f"{hint}known options: {', '.join(known)}.")
+
+
 def _device_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     if "want_name" in groups:
         name = groups["want_name"]
@@ -147,6 +169,26 @@ PATTERNS: list[Pattern] = [
         _target_fix,
     ),
     Pattern(
+        "unknown-target-kind",
+        r'Target kind "(?P<kind>[^"]+)" is not defined',
+        "Unknown target kind",
+        "the target's kind is not one this TVM build knows (a typo, or a backend this build "
+        "was compiled without).",
+        "use a kind from tvm.target.Target.list_kinds() (llvm, cuda, rocm, vulkan, metal, "
+        "opencl, ...); `tk doctor` lists the codegens this build has.",
+        "src/target/target.cc in apache-tvm 0.27.0.post1 (captured from the wheel)",
+        _kind_fix,
+    ),
+    Pattern(
+        "unknown-target-option",
+        r"Unknown config option '(?P<option>[^']+)'\. Known options: (?P<known>[^.]*)\.",
+        "Unknown target option",
+        "the target dict has an option its kind does not declare.",
+        "use one of the options the message lists.",
+        "src/target/target.cc in apache-tvm 0.27.0.post1 (captured from the wheel)",
+        _option_fix,
+    ),
+    Pattern(
         "arm-features-without-llvm",
         r"Cannot parse Arm\(R\)-based target features(?: for target .*?)? without LLVM support",
         "TVM built without LLVM",
@@ -197,6 +239,17 @@ PATTERNS: list[Pattern] = [
         "CUDA_ERROR_INVALID_VALUE usually means more than 1024 threads per block.",
         "src/runtime/cuda/cuda_module.cc (CUDAWrappedFunc launch error)",
         _launch_fix,
+    ),
+    Pattern(
+        "cuda-zero-grid",
+        r"CUDALaunch Error: grid dimension must be positive, but got grid=\((?P<grid>[\d,\s]+)\)"
+        r"(?: in kernel (?P<kernel>\w+))?",
+        "CUDA kernel launched with an empty grid",
+        "a grid extent computed from a dynamic shape was 0 at run time (e.g. zero tokens in a "
+        "batch), and CUDA refuses a launch with no blocks.",
+        "skip the call when the dynamic dimension is 0 (guard it in the caller or in Relax "
+        "with R.If), or make the kernel's grid at least 1.",
+        "src/runtime/cuda/cuda_module.cc (CUDAWrappedFunc grid check)",
     ),
     Pattern(
         "too-much-shared-data",
