@@ -116,8 +116,9 @@ def python_dirs(root: Path) -> list[Path]:
 def detect_layout(root: Path) -> str:
     lists = root / "CMakeLists.txt"
     text = lists.read_text(errors="replace") if lists.exists() else ""
-    if "TVM_PREBUILD_PATH" in text or "find_package(tvm" in text.lower():
-        return "extension"
+    if (("TVM_PREBUILD_PATH" in text or "find_package(tvm" in text.lower())
+            and not (root / "cmake" / "config.cmake").exists()):
+        return "extension"  # builds against a prebuilt TVM rather than being one
     if "tvm_compiler" in text:
         return "main"
     pyproject = root / "pyproject.toml"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,7 @@ def render_dry_run(info: dict[str, Any]) -> str:
         "",
         "cmake:",
         "  cmake -S " + src["dir"] + " -B " + info["build_dir"] + " "
-        + " ".join(quote(a) for a in plan["cmake_args"]),
+        + shlex.join(plan["cmake_args"]),
         "  cmake --build " + info["build_dir"]
         + (" --target " + " ".join(plan["targets"]) if plan["targets"] else ""),
         "",
@@ -125,12 +126,6 @@ def render_dry_run(info: dict[str, Any]) -> str:
         lines += ["", "container spec (for --backend docker):",
                   *("  " + ln for ln in json.dumps(plan["container"], indent=2).splitlines())]
     return "\n".join(lines)
-
-
-def quote(arg: str) -> str:
-    import shlex
-
-    return shlex.quote(arg)
 
 
 def render_outcome(m: dict[str, Any], from_store: bool) -> str:
