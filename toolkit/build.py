@@ -82,7 +82,10 @@ def build_dir_for(plan: BuildPlan, tree: SourceTree, name: str | None = None) ->
 
 def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
           jobs: int | None = None, progress: Callable[[int, int], None] | None = None,
-          force: bool = False, check: bool = True) -> Outcome:
+          force: bool = False, check: bool = True,
+          stage: Callable[[str], None] | None = None) -> Outcome:
+    """Build ``plan`` from ``tree`` (or serve it from the store); ``stage`` hears each step."""
+    say = stage or (lambda message: None)
     started = time.monotonic()
     key = store.build_key(plan.hash, tree.key)
     if not force:
@@ -104,6 +107,7 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
     log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
                    progress=progress, files_key=tree.files_key)
+    say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
     with locked(bdir / ".tk-lock"):
         result = backend(plan.backend).build(job)
     (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
@@ -136,6 +140,7 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
         "env": store.env_of({"id": key, "source": {"dir": str(tree.root)}}),
     }
     if check:
+        say("checking the build in its own environment (tk doctor's probe)")
         t = time.monotonic()
         manifest["check"] = post_build_check(manifest, plan)
         manifest["timings"]["check"] = round(time.monotonic() - t, 3)

@@ -67,7 +67,8 @@ def build_group(ctx: click.Context, source: str, llvm: str | None, cuda: bool,
         return 0
     outcome = builder.build(plan, tree, build_dir=build_dir, jobs=jobs,
                             progress=None if as_json else progress_printer(),
-                            force=force, check=not no_check)
+                            force=force, check=not no_check,
+                            stage=lambda msg: click.echo(f"tk build: {msg}", err=True))
     if as_json:
         echo_json({**outcome.manifest, "from_store": outcome.from_store})
     else:
