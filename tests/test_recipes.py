@@ -224,3 +224,15 @@ def test_optional_submodules_matter_only_when_their_option_is_on(tmp_path):
     checks = {c.name: c for c in preflight.check_submodules(tree, cutlass)}
     assert not checks["submodule 3rdparty/cutlass"].ok
     assert checks["submodule 3rdparty/cutlass"].fix == "git submodule update --init --recursive"
+
+
+def test_ccache_fragment_and_its_preflight(tk, fork, cache):
+    import shutil
+
+    r = tk("build", "-C", str(fork), "--ccache", "--dry-run", env=cache)
+    assert r.returncode == 0 and "set(USE_CCACHE ON)  # ccache" in r.stdout
+    if shutil.which("ccache"):
+        assert "ok   ccache" in r.stdout
+    else:
+        assert "FAIL ccache: USE_CCACHE=ON (--ccache) but ccache is not on PATH" in r.stdout
+        assert "fix: apt-get install ccache" in r.stdout
