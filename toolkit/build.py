@@ -178,6 +178,13 @@ def find_artifacts(build_dir: Path, layout: str = "python") -> list[Path]:
             path = sub / name
             if path.is_file() and path.name not in {p.name for p in found}:
                 found.append(path.resolve())
+    if found and layout != "extension":
+        # tvm-ffi, built as a subproject, may put libtvm_ffi.so in its own binary dir.
+        have = {p.name for p in found}
+        for path in sorted(build_dir.glob("3rdparty/**/libtvm_ffi.so")):
+            if path.is_file() and path.name not in have:
+                found.append(path.resolve())
+                have.add(path.name)
     return found
 
 
