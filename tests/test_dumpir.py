@@ -36,6 +36,38 @@ mod = Module
 '''
 
 
+CUSTOM_PASS = '''\
+"""A small MLP whose pipeline carries the user's own pass, which raises."""
+import tvm
+from tvm import relax
+from tvm.relax.frontend import nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        self.fc1 = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return nn.relu(self.fc1(x))
+
+
+model = MLP()
+spec = {"forward": {"x": nn.spec.Tensor((1, 8), "float32")}}
+
+
+@tvm.transform.module_pass(opt_level=0, name="FuseMyOps")
+def fuse_my_ops(mod, ctx):
+    if any("matmul" in gv.name_hint for gv in mod.get_global_vars()):
+        raise ValueError("FuseMyOps: cannot fuse matmul yet")
+    return mod
+
+
+pipeline = tvm.transform.Sequential([
+    relax.transform.LegalizeOps(), fuse_my_ops, relax.get_pipeline("default_build"),
+])
+'''
+
+
 def dump_ir(out: Path, workload: str = "builtin:mlp", target: str = "llvm", *extra: str):
     return run_tk("dump-ir", workload, "--target", target, "-o", str(out), "--json", *extra)
 
@@ -234,3 +266,20 @@ def test_all_writes_every_module_and_passes_filter_limits_storage(tmp_path: Path
     assert all(p["name"].startswith("tirx.") for p in stored)
     legalize = next(p for p in index["passes"] if p["name"] == "LegalizeOps")
     assert not legalize["stored"] and set(legalize["added"].values()) == {None}
+
+
+def test_a_users_own_pass_that_raises_is_reproduced_alone(tmp_path: Path):
+    workload = tmp_path / "custom.py"
+    workload.write_text(CUSTOM_PASS)
+    out = tmp_path / "dump"
+    r = run_tk("dump-ir", str(workload), "-o", str(out))
+    assert r.returncode == 1 and "pass FuseMyOps" in r.stderr
+    index = load_index(out)
+    names = [(p["name"], p["status"]) for p in index["passes"]]
+    assert names == [("sequential", "failed"), ("LegalizeOps", "ok"), ("FuseMyOps", "failed")]
+    assert "cannot fuse matmul yet" in index["passes"][2]["error"]
+    assert "def matmul(" in (out / "failed" / "input.py").read_text()  # LegalizeOps' output
+    proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "running only FuseMyOps" in proc.stdout and "cannot fuse matmul yet" in proc.stderr

@@ -108,7 +108,7 @@ def _record(
         if frame is not None:
             failed_pass = frame.record
             failed_pass.module = _save_failed(work, frame.mod, workload.mod)
-            write_repro(work, failed_pass.name, target_spec, pass_config)
+            write_repro(work, failed_pass.name, workload.source, target_spec, pass_config)
             failure = TvmFailure(
                 f"pass {failed_pass.name} (#{failed_pass.seq}) raised while compiling "
                 f"{workload.source} for {target_spec}: {_first_line(cause)}",
