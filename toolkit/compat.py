@@ -217,3 +217,24 @@ def flops_estimator() -> Callable[[Any], float] | None:
         return None
     make_module = tvm().IRModule
     return lambda func: estimate(make_module({"main": func}))
+
+
+def script_printer() -> Callable[[Any, str], str]:
+    """``(func, name) -> TVMScript``, reusing one printer config per name where possible.
+
+    ``obj.script(name=...)`` builds a fresh PrinterConfig through the FFI on every call, about
+    a tenth of the cost of printing one function; dump-ir prints thousands.
+    """
+    try:
+        from tvm.runtime.script_printer import PrinterConfig, _script
+    except ImportError:
+        return lambda obj, name: obj.script(name=name)
+    configs: dict[str, Any] = {}
+
+    def print_with_cached_config(obj: Any, name: str) -> str:
+        config = configs.get(name)
+        if config is None:
+            config = configs[name] = PrinterConfig(name=name)
+        return _script(obj, config)
+
+    return print_with_cached_config

@@ -64,6 +64,7 @@ def dump(
     check_output_dir(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tk-", dir=out.parent))
+    work.chmod(0o777 & ~_umask())  # mkdtemp makes it private; the dump is an ordinary directory
     try:
         result = _record(
             workload, target_spec, work, out, passes, funcs, full_modules, pass_config
@@ -93,12 +94,11 @@ def _record(
             workload, target_spec, instruments=[instrument(recorder)], pass_config=pass_config
         )
     except TvmFailure as e:
-        if recorder.internal_error is not None:
-            raise TkError(
-                f"dump-ir's pass instrument failed: {type(recorder.internal_error).__name__}: "
-                f"{recorder.internal_error}"
-            ) from recorder.internal_error
         failure = e
+    try:
+        recorder.finish()
+    except Exception as e:  # noqa: BLE001 - a bug of ours, not a failure of the pass
+        raise TkError(f"dump-ir's pass instrument failed: {type(e).__name__}: {e}") from e
     seconds = time.perf_counter() - start
 
     failed_pass = None
@@ -129,6 +129,7 @@ def _record(
         "functions_stored": len(store.loaded()),
         "compile_seconds": round(seconds, 4),
         "instrument_seconds": round(recorder.overhead, 4),
+        "worker_seconds": round(recorder.worker_seconds, 4),
         "pass_filter": passes,
         "func_filter": funcs,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -160,6 +161,12 @@ def _save_failed(work: Path, received: Any, compile_input: Any) -> str:
             text = f"# printing the module failed: {e}\n"
         write_atomic(directory / name, text.encode())
     return f"{FAILED}/input.py"
+
+
+def _umask() -> int:
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
 
 
 def _swap_in(work: Path, out: Path) -> None:

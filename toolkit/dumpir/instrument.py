@@ -4,11 +4,19 @@ Change is decided per function by object identity first (a pass that did not tou
 function hands back the same object) and structural hash second. Printing, not hashing, is
 the cost (FACTS.md), so a function is printed only when it is a version not seen before,
 and the text is cached per (structural hash, name).
+
+The hooks themselves only take a snapshot (name -> function object) and time the pass;
+hashing, printing and writing run in one worker thread, in pass order. TVM's FFI releases
+the GIL during calls, so that work overlaps the compile (LLVM codegen alone is a third of
+it) when a core is free. Holding the snapshots keeps the objects alive, and a live reference
+also stops a pass from mutating one in place (TVM copies on write when shared).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import queue
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -45,7 +53,10 @@ class _Frame:
 
 @dataclass
 class Recorder:
-    """Receives the instrument's hooks and builds the pass records of one compile."""
+    """Receives the instrument's hooks and builds the pass records of one compile.
+
+    Call :meth:`finish` once the compile returned or raised: it waits for the worker.
+    """
 
     store: FunctionStore
     modules_dir: Path | None = None  # --all: every leaf's full module goes here too
@@ -53,17 +64,24 @@ class Recorder:
     func_glob: str | None = None
     records: list[PassRecord] = field(default_factory=list)
     input: dict[str, str | None] | None = None
-    overhead: float = 0.0
+    overhead: float = 0.0  # seconds spent in the hooks, on the compile's own thread
+    worker_seconds: float = 0.0  # seconds of hashing, printing and writing, off that thread
     internal_error: BaseException | None = None
 
     def __post_init__(self) -> None:
         self._hash: Callable[[Any], int] = compat.structural_hash()
+        self._print: Callable[[Any, str], str] = compat.script_printer()
         self._stack: list[_Frame] = []
         self._by_handle: OrderedDict[int, tuple[Any, int]] = OrderedDict()
         self._keys: dict[tuple[int, str], str] = {}
         self._last_output: dict[str, int] | None = None
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._worker = threading.Thread(target=self._work, name="tk-dump-ir", daemon=True)
+        self._worker.start()
 
-    # -- hooks -------------------------------------------------------------------------
+    # -- hooks (compile thread) --------------------------------------------------------
 
     def before(self, mod: Any, name: str) -> None:
         t0 = time.perf_counter()
@@ -77,10 +95,8 @@ class Recorder:
         )
         self.records.append(record)
         funcs = _functions(mod)
-        if self.input is None:
-            self.input = {n: self._key(f, n) for n, f in funcs.items()}
-            if self.modules_dir is not None:
-                self._write_module("input", mod)
+        if record.seq == 0:
+            self._jobs.put((self._input, (funcs, mod)))
         now = time.perf_counter()
         self.overhead += now - t0
         self._stack.append(_Frame(record, mod, funcs, now, self.overhead))
@@ -94,12 +110,19 @@ class Recorder:
         record.functions = len(funcs)
         if frame.children:
             record.kind = "wrapper"
-            record.change = self._wrapper_change(frame.funcs, funcs)
+            self._jobs.put((self._wrapper, (record, frame.funcs, funcs)))
         else:
-            self._leaf(record, frame.funcs, funcs)
-            if self.modules_dir is not None and record.stored:
-                record.module = self._write_module(f"{record.seq:03d}_{name}", mod)
+            self._jobs.put((self._leaf, (record, frame.funcs, funcs, mod)))
         self.overhead += time.perf_counter() - t0
+
+    # -- after the compile -------------------------------------------------------------
+
+    def finish(self) -> None:
+        """Wait until every snapshot is hashed, printed and stored."""
+        self._jobs.put(None)
+        self._worker.join()
+        if self.internal_error is not None:
+            raise self.internal_error
 
     def fail(self, error: str) -> _Frame | None:
         """Mark the passes still open (the one that raised and its wrappers) as failed.
@@ -115,7 +138,23 @@ class Recorder:
         self._stack.clear()
         return innermost
 
-    # -- change detection --------------------------------------------------------------
+    # -- worker thread -----------------------------------------------------------------
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            if self.internal_error is not None:
+                continue  # drain: the compile thread learns of the error in finish()
+            start = time.perf_counter()
+            try:
+                job[0](*job[1])
+            except BaseException as e:  # noqa: BLE001 - handed to the compile thread
+                self.internal_error = e
+            self.worker_seconds += time.perf_counter() - start
+
+    def _input(self, funcs: dict[str, Any], mod: Any) -> None:
+        self.input = {n: self._key(f, n) for n, f in funcs.items()}
+        if self.modules_dir is not None:
+            self._write_module("input", mod)
 
     def _vid(self, func: Any) -> int:
         """The function's structural hash, skipped when this very object was hashed before."""
@@ -137,10 +176,11 @@ class Recorder:
         cache = (self._vid(func), name)
         key = self._keys.get(cache)
         if key is None:
-            key = self._keys[cache] = self.store.put(func.script(name=name))
+            key = self._keys[cache] = self.store.put(self._print(func, name))
         return key
 
-    def _leaf(self, record: PassRecord, before: dict[str, Any], after: dict[str, Any]) -> None:
+    def _leaf(self, record: PassRecord, before: dict[str, Any], after: dict[str, Any],
+              mod: Any) -> None:
         stored = record.stored
         vids_before = {n: self._vid(f) for n, f in before.items()}
         if self._last_output is not None and vids_before != self._last_output:
@@ -177,13 +217,14 @@ class Recorder:
             record.change = RENAMED
         else:
             record.change = UNCHANGED
+        if self.modules_dir is not None and stored:
+            record.module = self._write_module(f"{record.seq:03d}_{record.name}", mod)
 
-    def _wrapper_change(self, before: dict[str, Any], after: dict[str, Any]) -> str:
-        if before.keys() != after.keys():
-            return CHANGED
-        same = all(f.same_as(after[n]) or self._vid(f) == self._vid(after[n])
-                   for n, f in before.items())
-        return UNCHANGED if same else CHANGED
+    def _wrapper(self, record: PassRecord, before: dict[str, Any], after: dict[str, Any]) -> None:
+        same = before.keys() == after.keys() and all(
+            f.same_as(after[n]) or self._vid(f) == self._vid(after[n]) for n, f in before.items()
+        )
+        record.change = UNCHANGED if same else CHANGED
 
     def _write_module(self, stem: str, mod: Any) -> str:
         assert self.modules_dir is not None

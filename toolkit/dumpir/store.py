@@ -26,7 +26,10 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 class FunctionStore:
-    """``DIR/store/<key>.py.gz``; texts stay in memory too while a dump is being written."""
+    """``DIR/store/<key>.py.gz``; texts stay in memory too while a dump is being written.
+
+    Writers must write into a directory nobody reads yet (dump.py's temporary directory).
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -35,11 +38,12 @@ class FunctionStore:
     def put(self, text: str) -> str:
         key = text_key(text)
         if key not in self._texts:
+            if not self._texts:
+                self.root.mkdir(parents=True, exist_ok=True)
             self._texts[key] = text
-            self.root.mkdir(parents=True, exist_ok=True)
-            # Level 1: most of the size win at a fraction of the time (writing is on the
-            # compile's critical path).
-            write_atomic(self.path(key), gzip.compress(text.encode(), compresslevel=1, mtime=0))
+            # Level 1: most of the size win at a fraction of the time. No rename per file:
+            # a dump is written in a private directory that is swapped in whole at the end.
+            self.path(key).write_bytes(gzip.compress(text.encode(), compresslevel=1, mtime=0))
         return key
 
     def get(self, key: str) -> str:
