@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,6 @@ class CheckFailed(TkError):
 class Outcome:
     manifest: dict[str, Any]
     from_store: bool
-    checks: list[preflight.Check] = field(default_factory=list)
 
 
 def plan(req: Request, source_dir: Path | str) -> tuple[BuildPlan, SourceTree]:
@@ -100,24 +99,24 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
     preflight_s = time.monotonic() - started
     bdir = build_dir_for(plan, tree, build_dir)
     bdir.mkdir(parents=True, exist_ok=True)
-    write_if_changed(bdir / "config.cmake", plan.config_cmake())
     entry = store.entry_dir(key)
     entry.mkdir(parents=True, exist_ok=True)
     log = entry / "build.log"
-    log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
                    progress=progress, files_key=tree.files_key)
-    say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
     with locked(bdir / ".tk-lock"):
+        write_if_changed(job.config_cmake, plan.config_cmake())
+        log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
+        say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
         result = backend(plan.backend).build(job)
-    (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
-    libs = find_artifacts(bdir, tree.layout)
-    if not libs:
-        raise TkError(f"the build finished but left no TVM library in {bdir} (log: {log})")
-    t = time.monotonic()
-    artifacts = store.store_artifacts(key, libs)
+        (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
+        libs = find_artifacts(bdir, tree.layout)
+        if not libs:
+            raise TkError(f"the build finished but left no TVM library in {bdir} (log: {log})")
+        t = time.monotonic()
+        artifacts = store.store_artifacts(key, libs)
+        used = cmake_values(bdir)
     store_s = time.monotonic() - t
-    used = cmake_values(bdir)
     manifest: dict[str, Any] = {
         "id": key,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -147,7 +146,7 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
     manifest["timings"]["total"] = round(time.monotonic() - started, 3)
     store.save(manifest)
     raise_if_check_failed(manifest)
-    return Outcome(manifest, from_store=False, checks=checks)
+    return Outcome(manifest, from_store=False)
 
 
 @contextlib.contextmanager
