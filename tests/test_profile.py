@@ -268,3 +268,13 @@ def test_shape_strings() -> None:
     assert _old_shapes("float32[1, 784], int8[784, 256]") == ("float32[1,784]", "int8[784,256]")
     assert tensor_bytes("float32[4,64]") == 1024 and tensor_bytes("float16[3]") == 6
     assert tensor_bytes("bool[8]") == 8 and tensor_bytes("int4[2]") == 2
+
+
+def test_extern_returning_a_value_runs_in_the_vm(tk) -> None:
+    """A packed extern returns its result, so it must not be skipped like a kernel."""
+    result = tk("profile", str(HERE / "profile_extern.py"), "-n", "3", "--json", env=ENV)
+    assert result.returncode == 0, result.stderr
+    rows = {r["name"]: r for r in json.loads(result.stdout)["rows"]}
+    assert rows["tk_test.times_three"]["kind"] == "extern"
+    assert rows["add_one"]["kind"] == rows["sub_one"]["kind"] == "kernel"
+    assert rows["tk_test.times_three"]["calls"] == 1

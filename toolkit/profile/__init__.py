@@ -112,7 +112,7 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
     wl = p.workload
     try:
         timings = timing.measure(p.make_vm, wl.entry, p.args, p.dev, repeat=repeat,
-                                 warmup=warmup, gpu=p.gpu)
+                                 warmup=warmup, gpu=p.gpu, kernels=p.kernels)
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - a kernel failing under timing is TVM's failure

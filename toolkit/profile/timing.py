@@ -4,12 +4,14 @@ The hook is ``VirtualMachine.set_instrument`` (v0.16+): the VM calls it before a
 every ``Call`` instruction. Timing inside it naively (clock in the "before" callback, clock
 in the "after" one) charges each call with the cost of converting the arguments to Python
 objects for the "after" callback, several microseconds - more than many small kernels take.
-So a compiled kernel (returns nothing: destination-passing style) is called by the hook
-itself between two clock reads and the VM is told to skip its own call. VM builtins return
-values the VM needs, so the VM makes their call either way: the pure, cheap ones
-(``PURE_BUILTINS``: allocation, shape checks) are also called once by the hook to time them;
-any other builtin (it may have side effects, e.g. a KV-cache append) is timed between the
-two callbacks, so its row includes the callback's entry cost (``Timings.builtin_note``).
+So a compiled kernel (a PrimFunc of the module: returns nothing, destination-passing
+style) is called by the hook itself between two clock reads and the VM is told to skip its
+own call. Any other callee might return a value the VM needs (a ``call_packed`` extern, a
+builtin), so the VM makes its call either way. VM builtins return
+values too: the pure, cheap ones (``PURE_BUILTINS``: allocation, shape checks) are also
+called once by the hook to time them; any other callee (it may have side effects, e.g. a
+KV-cache append) is timed between the two callbacks, so its row includes the callback's
+entry cost (``Timings.builtin_note``).
 
 Where only the old ``vm.profile()`` exists (before v0.24, before the instrument), its
 report is read instead.
@@ -18,7 +20,7 @@ report is read instead.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,8 +54,8 @@ class Timings:
     instrumented: list[float] = field(default_factory=list)  # seconds, with the timing hook
     hooked_noop: list[float] = field(default_factory=list)  # seconds, with a no-op hook
 
-    builtin_note = ("builtins outside PURE_BUILTINS are timed between the instrument's "
-                    "callbacks and include their entry cost")
+    builtin_note = ("externs and builtins outside PURE_BUILTINS are timed between the "
+                    "instrument's callbacks and include their entry cost")
 
 
 def describe_args(args: Sequence[Any]) -> tuple[str, ...]:
@@ -71,9 +73,10 @@ def describe_args(args: Sequence[Any]) -> tuple[str, ...]:
 class CallTimer:
     """The instrument: times each VM call, syncing the device around it on GPUs."""
 
-    def __init__(self, sync: Callable[[], None] | None,
+    def __init__(self, sync: Callable[[], None] | None, kernels: Collection[str] = (),
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.sync = sync
+        self.kernels = frozenset(kernels)  # symbols safe to call here and skip in the VM
         self.clock = clock
         self.calls: list[tuple[str, float]] = []
         self.signatures: list[tuple[str, tuple[str, ...]]] | None = None
@@ -92,8 +95,8 @@ class CallTimer:
             sync = self.sync
             if sync is not None:
                 sync()
-            builtin = is_builtin(symbol)
-            if builtin and symbol not in PURE_BUILTINS:
+            kernel = symbol in self.kernels
+            if not kernel and symbol not in PURE_BUILTINS:
                 self._start = clock()
                 return GO_ON
             start = clock()
@@ -101,7 +104,7 @@ class CallTimer:
             if sync is not None:
                 sync()
             self.calls.append((symbol, clock() - start))
-            return GO_ON if builtin else SKIP_RUN
+            return SKIP_RUN if kernel else GO_ON
         # The VM does not call "after" for a skipped call; pure builtins were timed already.
         symbol = str(symbol)
         if symbol in PURE_BUILTINS:
@@ -125,11 +128,13 @@ def measure(
     repeat: int,
     warmup: int,
     gpu: bool,
+    kernels: Collection[str] = (),
     clock: Callable[[], float] = time.perf_counter,
 ) -> Timings:
     """Time the entry function per call (instrumented) and end to end (plain), interleaved.
 
-    ``make_vm(**kwargs)`` makes a fresh VirtualMachine for the compiled executable.
+    ``make_vm(**kwargs)`` makes a fresh VirtualMachine for the compiled executable;
+    ``kernels`` are the symbols of the module's PrimFuncs (see ``CallTimer``).
     ``clock`` is wall time; ``time.thread_time`` (CPU time of this thread, blind to other
     processes) suits only single-threaded CPU runs, as benchmarks/profile_accuracy.py uses.
 
@@ -146,7 +151,7 @@ def measure(
         raise TkError("this TVM's VM has neither set_instrument nor profile(); cannot time calls")
     sync = dev.sync if gpu else None
     plain, timed, hooked = make_vm(), make_vm(), make_vm()
-    timer = CallTimer(sync, clock)
+    timer = CallTimer(sync, kernels, clock)
     timed.set_instrument(timer)
     hooked.set_instrument(_noop)
     f_plain, f_timed, f_hooked = plain[entry], timed[entry], hooked[entry]
