@@ -75,12 +75,13 @@ def global_names() -> set[str]:
 
 
 def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
-         env: dict[str, str] | None = None) -> tuple[libraries.Library, list[libraries.Binding],
-                                                       dict[str, Any] | None]:
+         env: dict[str, str] | None = None, versions: dict[str, str] | None = None
+         ) -> tuple[libraries.Library, list[libraries.Binding], dict[str, Any] | None]:
     """Everything ``load_extension`` checks before dlopen, as data; raises LoadRefused.
 
     ``mapped`` defaults to this process's TVM libraries (``tk ext check`` passes the ones a
-    subprocess of the current Python maps after ``import tvm``).
+    subprocess of the current Python maps after ``import tvm``, and that process's tvm /
+    tvm-ffi ``versions`` by family; by default they are read from this process's modules).
     """
     lib_path = Path(path)
     if not lib_path.is_file():
@@ -100,7 +101,7 @@ def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
     bindings = _check_bindings(lib, mapped, env)
     data = manifest_mod.read(lib_path)
     if data is not None:
-        _check_manifest(lib_path, data, mapped)
+        _check_manifest(lib_path, data, mapped, versions)
     providers = [b.path for b in bindings if b.path and libraries.family(b.path)]
     providers += [m.path for m in mapped if m.family == "libtvm_ffi" and m.path not in providers]
     missing = libraries.missing_symbols(str(lib_path), providers)
@@ -139,8 +140,8 @@ def _check_bindings(lib: libraries.Library, mapped: list[libraries.Library],
             raise LoadRefused(
                 f"loading {Path(lib.path).name} would map a second {fam}: its {b.needed} "
                 f"resolves (by {b.how}) to {b.path}, while this process already maps "
-                f"{other.path} (SONAME {other.soname or 'none'}, so ld.so cannot tell they are "
-                "the same library)",
+                f"{other.path}, which ld.so knows as {other.soname or 'its path only'}: a "
+                "second copy would be loaded and abort in its static initialisers",
                 "rebuild the extension against the TVM this process uses (tk ext build DIR "
                 "with this Python), or run it in a process that imports the TVM it was "
                 "built for")
@@ -151,8 +152,8 @@ def _check_bindings(lib: libraries.Library, mapped: list[libraries.Library],
     return bindings
 
 
-def _check_manifest(lib_path: Path, data: dict[str, Any],
-                    mapped: list[libraries.Library]) -> None:
+def _check_manifest(lib_path: Path, data: dict[str, Any], mapped: list[libraries.Library],
+                    versions: dict[str, str] | None = None) -> None:
     """Refuse when the libraries the extension was built against are not the mapped ones."""
     for link in manifest_mod.links(data):
         fam = libraries.family(link.get("soname") or link["path"])
@@ -172,16 +173,19 @@ def _check_manifest(lib_path: Path, data: dict[str, Any],
             raise LoadRefused(
                 f"{lib_path.name} was built against {what}{version} ({fam} {built} at "
                 f"{link['path']}), but this process maps {now.path} ({have}"
-                f"{_version_of(fam)})",
+                f"{_version_of(fam, versions)})",
                 f"rebuild it with this Python's TVM: tk ext build {source or 'DIR'}"
                 " (or run it with the TVM it was built for)")
 
 
-def _version_of(fam: str | None) -> str:
-    """', tvm-ffi X' / ', tvm X' for the versions this process imported, when known."""
-    mod = sys.modules.get("tvm_ffi" if fam == "libtvm_ffi" else "tvm")
-    version = getattr(mod, "__version__", None)
+def _version_of(fam: str | None, versions: dict[str, str] | None) -> str:
+    """', tvm-ffi X' / ', tvm X' for the versions the process imported, when known."""
     name = "tvm-ffi" if fam == "libtvm_ffi" else "tvm"
+    if versions is not None:
+        version = versions.get(fam or "")
+    else:
+        version = getattr(sys.modules.get("tvm_ffi" if fam == "libtvm_ffi" else "tvm"),
+                          "__version__", None)
     return f", {name} {version}" if version else ""
 
 

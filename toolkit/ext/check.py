@@ -87,7 +87,9 @@ def check(library: str | Path, python: str = sys.executable) -> Report:
         | {"libraries": [m.path for m in mapped]},
     )
     try:
-        plan(path, mapped=mapped)
+        versions = {fam: facts.get("tvm_version") for fam in libraries.CORE_FAMILIES}
+        versions["libtvm_ffi"] = facts.get("tvm_ffi_version")
+        plan(path, mapped=mapped, versions=versions)
     except LoadRefused as e:
         report.problems.append({"problem": e.problem, "fix": e.fix})
     if data is None:
