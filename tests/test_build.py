@@ -270,4 +270,4 @@ def test_cmake4_gets_a_policy_minimum_for_old_vendored_projects(tk, tmp_path, ca
     commit_file(fork, "CMakeLists.txt", lists + "add_subdirectory(3rdparty/olddep)\n")
     m = build_json(tk, fork, cache)
     assert "-DCMAKE_POLICY_VERSION_MINIMUM=3.5" in m["plan"]["cmake_args"]
-    assert any("3rdparty/olddep" in n for n in m["plan"]["notes"])
+    assert any("3rdparty/olddep/CMakeLists.txt" in n for n in m["plan"]["notes"])

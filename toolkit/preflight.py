@@ -79,14 +79,15 @@ def check_cmake(tree: SourceTree) -> Check:
 
 
 def old_cmake_minimums(root: Path) -> list[str]:
-    """Vendored CMake projects asking for CMake < 3.5, which CMake 4 refuses to configure."""
+    """The tree itself (TVM <= 0.8 asked for 3.2) or vendored CMake projects asking for
+    CMake < 3.5, which CMake 4 refuses to configure."""
     found = []
-    for path in [*root.glob("3rdparty/*/CMakeLists.txt"),
+    for path in [root / "CMakeLists.txt", *root.glob("3rdparty/*/CMakeLists.txt"),
                  *root.glob("3rdparty/*/3rdparty/*/CMakeLists.txt")]:
         m = re.search(r"cmake_minimum_required\s*\(\s*VERSION\s+(\d+)\.(\d+)",
                       path.read_text(errors="replace"), re.I)
         if m and (int(m.group(1)), int(m.group(2))) < (3, 5):
-            found.append(path.parent.relative_to(root).as_posix())
+            found.append(path.relative_to(root).as_posix())
     return sorted(found)
 
 
