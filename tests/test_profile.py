@@ -84,10 +84,11 @@ def test_report_agrees_with_independent_timing() -> None:
         times.append(time.perf_counter() - start)
     independent_us = float(np.median(times)) * 1e6
     s = report.summary
-    # Shared CI machines are noisy: these bounds catch a wrong unit, a missed or doubled
-    # call, not a few percent (benchmarks/profile_accuracy.py measures the accuracy).
-    assert 0.5 < s["e2e_median_us"] / independent_us < 2
-    assert 0.5 < s["accounted_us"] / independent_us < 2
+    # Shared CI machines are noisy: these bounds catch a wrong unit or whole kernels missed,
+    # not a few percent (benchmarks/profile_accuracy.py measures the accuracy).
+    assert 1 / 3 < s["e2e_median_us"] / independent_us < 3
+    assert 1 / 3 < s["accounted_us"] / independent_us < 3
+    assert 1 / 3 < s["operators_run_median_us"] / independent_us < 3
     df = report.operators
     assert set(df["kind"]) == {"kernel", "builtin"}
     assert df["total_us"].sum() == pytest.approx(s["accounted_us"])

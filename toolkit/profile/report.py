@@ -204,6 +204,11 @@ def _summary(timings: Timings, df: pd.DataFrame, accounted: float) -> dict[str, 
         "accounted_us": accounted,
         "unaccounted_us": median - accounted,
         "accounted_ratio": accounted / median if median > 0 else None,
+        # The median over runs of each run's operator sum: under one-sided load it tracks the
+        # end-to-end median, which the sum of per-operator medians then falls below.
+        "operators_run_median_us": float(np.median([sum(t for _, t in run)
+                                                    for run in timings.runs]) * 1e6)
+        if timings.runs else None,
         "kernels_us": float(df.loc[df["kind"] != "builtin", "total_us"].sum()),
         "builtins_us": float(df.loc[df["kind"] == "builtin", "total_us"].sum()),
         "vm_calls_per_run": calls,
