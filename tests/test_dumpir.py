@@ -147,6 +147,8 @@ def test_show_prints_ir_and_diffs(mlp_dump: Path):
     r = run_tk("dump-ir", "show", str(mlp_dump), "--pass", "tirx.FlattenBuffer", "--func", "matmul")
     assert r.returncode == 0, r.stderr
     assert "def matmul(" in r.stdout and ".view(" in r.stdout and "def add(" not in r.stdout
+    r = run_tk("dump-ir", "show", str(mlp_dump), "--pass", "input")
+    assert r.returncode == 0 and "R.matmul(x, permute_dims" in r.stdout
     r = run_tk("dump-ir", "show", str(mlp_dump), "--pass", "s_tir.ThreadSync")
     assert r.returncode == 2 and "pass a number" in r.stderr
 

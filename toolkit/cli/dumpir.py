@@ -23,8 +23,9 @@ class DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group("dump-ir", cls=DefaultGroup)
-def dumpir_group() -> None:
+@click.group("dump-ir", cls=DefaultGroup, invoke_without_command=True, no_args_is_help=False)
+@click.pass_context
+def dumpir_group(ctx: click.Context) -> None:
     """Record the IR after every pass of a compile, and read such dumps.
 
     \b
@@ -33,6 +34,8 @@ def dumpir_group() -> None:
     tk dump-ir find DIR REGEX [--func F]
     tk dump-ir compare DIR_A DIR_B
     """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 @dumpir_group.command("dump")
@@ -77,7 +80,8 @@ def dump_cmd(workload: str, target: str, out: Path, passes: str | None, funcs: s
 @dumpir_group.command("show")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--pass", "pass_", metavar="P",
-              help="Pass sequence number, name or glob (a name run more than once needs a number).")
+              help="Pass number, name or glob (a name run more than once needs a number), "
+              "or 'input'.")
 @click.option("--func", metavar="F", help="Function name or glob.")
 @click.option("--diff", is_flag=True, help="Show the unified diff the pass made instead.")
 @json_option
@@ -94,6 +98,15 @@ def show_cmd(directory: Path, pass_: str | None, func: str | None, diff: bool,
             return
         for row in rows:
             click.echo(query.format_timeline_row(row))
+        return
+    if pass_ == "input":
+        texts = query.input_texts(dump, func)
+        if as_json:
+            echo_json({"pass": "input", "functions": texts})
+            return
+        for name, text in texts.items():
+            click.echo(f"# {name} in the input module")
+            click.echo(text if text is not None else "# (not stored)")
         return
     record = dump.find_pass(pass_)
     if diff:

@@ -136,6 +136,13 @@ def format_timeline_row(row: dict[str, Any]) -> str:
     return f"{row['seq']:4d}  {name:<52} {row['seconds']:9.4f} s  {what}{status}"
 
 
+def input_texts(dump: Dump, func: str | None) -> dict[str, str | None]:
+    chosen = {n: k for n, k in dump.index.input.items() if _wanted(n, func)}
+    if func is not None and not chosen:
+        raise UserError(f"no function matching {func!r} in the input module")
+    return {n: dump.text(k) for n, k in chosen.items()}
+
+
 def texts_after(dump: Dump, record: PassRecord, func: str | None) -> dict[str, str | None]:
     """Each function's text after the pass (before it, for the pass that failed)."""
     before, after = dump.span(record)
