@@ -318,6 +318,19 @@ def check_redirects(facts: dict[str, Any]) -> list[Any]:
                 f"{r['where']} entry {r['entry']} holds TVM libraries "
                 f"({', '.join(r['libraries'][:3])}) other than the imported tvm's",
                 f"unset {r['where']} or point it at {lib_dir or 'the imported tvm'}/"))
+    mapped_facts = facts.get("ext_mapped") or {}
+    ffi_pkg = mapped_facts.get("tvm_ffi_file")
+    ffi_lib = next((lib["path"] for lib in mapped_facts.get("libraries", [])
+                    if family(os.path.realpath(lib["path"])) == "libtvm_ffi"), None)
+    if ffi_pkg and ffi_lib and not os.path.realpath(ffi_lib).startswith(
+            os.path.realpath(os.path.dirname(ffi_pkg)) + os.sep):
+        rows.append(Check(
+            "vendored tvm", WARN,
+            f"tvm_ffi is imported from {os.path.dirname(ffi_pkg)} but its libtvm_ffi.so is "
+            f"mapped from {ffi_lib} (tvm_ffi looks in the installed apache-tvm-ffi's RECORD "
+            "first)",
+            "use the pip-installed tvm_ffi with it, or uninstall apache-tvm-ffi where a "
+            "vendored tvm_ffi must load its own library"))
     if not rows:
         rows.append(Check("vendored tvm", PASS, "no sys.path entry or environment variable "
                           "points at another tvm"))
