@@ -16,14 +16,57 @@ CHECK = ("python -c \"import sys, tvm; sys.exit(0 if tvm._RUNTIME.TVMMiniAdd(2, 
          "else 1)\"")
 
 
+OP_SOURCE = """#include <tvm/mini.h>
+#include <map>
+#include <string>
+#include <vector>
+#include <sstream>
+
+namespace {{
+std::map<std::string, std::vector<double>> Table{i}() {{
+  std::map<std::string, std::vector<double>> t;
+  for (int k = 0; k < 64; ++k) {{
+    std::ostringstream name;
+    name << "op{i}_" << k;
+    t[name.str()] = std::vector<double>(k + 1, k * {i}.5);
+  }}
+  return t;
+}}
+}}  // namespace
+
+TVM_MINI_DLL double MiniOp{i}(int k) {{ return Table{i}().begin()->second.size() + k; }}
+"""
+
+
+def add_operator_sources(root: Path, count: int) -> str:
+    """A commit adding ``count`` C++ files to the compiler library: a tree whose clean build
+    costs many compiles while a typical commit touches one file, as in TVM."""
+    lists = (root / "CMakeLists.txt").read_text().replace(
+        "set(COMPILER_SRCS src/ir/module.cc src/driver/build_info.cc)",
+        "set(COMPILER_SRCS src/ir/module.cc src/driver/build_info.cc)\n"
+        "file(GLOB MINI_OPS ${CMAKE_CURRENT_SOURCE_DIR}/src/ops/*.cc)\n"
+        "list(APPEND COMPILER_SRCS ${MINI_OPS})")
+    (root / "CMakeLists.txt").write_text(lists)
+    for i in range(count):
+        path = root / "src" / "ops" / f"op_{i}.cc"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(OP_SOURCE.format(i=i))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", f"{count} operators")
+    return git(root, "rev-parse", "HEAD")
+
+
 def make_history(root: Path, commits: int = 64, culprit: int = 41, python_every: int = 3,
-                 broken: range = range(0)) -> list[str]:
+                 broken: range = range(0), sources: int = 0) -> list[str]:
     """``commits`` commits after a good base; returns shas (index 0 = base, good).
 
     Commit ``culprit`` breaks TVMMiniAdd; every ``python_every``-th commit touches only
-    Python; commits in ``broken`` do not compile (up to the next C++ commit, which fixes it).
+    Python; commits in ``broken`` do not compile (up to the next C++ commit, which fixes it);
+    ``sources`` extra C++ files in the base make a clean build cost more than an incremental.
     """
     make_minifork(root)
+    if sources:
+        add_operator_sources(root, sources)
     shas = [git(root, "rev-parse", "HEAD")]
     for i in range(1, commits + 1):
         if i in broken:

@@ -196,3 +196,24 @@ def test_bad_input_exits_2_and_changes_nothing(tk, tmp_path, env):
     assert checkout_fingerprint(repo) == before
     r = tk("bisect", "status", "--source", str(repo), env=env)
     assert r.returncode == 2 and "no bisection in progress" in r.stderr
+
+
+def test_marking_by_hand(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = make_history(repo, commits=8, culprit=3, python_every=0)
+    tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+       "--check", CHECK, env=env)
+    r = tk("bisect", "good", shas[0], "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    for _ in range(5):
+        st = json.loads(state_file(env).read_text())
+        if st["status"] == "done":
+            break
+        head = subprocess.run(["git", "-C", str(Path(st["source"])), "worktree", "list",
+                               "--porcelain"], capture_output=True, text=True).stdout
+        assert st["current"] in head  # the next commit is checked out in the worktree
+        verdict = "bad" if shas.index(st["current"]) >= 3 else "good"
+        r = tk("bisect", verdict, "--source", str(repo), env=env)
+        assert r.returncode == 0, r.stderr
+    assert "First bad commit: " + shas[3][:12] in r.stdout
+    assert json.loads(state_file(env).read_text())["culprit"] == shas[3]

@@ -6,6 +6,7 @@ that run on the host (a container brings its own).
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
@@ -31,6 +32,12 @@ class Check:
 
 def version_of(argv: list[str]) -> tuple[int, ...] | None:
     """The first dotted version in a tool's output, or None when the tool does not run."""
+    return _version_of(tuple(argv))
+
+
+@functools.cache
+def _version_of(argv: tuple[str, ...]) -> tuple[int, ...] | None:
+    # Asked once per process: a bisection builds many commits with the same tools.
     if not shutil.which(argv[0]):
         return None
     try:

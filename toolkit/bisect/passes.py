@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -242,7 +243,14 @@ class PassBisection:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["culprit_name"] = self.culprit_name
+        data["dump_ir"] = dump_ir_command(self) if self.culprit is not None else None
         return data
+
+
+def dump_ir_command(r: PassBisection) -> str:
+    name = shlex.quote(r.culprit_name or "")
+    return (f"tk dump-ir {shlex.quote(r.workload)} --target {shlex.quote(r.target)} -o "
+            f"ir-dump --passes {name} && tk dump-ir show ir-dump --pass {name} --diff")
 
 
 ProbeFn = Callable[..., dict[str, Any]]
@@ -421,6 +429,9 @@ def markdown(r: PassBisection) -> str:
     if r.diff:
         lines += ["", f"IR before and after {r.culprit_name}:", "", "```diff", r.diff.rstrip(),
                   "```"]
+    if r.culprit is not None:
+        lines += ["", "The same pass in a full compile, with tk dump-ir:", "", "```sh",
+                  dump_ir_command(r), "```"]
     return "\n".join(lines) + "\n"
 
 

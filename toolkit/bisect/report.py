@@ -41,19 +41,27 @@ def reproduce_command(st: BisectState) -> str | None:
 
 
 def pass_hint(st: BisectState) -> dict[str, str] | None:
-    """For a workload check, how to find the pass that differs between parent and culprit."""
+    """For a workload check, how to see which pass differs between parent and culprit."""
     if not st.culprit or len(st.check) < 3 or Path(st.check[1]).stem not in ("numerics", "speed"):
         return None
-    workload = st.check[2]
+    args = st.check[2:]
+    workload = shlex.quote(args[0])
+    target = "llvm"
+    for flag in ("--target", "-t"):
+        if flag in args[:-1]:
+            target = args[args.index(flag) + 1]
+    target = shlex.quote(target)
     parent = st.commits[st.commits.index(st.culprit) - 1]
-    env = f'eval "$(tk bisect env {{sha}} --source {shlex.quote(st.source)})"'
+    src = shlex.quote(st.source)
+
+    def use(sha: str) -> str:
+        return f'eval "$(tk bisect env {sha[:12]} --source {src})"'
+
     return {
-        "dump_ir": (f"{env.format(sha=parent[:12])} && tk dump-ir {shlex.quote(workload)} -o "
-                    f"ir-parent && {env.format(sha=st.culprit[:12])} && tk dump-ir "
-                    f"{shlex.quote(workload)} -o ir-culprit && tk dump-ir compare ir-parent "
-                    "ir-culprit"),
-        "passes": (f"{env.format(sha=st.culprit[:12])} && tk bisect passes "
-                   f"{shlex.quote(workload)} --check numerics"),
+        "dump_ir": (f"{use(parent)} && tk dump-ir {workload} --target {target} -o ir-parent && "
+                    f"{use(st.culprit)} && tk dump-ir {workload} --target {target} -o "
+                    "ir-culprit && tk dump-ir compare ir-parent ir-culprit"),
+        "passes": f"{use(st.culprit)} && tk bisect passes {workload} --target {target}",
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -55,6 +56,12 @@ def toolchain(plan: BuildPlan) -> dict[str, str]:
 
 def first_line(argv: list[str]) -> str:
     """The line of ``argv``'s output that carries its version ("absent" if it does not run)."""
+    return _first_line(tuple(argv))
+
+
+@functools.cache
+def _first_line(argv: tuple[str, ...]) -> str:
+    # Asked once per process: a bisection builds many commits with the same tools.
     if not shutil.which(argv[0]):
         return "absent"
     try:

@@ -110,8 +110,9 @@ def _mark(value: str, rev: str | None, source: Path | None) -> None:
         b.checkout(st.commits[nxt])
         st.current = st.commits[nxt]
         st.save()
-    click.echo(f"next to test: {st.current[:10]} (checked out in {st.worktree}); build it "
-               "and check, then 'tk bisect good|bad|skip'")
+    click.echo(f"next to test: {st.current[:10]} (checked out in {st.worktree}); "
+               f"eval \"$(tk bisect env --source {shlex.quote(st.source)})\" puts its build in "
+               "use; check, then 'tk bisect good|bad|skip'")
 
 
 for _value in ("good", "bad", "skip"):
@@ -184,6 +185,37 @@ def report_cmd(source: Path | None, as_json: bool, output: Path | None) -> None:
         echo_json(data)
     else:
         click.echo(report.markdown(data), nl=False)
+
+
+@bisect_group.command("env")
+@click.argument("rev", required=False)
+@source_option
+@json_option
+def env_cmd(rev: str | None, source: Path | None, as_json: bool) -> int:
+    """Build REV (default: the commit being tested) in the bisection's worktree, through the
+    store, and print the exports that put it in use: eval "$(tk bisect env REV)"."""
+    from toolkit import store
+    from toolkit.bisect import session
+    from toolkit.bisect.worktree import open_repo, resolve
+
+    st = session.current(source)
+    sha = resolve(open_repo(Path(st.source)), rev, "revision") if rev else st.current
+    if sha is None:
+        raise click.UsageError("nothing checked out yet: give the revision")
+    with session.locked(st):
+        b = session.bisector(st, _progress)
+        b.checkout(sha)
+        built = b.build(sha)
+        st.current = sha
+        st.save()
+    if not built.ok:
+        click.echo(f"tk: error: {sha[:10]} does not build: {built.message}", err=True)
+        return 1
+    if as_json:
+        echo_json(built.env)
+    else:
+        click.echo(store.shell_exports(built.env))
+    return 0
 
 
 @bisect_group.command("reset")

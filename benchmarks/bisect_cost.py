@@ -1,0 +1,116 @@
+"""What tk bisect saves over ``git bisect run`` with a clean rebuild per step.
+
+On a 64-commit history of the miniature fork (tests/minifork.py) with a regression at a
+known commit and every third commit touching only Python, measured side by side in one run:
+
+- ``tk bisect run`` from an empty artifact store: builds done (goal <= 8) and wall time;
+- ``git bisect run`` in a clone, each step ``rm -rf build``, configure, build (the same
+  config.cmake and CMake arguments as tk's plan) and the same check: wall time; the ratio
+  tk / git (goal <= 0.35);
+- ``tk bisect reset`` then the same bisection again over the same range: wall time against
+  the first (goal <= 0.1).
+
+    python benchmarks/bisect_cost.py [--commits 64] [--culprit 41] [--sources N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
+
+from bisect_helpers import CHECK, make_history  # noqa: E402
+
+
+def tk(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "bisect", *args],
+                          capture_output=True, text=True, env=env, cwd=REPO)
+    if proc.returncode != 0:
+        sys.exit(f"tk bisect {args[0]} failed: {proc.stderr.strip()[-2000:]}")
+    return proc
+
+
+def tk_bisect(repo: Path, good: str, env: dict[str, str]) -> tuple[float, dict]:
+    start = time.perf_counter()
+    tk(env, "start", "--source", str(repo), "--good", good, "--bad", "HEAD", "--check", CHECK)
+    tk(env, "run", "--source", str(repo))
+    seconds = time.perf_counter() - start
+    report = json.loads(tk(env, "report", "--json", "--source", str(repo)).stdout)
+    return seconds, report
+
+
+def git_bisect(repo: Path, good: str, work: Path) -> tuple[float, str, int]:
+    """git bisect run in a clone, rebuilding from scratch at every step, as people do."""
+    from toolkit import build
+    from toolkit.recipes import Request
+
+    plan, _ = build.plan(Request(), repo)
+    clone = work / "git-bisect-clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    (work / "config.cmake").write_text(plan.config_cmake())
+    cmake_args = " ".join(f"'{a}'" for a in plan.cmake_args())
+    steps = work / "steps"
+    script = work / "step.sh"
+    script.write_text(f"""#!/bin/sh
+echo step >> {steps}
+rm -rf build && mkdir build && cp {work / 'config.cmake'} build/config.cmake || exit 125
+cmake -S . -B build {cmake_args} >/dev/null 2>&1 || exit 125
+cmake --build build >/dev/null 2>&1 || exit 125
+PYTHONPATH=$PWD/python {CHECK}
+""")
+    script.chmod(0o755)
+    env = {**os.environ}
+    env.pop("TVM_LIBRARY_PATH", None)
+    start = time.perf_counter()
+    subprocess.run(["git", "bisect", "start", "HEAD", good], cwd=clone, check=True,
+                   capture_output=True)
+    proc = subprocess.run(["git", "bisect", "run", str(script)], cwd=clone, env=env,
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    first_bad = next((ln.split()[0] for ln in proc.stdout.splitlines()
+                      if "is the first bad commit" in ln), "?")
+    return seconds, first_bad, len(steps.read_text().splitlines())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--commits", type=int, default=64)
+    ap.add_argument("--culprit", type=int, default=41)
+    ap.add_argument("--sources", type=int, default=24,
+                    help="extra C++ files in the base commit (TVM has ~1500; 0: the plain minifork)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tk-bisect-bench-") as tmp:
+        work = Path(tmp)
+        repo = work / "fork"
+        shas = make_history(repo, commits=args.commits, culprit=args.culprit,
+                            sources=args.sources)
+        env = {**os.environ, "TK_CACHE": str(work / "cache"), "PYTHONPATH": str(REPO)}
+        t_tk, first = tk_bisect(repo, shas[0], env)
+        tk(env, "reset", "--source", str(repo))
+        t_again, again = tk_bisect(repo, shas[0], env)
+        t_git, git_bad, git_steps = git_bisect(repo, shas[0], work)
+
+    want = shas[args.culprit]
+    print(f"history: {args.commits} commits of the minifork (+{args.sources} C++ files), "
+          f"regression at #{args.culprit} ({want[:10]}), every 3rd commit Python-only")
+    print(f"tk bisect run:        {t_tk:6.1f} s  builds {first['builds']} (goal <= 8), "
+          f"probes {first['probes']}, found {first['first_bad']['hash'][:10]}"
+          f"{' (right)' if first['first_bad']['hash'] == want else ' (WRONG)'}")
+    print(f"git bisect run:       {t_git:6.1f} s  clean builds {git_steps}, found "
+          f"{git_bad[:10]}{' (right)' if git_bad == want else ' (WRONG)'}")
+    print(f"tk bisect again:      {t_again:6.1f} s  builds {again['builds']}")
+    print(f"ratio tk / git:        {t_tk / t_git:.2f} (goal <= 0.35)")
+    print(f"ratio again / first:   {t_again / t_tk:.2f} (goal <= 0.1)")
+
+
+if __name__ == "__main__":
+    main()
