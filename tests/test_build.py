@@ -78,6 +78,9 @@ def test_build_manifest_store_and_env(tk, tmp_path, cache):
     assert "llvm" in m["toolchain"] and m["toolchain"]["cxx"]
     assert Path(m["log"]).exists() and "Linking CXX shared library" in Path(m["log"]).read_text()
     assert m["timings"]["compile"] > 0 and m["build_dir"].startswith(str(fork / "build-"))
+    if shutil.which("ccache"):  # used when available, outside the plan (it changes nothing built)
+        assert "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" in m["commands"][0]
+        assert used["CMAKE_CXX_COMPILER_LAUNCHER"] == "ccache" and "ccache" in m["toolchain"]
     # The post-build check ran in the build's own environment and saw the fork's library.
     chk = m["check"]
     assert chk["ok"], chk

@@ -24,7 +24,10 @@ from toolkit.recipes import BuildPlan
 def build(job: BuildJob) -> BackendResult:
     env = {**os.environ, **job.plan.env}
     result = BackendResult(toolchain=toolchain(job.plan))
-    steps = [("configure", configure_argv(job)), ("compile", compile_argv(job))]
+    launcher = ccache_args(job.plan)
+    if launcher:
+        result.toolchain["ccache"] = first_line(["ccache", "--version"])
+    steps = [("configure", configure_argv(job) + launcher), ("compile", compile_argv(job))]
     if job.configured:
         steps = steps[1:]
         result.timings["configure"] = 0.0
@@ -40,6 +43,16 @@ def build(job: BuildJob) -> BackendResult:
     if cxx:
         result.toolchain["cxx"] = first_line([cxx, "--version"])
     return result
+
+
+def ccache_args(plan: BuildPlan) -> list[str]:
+    """ccache when available, unless the plan says otherwise. It cannot change what is built,
+    so it is a property of this machine, not of the plan (and not in its hash)."""
+    if (plan.options.get("USE_CCACHE", "AUTO").upper() == "OFF" or not shutil.which("ccache")
+            or any(k.endswith("_COMPILER_LAUNCHER") for k in plan.cmake)):
+        return []
+    langs = ["C", "CXX"] + (["CUDA"] if plan.wants_cuda else [])
+    return [f"-DCMAKE_{lang}_COMPILER_LAUNCHER=ccache" for lang in langs]
 
 
 def toolchain(plan: BuildPlan) -> dict[str, str]:
