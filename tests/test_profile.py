@@ -230,6 +230,9 @@ def test_user_mistakes_exit_2(tk, tmp_path: Path) -> None:
     assert r.returncode == 2 and "not a tk profile report" in r.stderr
     r = tk("profile", "compare", str(tmp_path / "missing.json"), str(not_report))
     assert r.returncode == 2 and "no such file" in r.stderr
+    r = tk("profile")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "missing WORKLOAD" in r.stderr
 
 
 def test_fused_kernels_name_their_relax_ops() -> None:

@@ -18,7 +18,9 @@ class DefaultGroup(click.Group):
     default = "run"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+        if not args:
+            raise click.UsageError("missing WORKLOAD (or: compare A.json B.json)", ctx)
+        if args[0] not in self.commands and args[0] not in ctx.help_option_names:
             args = [self.default, *args]
         return super().parse_args(ctx, args)
 
