@@ -274,3 +274,16 @@ def test_cmake4_gets_a_policy_minimum_for_old_vendored_projects(tk, tmp_path, ca
     m = build_json(tk, fork, cache)
     assert "-DCMAKE_POLICY_VERSION_MINIMUM=3.5" in m["plan"]["cmake_args"]
     assert any("3rdparty/olddep/CMakeLists.txt" in n for n in m["plan"]["notes"])
+
+
+def test_named_build_dir_with_a_hand_written_config_is_left_alone(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    (fork / "build").mkdir()
+    mine = "set(USE_LLVM ON)  # my own\n"
+    (fork / "build/config.cmake").write_text(mine)
+    r = tk("build", "-C", str(fork), "--build-dir", "build", env=cache)
+    assert r.returncode == 2 and "was not written by tk build" in r.stderr
+    assert (fork / "build/config.cmake").read_text() == mine
+    m = build_json(tk, fork, cache, "--build-dir", "build2")
+    assert m["build_dir"] == str(fork / "build2")
+    assert (fork / "build2/config.cmake").read_text().startswith("# Written by tk build")

@@ -29,7 +29,7 @@ from toolkit.builders import (
     read_cmake_cache,
 )
 from toolkit.errors import TkError, UserError
-from toolkit.recipes import BuildPlan, Request, is_on, resolve
+from toolkit.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
 from toolkit.source import SourceTree, inspect
 
 LIBRARY_NAMES = ("libtvm.so", "libtvm_compiler.so", "libtvm_runtime.so", "libtvm_ffi.so",
@@ -98,6 +98,7 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
         raise PreflightFailed(failed)
     preflight_s = time.monotonic() - started
     bdir = build_dir_for(plan, tree, build_dir)
+    refuse_foreign_config(bdir)
     bdir.mkdir(parents=True, exist_ok=True)
     entry = store.entry_dir(key)
     entry.mkdir(parents=True, exist_ok=True)
@@ -147,6 +148,14 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
     store.save(manifest)
     raise_if_check_failed(manifest)
     return Outcome(manifest, from_store=False)
+
+
+def refuse_foreign_config(bdir: Path) -> None:
+    """A build directory whose config.cmake someone wrote by hand is theirs: never overwrite."""
+    config = bdir / "config.cmake"
+    if config.exists() and not config.read_text(errors="replace").startswith(CONFIG_HEADER):
+        raise UserError(f"{config} was not written by tk build and would be overwritten: "
+                        "move it away, or pick another --build-dir")
 
 
 @contextlib.contextmanager

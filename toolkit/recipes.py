@@ -40,6 +40,7 @@ BUILD_KEYS = ("generator", "targets")
 # Fragments that are also flags, in the order they compose.
 FRAGMENTS = ("llvm", "cuda", "debug", "ccache", "runtime-only")
 DEFAULT_CUDA_ARCH = "75"  # what TVM's CI pins; "native" needs a visible GPU
+CONFIG_HEADER = "# Written by tk build"  # marks a config.cmake tk may overwrite
 SET_SYNTAX = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 CONFIG_SET = re.compile(r"^\s*set\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\b", re.M)
 TVM_OPTION = re.compile(r"^\s*tvm_option\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\b", re.M)
@@ -80,7 +81,7 @@ class BuildPlan:
 
     def config_cmake(self) -> str:
         """The config.cmake a build directory gets: one set() line per option, with origin."""
-        lines = ["# Written by tk build from recipes: " + " + ".join(self.recipes),
+        lines = [CONFIG_HEADER + " from recipes: " + " + ".join(self.recipes),
                  f"# plan {self.hash}"]
         for name, value in self.options.items():
             lines.append(f"set({name} {cmake_quote(value)})  # {self.origin.get('options.' + name)}")
