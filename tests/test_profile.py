@@ -282,3 +282,26 @@ def test_extern_returning_a_value_runs_in_the_vm(tk) -> None:
     assert rows["tk_test.times_three"]["kind"] == "extern"
     assert rows["add_one"]["kind"] == rows["sub_one"]["kind"] == "kernel"
     assert rows["tk_test.times_three"]["calls"] == 1
+
+
+def test_compare_page_shows_the_slowed_row_first(mlp_dir: Path, tmp_path: Path, browser) -> None:
+    """A copy of a real report with one kernel's times multiplied by 10, compared and drawn."""
+    doc = json.loads((mlp_dir / "profile.json").read_text())
+    row = next(r for r in doc["rows"] if r["name"] == "relu")
+    key = f"relu({row['args']})"
+    doc["runs_us"][key] = [10 * t for t in doc["runs_us"][key]]
+    row["total_us"] *= 10
+    slowed = tmp_path / "slowed.json"
+    slowed.write_text(json.dumps(doc))
+    out = tmp_path / "cmp"
+    result = run_tk("profile", "compare", str(mlp_dir / "profile.json"), str(slowed),
+                    "-o", str(out), "--format", "html,json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads((out / "compare.json").read_text())["rows"]
+    flagged = [r["name"] for r in rows if r["flag"]]
+    assert flagged == ["relu"]  # the same runs elsewhere: nothing else moved
+    assert rows[0]["speedup"] == pytest.approx(0.1)
+    dom = browser.dom(out / "compare.html")
+    first = re.search(r'<tr data-name="([^"]*)"( class="flag")?', dom)
+    assert first.group(1) == "relu" and first.group(2)
+    assert dom.count('class="flag"') == 1
