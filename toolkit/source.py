@@ -164,6 +164,11 @@ def inspect(root: Path | str) -> SourceTree:
     root = Path(root).resolve()
     if not root.is_dir():
         raise UserError(f"source tree {root}: no such directory")
+    if not (root / "CMakeLists.txt").exists() and is_git(root):
+        # Run from inside the tree (e.g. python/): its top level is the source tree.
+        top = Path(git(root, "rev-parse", "--show-toplevel").strip())
+        if (top / "CMakeLists.txt").exists():
+            root = top
     if not (root / "CMakeLists.txt").exists():
         raise UserError(f"source tree {root}: no CMakeLists.txt (not a TVM source tree?)")
     tree = SourceTree(root=root, layout=detect_layout(root))
