@@ -217,3 +217,26 @@ def test_marking_by_hand(tk, tmp_path, env):
         assert r.returncode == 0, r.stderr
     assert "First bad commit: " + shas[3][:12] in r.stdout
     assert json.loads(state_file(env).read_text())["culprit"] == shas[3]
+
+
+def test_plain_cmake_project(tk, tmp_path, env):
+    """Not TVM: tk configures once and builds with CMake in a build dir kept between steps."""
+    from minifork import commit_file, git
+
+    repo = tmp_path / "calc"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    shas = [commit_file(repo, "CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\n"
+                        "project(calc CXX)\nadd_executable(calc main.cc)\n", "cmake")]
+    for i in range(1, 9):
+        body = "a + b + 1" if i >= 6 else "a + b"
+        shas.append(commit_file(repo, "main.cc", f"// rev {i}\nint add(int a, int b) {{ return "
+                                f"{body}; }}\nint main() {{ return add(2, 2) == 4 ? 0 : 1; }}\n",
+                                f"rev {i}"))
+    r = tk("bisect", "start", "--source", str(repo), "--good", shas[1], "--bad", "HEAD",
+           "--check", '"$TK_BISECT_BUILD_DIR/calc"', env=env)
+    assert r.returncode == 0, r.stderr
+    assert "cmake --build" in r.stdout
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "First bad commit: " + shas[6][:12] in r.stdout

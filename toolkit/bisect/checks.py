@@ -17,7 +17,7 @@ from toolkit.errors import UserError
 
 CHECK_DIR = Path(__file__).resolve().parent.parent.parent / "bisect"
 TK_ROOT = CHECK_DIR.parent
-SHELL_SYNTAX = ("&&", "||", "|", ";", ">", "<", "$(", "`")
+SHELL_SYNTAX = ("&&", "||", "|", ";", ">", "<", "$", "`")
 
 
 def ready_made() -> dict[str, Path]:

@@ -29,6 +29,10 @@ def start_command(st: BisectState, good: str, bad: str) -> str:
         for item in value if isinstance(value, list) else [value]:
             if item not in (None, False, ""):
                 words += [f"--{name.replace('_', '-')}"] + ([] if item is True else [str(item)])
+    if st.build_command == "":
+        words.append("--no-build")
+    elif st.build_command is not None:
+        words += ["--build-cmd", st.build_command]
     return _q(words) + " --check " + shlex.quote(st.check_display)
 
 

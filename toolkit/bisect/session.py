@@ -25,7 +25,8 @@ def source_of(source: Path | None) -> Path:
 def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: str = "error",
           build_failure: str | None = None, timeout: float | None = None,
           on_timeout: str = "skip", count: int = 1,
-          build_options: dict[str, Any] | None = None) -> BisectState:
+          build_options: dict[str, Any] | None = None, build_cmd: str | None = None,
+          no_build: bool = False) -> BisectState:
     """Validate everything first, so a mistake changes nothing; then save the new state."""
     root = source_of(source)
     repo = open_repo(root)
@@ -36,6 +37,9 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
     bad_sha = resolve(repo, bad, "bad")
     commits = commit_range(repo, good_sha, bad_sha)
     argv, display = checks.resolve(check, root)
+    from toolkit.bisect.builds import choose_command
+
+    build_command = choose_command(repo, bad_sha, build_cmd, no_build)
     regress = verdict.parse_regress(regress)
     if count < 1:
         raise UserError("--count must be at least 1")
@@ -45,7 +49,8 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
     st = BisectState(source=str(root), good=good_sha, bad=bad_sha, commits=commits,
                      check=argv, check_display=display, regress=regress,
                      build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
-                     count=count, build_options=dict(build_options or {}))
+                     count=count, build_options=dict(build_options or {}),
+                     build_command=build_command)
     st.save()
     return st
 
@@ -94,7 +99,7 @@ def bisector(st: BisectState, progress: Progress = lambda msg: None) -> Bisector
 
     repo = open_repo(Path(st.source))
     wt = Worktree(repo, st.worktree)
-    builder = builds.StoreBuilder(st, repo, wt.path, progress)
+    builder = builds.builder_for(st, repo, wt.path, progress)
     return Bisector(
         st, checkout=wt.checkout, build=builder.build, cached=builder.cached,
         test_run=lambda sha, env: run_check(st.check, check_env(dict(env)), wt.path, st.timeout),

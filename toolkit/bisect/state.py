@@ -62,6 +62,9 @@ class BisectState:
     on_timeout: str = "skip"  # verdict for a check run that timed out: skip | bad | good
     count: int = 1  # runs per probe; disagreement between them is flaky (skip)
     build_options: dict[str, Any] = field(default_factory=dict)  # as given to tk build
+    # How a step builds: None = tk build through the artifact store (TVM trees); a shell
+    # command = run in the worktree, incrementally (other trees); "" = the check builds.
+    build_command: str | None = None
     marks: dict[str, str] = field(default_factory=dict)  # sha -> good/bad/skip (latest)
     steps: list[Step] = field(default_factory=list)  # every probe, in the order run
     current: str | None = None  # sha checked out in the worktree (for manual marking)

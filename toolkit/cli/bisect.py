@@ -52,12 +52,17 @@ def bisect_group() -> None:
 @click.option("--ccache", is_flag=True, help="Use ccache.")
 @click.option("--recipe", "recipe_files", multiple=True, help="Extra recipe file.")
 @click.option("--set", "sets", multiple=True, help="NAME=VALUE override, as for tk build.")
+@click.option("--build-cmd", default=None, metavar="CMD",
+              help="For a tree that is not TVM: the shell command that builds it in the "
+                   "worktree ($TK_BISECT_BUILD_DIR is a build directory kept between steps; "
+                   "default for CMake projects: configure once, then cmake --build).")
+@click.option("--no-build", is_flag=True, help="Build nothing: the check builds by itself.")
 @click.argument("check_args", nargs=-1, type=click.UNPROCESSED)
 def start_cmd(good: str, bad: str, source: Path | None, check_text: str | None, regress: str,
               build_failure: str | None, timeout: float | None, on_timeout: str, count: int,
               llvm: str | None, cuda: bool, debug: bool, ccache: bool,
-              recipe_files: tuple[str, ...], sets: tuple[str, ...],
-              check_args: tuple[str, ...]) -> None:
+              recipe_files: tuple[str, ...], sets: tuple[str, ...], build_cmd: str | None,
+              no_build: bool, check_args: tuple[str, ...]) -> None:
     """Start a bisection between GOOD and BAD (nothing is built until 'run')."""
     from toolkit.bisect import session
 
@@ -68,9 +73,13 @@ def start_cmd(good: str, bad: str, source: Path | None, check_text: str | None, 
                "recipe_files": list(recipe_files), "sets": list(sets)}
     st = session.start(source or Path.cwd(), good, bad, words, regress=regress,
                        build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
-                       count=count, build_options=options)
+                       count=count, build_options=options, build_cmd=build_cmd,
+                       no_build=no_build)
+    how = {None: "tk build (artifact store)", "": "none (the check builds)"}.get(
+        st.build_command, st.build_command)
     click.echo(f"bisecting {len(st.commits) - 1} commits of {st.source}: good {st.good[:10]} "
                f".. bad {st.bad[:10]}, check: {st.check_display}")
+    click.echo(f"build: {how}")
     click.echo("next: 'tk bisect run' (automatic) or 'tk bisect good|bad|skip' (by hand)")
 
 
