@@ -7,9 +7,12 @@ are content-addressed, so a second session (or CI after ``tk image bootstrap``) 
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -59,6 +62,37 @@ def toolchain_image(engine, base_image, tmp_path_factory) -> docker_backend.Buil
     plan = docker_plan(tmp_path_factory, llvm="")
     log = tmp_path_factory.mktemp("image") / "image.log"
     return docker_backend.ensure_image(plan, engine, log)
+
+
+@pytest.fixture(scope="session")
+def cuda_base(engine, toolchain_image, tmp_path_factory) -> tuple[str, str]:
+    """A base image holding this host's CUDA toolkit (no NVIDIA registry here): (tag, version).
+
+    Made on the CPU toolchain image, so the CUDA template's apt steps have nothing to fetch.
+    """
+    nvcc = Path("/usr/local/cuda/bin/nvcc")
+    if not nvcc.exists():
+        pytest.skip("no CUDA toolkit in /usr/local/cuda to make a CUDA base image from")
+    out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True).stdout
+    version = re.search(r"release (\d+\.\d+)", out).group(1)
+    root = Path("/usr/local/cuda").resolve()
+    tag = f"tk/test-cuda-base:{version}-{toolchain_image.image_id.split(':')[-1][:12]}"
+    with image.exclusive(tag):
+        if image.find_image(engine, tag) is None:
+            link = "" if root.name == "cuda" else f"RUN ln -sfn {root.name} /usr/local/cuda\n"
+            dockerfile = (f"FROM {toolchain_image.tag}\nCOPY {root.name} /usr/local/{root.name}\n"
+                          + link).encode()
+            context = tmp_path_factory.mktemp("cuda") / "context.tar"
+            with tarfile.open(context, "w") as tar:
+                info = tarfile.TarInfo("Dockerfile")
+                info.size = len(dockerfile)
+                tar.addfile(info, io.BytesIO(dockerfile))
+                tar.add(root, arcname=root.name)
+            with context.open("rb") as f:
+                for chunk in engine.api.build(fileobj=f, custom_context=True, tag=tag, rm=True,
+                                              decode=True, network_mode="host"):
+                    assert "error" not in chunk, chunk["error"]
+    return tag, version
 
 
 # --- without an engine ----------------------------------------------------------------------
@@ -264,3 +298,21 @@ def test_a_failing_container_build_says_what_reproduces_it(tk, tmp_path, toolcha
     assert reproduce.startswith("docker run --rm --network host -u ")
     assert f" {toolchain_image.tag} cmake --build " in reproduce
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.slow
+def test_cuda_build_in_a_container_without_a_gpu(tk, tmp_path, cuda_base):
+    tag, version = cuda_base
+    fork = make_minifork(tmp_path / "tvm")
+    recipe = tmp_path / "site-cuda.toml"
+    recipe.write_text(f'[container]\nbase = "{tag}"\ncuda = "{version}"\n')
+    r = tk("build", "-C", str(fork), "--backend", "docker", "--cuda", "--recipe", str(recipe),
+           "--json", env={"TK_CACHE": str(tmp_path / "cache")})
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["toolchain"]["image"].startswith("tk/build-cuda:")
+    assert f"release {version}" in m["toolchain"]["nvcc"]
+    assert m["cmake_values"]["CMAKE_CUDA_ARCHITECTURES"] == "75"
+    # The library itself says it was built with that CUDA (found by CMake in the container).
+    assert m["check"]["cuda"] is True
+    assert m["check"]["libinfo"]["USE_CUDA"] == "ON"
