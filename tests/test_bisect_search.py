@@ -201,3 +201,16 @@ def test_manual_marks(tmp_path, monkeypatch):
     while nxt is not None:
         nxt = b.mark(COMMITS[nxt], v.BAD if nxt >= 5 else v.GOOD)
     assert st.culprit == COMMITS[5] and st.status == "done"
+
+
+def test_run_check_timeout_missing_and_not_executable(tmp_path):
+    from toolkit.bisect.runner import run_check
+
+    out = run_check(["sh", "-c", "sleep 30 & sleep 30"], {"PATH": "/usr/bin:/bin"}, tmp_path, 0.5)
+    assert out.timed_out and v.classify(out).value == v.SKIP
+    assert run_check(["no-such-check-xyz"], {}, tmp_path, None).returncode == 127
+    script = tmp_path / "check.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    assert run_check([str(script)], {}, tmp_path, None).returncode == 126
+    assert run_check(["sh", "-c", "echo hi; exit 3"], {"PATH": "/usr/bin:/bin"}, tmp_path,
+                     None) == v.Outcome(3, "hi\n", pytest.approx(0, abs=5))

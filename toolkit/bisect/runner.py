@@ -156,15 +156,20 @@ class Bisector:
             return st
         st.status, st.stop_reason = "running", None
         st.save()
-        self.check_ends()
-        while (i := search.next_probe(st.commits, st.marks, self.cached)) is not None:
-            b = search.bounds(st.commits, st.marks)
-            self.progress(
-                f"[{len(st.steps) + 1}] {len(b.candidates)} commits left between "
-                f"{st.commits[b.lo][:10]} (good) and {st.commits[b.hi][:10]} (bad), "
-                f"~{b.steps_left} steps")
-            self._step(st.commits[i], "search", f"probing {i}/{len(st.commits) - 1}")
-        self.finish(confirm=True)
+        try:
+            self.check_ends()
+            while (i := search.next_probe(st.commits, st.marks, self.cached)) is not None:
+                b = search.bounds(st.commits, st.marks)
+                self.progress(
+                    f"[{len(st.steps) + 1}] {len(b.candidates)} commits left between "
+                    f"{st.commits[b.lo][:10]} (good) and {st.commits[b.hi][:10]} (bad), "
+                    f"~{b.steps_left} steps")
+                self._step(st.commits[i], "search", f"probing {i}/{len(st.commits) - 1}")
+            self.finish(confirm=True)
+        except KeyboardInterrupt:
+            st.status, st.stop_reason = "interrupted", "interrupted: 'tk bisect run' continues"
+            st.save()
+            raise
         return st
 
     def finish(self, confirm: bool) -> None:
