@@ -88,13 +88,14 @@ def _record(
         pass_glob=passes, func_glob=funcs,
     )
     failure: TvmFailure | None = None
+    failed_at = 0.0
     start = time.perf_counter()
     try:
         stack.compile(
             workload, target_spec, instruments=[instrument(recorder)], pass_config=pass_config
         )
     except TvmFailure as e:
-        failure = e
+        failure, failed_at = e, time.perf_counter()
     try:
         recorder.finish()
     except Exception as e:  # noqa: BLE001 - a bug of ours, not a failure of the pass
@@ -104,7 +105,7 @@ def _record(
     failed_pass = None
     if failure is not None:
         cause = failure.__cause__ or failure
-        frame = recorder.fail(_error_text(cause))
+        frame = recorder.fail(_error_text(cause), failed_at)
         if frame is not None:
             failed_pass = frame.record
             failed_pass.module = _save_failed(work, frame.mod, workload.mod)

@@ -124,13 +124,16 @@ class Recorder:
         if self.internal_error is not None:
             raise self.internal_error
 
-    def fail(self, error: str) -> _Frame | None:
+    def fail(self, error: str, at: float) -> _Frame | None:
         """Mark the passes still open (the one that raised and its wrappers) as failed.
 
+        ``at`` is when the compile raised (``time.perf_counter()``): the passes ran until then.
         Returns the innermost one: its ``mod`` is the module as the failing pass received it.
         """
         for frame in self._stack:
             frame.record.status = "failed"
+            frame.record.seconds = round(
+                at - frame.start - (self.overhead - frame.overhead_at_start), 6)
         if not self._stack:
             return None
         innermost = self._stack[-1]

@@ -132,7 +132,7 @@ def format_timeline_row(row: dict[str, Any]) -> str:
     if row["kind"] == "pass" and row["change"] not in (None, index.UNCHANGED):
         counts = [f"{row[k]} {k}" for k in ("changed", "added", "removed", "renamed") if row[k]]
         what += f" ({', '.join(counts)})" if counts else ""
-    status = "  FAILED" if row["status"] == "failed" else ""
+    status = "FAILED" if row["status"] == "failed" else ""
     return f"{row['seq']:4d}  {name:<52} {row['seconds']:9.4f} s  {what}{status}"
 
 
