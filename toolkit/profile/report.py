@@ -28,7 +28,7 @@ COLUMNS = [
     "min_us", "max_us", "spread_us", "gflops", "gbps", "flops", "bytes", "args",
     "fused_ops", "struct_hash",
 ]
-TERMINAL_COLUMNS = ["name", "kind", "calls", "total_us", "share", "median_us", "std_us",
+TERMINAL_COLUMNS = ["name", "kind", "calls", "total_us", "share_pct", "median_us", "std_us",
                     "gflops", "gbps", "args"]
 HTML_VIEW = {
     "columns": ["name", "kind", "calls", "total_us", "share", "mean_us", "median_us",
@@ -93,7 +93,8 @@ class Report:
         )
 
     def table(self, limit: int | None = 15) -> str:
-        return reports.terminal_table(self.operators, TERMINAL_COLUMNS, limit)
+        shown = self.operators.assign(share_pct=(100 * self.operators["share"]).round(1))
+        return reports.terminal_table(shown, TERMINAL_COLUMNS, limit)
 
     @classmethod
     def load(cls, path: Path) -> Report:
