@@ -92,6 +92,8 @@ def mapped_paths(pid: int | str = "self") -> list[str]:
     paths: list[str] = []
     with open(f"/proc/{pid}/maps") as f:
         for line in f:
+            if "libtvm" not in line:
+                continue
             parts = line.split(maxsplit=5)
             if len(parts) < 6:
                 continue
@@ -144,11 +146,14 @@ class Binding:
 
 
 def resolve(lib: Library, loaded: list[Library] | None = None,
-            env: dict[str, str] | None = None) -> list[Binding]:
+            env: dict[str, str] | None = None, tvm_only: bool = False) -> list[Binding]:
     """Emulate ld.so for ``lib``'s DT_NEEDED entries.
 
     An object already in the process whose SONAME equals the entry satisfies it, wherever
     the entry's search path points: that is the silent rebind two TVMs fall into.
+    ``tvm_only`` skips the system directories (ld.so.cache, /lib...) for names that are not
+    TVM's: libc and libstdc++ are found there, and a TVM library under another SONAME is
+    found through RPATH/RUNPATH/LD_LIBRARY_PATH, which are still searched.
     """
     env = dict(os.environ if env is None else env)
     names = loaded_names(loaded or [], env)
@@ -158,7 +163,7 @@ def resolve(lib: Library, loaded: list[Library] | None = None,
         if hit is not None:
             out.append(Binding(name, hit.path, "already loaded"))
             continue
-        out.append(_search(lib, name, env))
+        out.append(_search(lib, name, env, system=not tvm_only or bool(family(name))))
     return out
 
 
@@ -180,7 +185,7 @@ def loaded_names(loaded: list[Library], env: dict[str, str]) -> dict[str, Librar
     return names
 
 
-def _search(lib: Library, name: str, env: dict[str, str]) -> Binding:
+def _search(lib: Library, name: str, env: dict[str, str], system: bool = True) -> Binding:
     """Where ld.so's search (no already-loaded object matching) finds ``name`` for ``lib``."""
     rpath_dirs, runpath_dirs = elfread.ElfInfo(
         lib.path, 0, 64, lib.soname, lib.needed, lib.rpath, lib.runpath).search_dirs()
@@ -192,6 +197,8 @@ def _search(lib: Library, name: str, env: dict[str, str]) -> Binding:
         for d in dirs:
             if (Path(d) / name).exists():
                 return Binding(name, os.path.realpath(Path(d) / name), how)
+    if not system:
+        return Binding(name, None, "system (not searched)")
     cached = ld_cache().get(name)
     if cached:
         return Binding(name, cached, "ld.so.cache")

@@ -53,19 +53,20 @@ def loaded_extensions() -> list[Extension]:
     return list(_LOADED.values())
 
 
-def ensure_tvm() -> Any:
+def ensure_tvm() -> list[libraries.Library]:
     """Import tvm (mapping libtvm_ffi and libtvm_runtime RTLD_GLOBAL) and refuse to go on
-    when the process already holds two copies of a TVM library."""
-    import tvm
+    when the process already holds two copies of a TVM library; the mapped TVM libraries."""
+    import tvm  # noqa: F401 - imported for its side effect: the libraries get mapped
 
-    dups = libraries.duplicates(libraries.mapped())
+    mapped = libraries.mapped()
+    dups = libraries.duplicates(mapped)
     if dups:
         fam, paths = next(iter(dups.items()))
         raise LoadRefused(
             f"two copies of {fam} are mapped in this process: {' and '.join(paths)}",
             "run in a fresh process that imports one TVM only; look for a vendored tvm on "
             "sys.path / PYTHONPATH and for TVM_LIBRARY_PATH (tk doctor lists them)")
-    return tvm
+    return mapped
 
 
 def global_names() -> set[str]:
@@ -123,7 +124,7 @@ def _check_bindings(lib: libraries.Library, mapped: list[libraries.Library],
                     ) -> list[libraries.Binding]:
     """Refuse when a DT_NEEDED would bring a second copy of a core TVM library."""
     seen = set() if seen is None else seen
-    bindings = libraries.resolve(lib, mapped, env)
+    bindings = libraries.resolve(lib, mapped, env, tvm_only=True)
     for b in bindings:
         fam = libraries.family(b.needed) or (libraries.family(b.path) if b.path else None)
         if fam is None or b.how == "already loaded":
@@ -198,8 +199,7 @@ def load_extension(path: str | Path, expect_globals: list[str] | None = None) ->
     real = str(Path(path).resolve())
     if real in _LOADED:
         return _LOADED[real]
-    ensure_tvm()
-    lib, bindings, data = plan(real)
+    lib, bindings, data = plan(real, mapped=ensure_tvm())
     for other in _LOADED.values():
         if Path(other.path).name == Path(real).name:
             raise LoadRefused(
