@@ -109,13 +109,12 @@ def _device_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
         want = int(groups["want"])
         name = DEVICE_NAMES.get(want, f"device_type {want}")
     arg = groups["arg"]
+    other = "a device array passed to host code" if name == "cpu" else "usually a host array"
     return (
         f"argument {arg} is not on the device the function was compiled for: it expects a "
-        f"{name} array (device_type {want}) and got one from another device (usually the "
-        "host).",
-        f"allocate or copy the input on the device first: "
-        f"tvm.runtime.tensor(np_array, device=tvm.device('{name}')) or arr.copyto(dev), "
-        "not a host array.",
+        f"{name} array (device_type {want}) and got one from another device ({other}).",
+        f"allocate or copy the input on {name} first: "
+        f"tvm.runtime.tensor(np_array, device=tvm.device('{name}')) or arr.copyto(dev).",
     )
 
 
