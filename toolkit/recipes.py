@@ -215,10 +215,11 @@ def resolve(req: Request, source_dir: Path | None = None) -> BuildPlan:
     plan = BuildPlan(recipes=[], options={}, cmake={}, env={}, backend=req.backend)
     for name, data in layers:
         merge(plan, Path(name).name if name.endswith(".toml") else name, data)
-    if req.llvm is not None:
+    if "USE_LLVM" in plan.options:  # a user's recipe may use the placeholder too
         plan.options["USE_LLVM"] = plan.options["USE_LLVM"].replace(
             "{llvm_config}", llvm_config_for(req.llvm))
-        plan.container["llvm"] = req.llvm or plan.container.get("llvm", "")
+    if req.llvm:
+        plan.container["llvm"] = req.llvm
     if req.cuda_arch:
         plan.cmake["CMAKE_CUDA_ARCHITECTURES"] = req.cuda_arch
         plan.origin["cmake.CMAKE_CUDA_ARCHITECTURES"] = "--cuda-arch"
