@@ -103,9 +103,9 @@ def adapt_to_host(plan: BuildPlan, tree: SourceTree) -> None:
     CMAKE_POLICY_VERSION_MINIMUM to configure vendored projects older than CMake 3.5."""
     if plan.backend != "native" or "CMAKE_POLICY_VERSION_MINIMUM" in plan.cmake:
         return
-    have = version_of(["cmake", "--version"])
-    olds = old_cmake_minimums(tree.root) if have and have >= (4, 0) else []
-    if olds:
+    olds = old_cmake_minimums(tree.root)  # reading a few files is cheaper than running cmake
+    have = version_of(["cmake", "--version"]) if olds else None
+    if olds and have and have >= (4, 0):
         plan.cmake["CMAKE_POLICY_VERSION_MINIMUM"] = "3.5"
         plan.origin["cmake.CMAKE_POLICY_VERSION_MINIMUM"] = f"host cmake {dotted(have)}"
         plan.notes.append(f"cmake {dotted(have)} refuses projects asking for CMake < 3.5 "
