@@ -31,7 +31,7 @@ from toolkit.builders import (
     compile_argv,
     configure_argv,
 )
-from toolkit.builders.native import version_line
+from toolkit.builders.native import ccache_args, version_line
 from toolkit.errors import TkError, UserError
 from toolkit.recipes import BuildPlan
 
@@ -250,7 +250,9 @@ def build(job: BuildJob) -> BackendResult:
         labels={"org.tk.plan": job.plan.hash}, network_mode=NETWORK,
     )
     try:
-        steps = [("configure", configure_argv(job)), ("compile", compile_argv(job))]
+        # The image always has ccache, and the volume keeps its cache across builds.
+        steps = [("configure", configure_argv(job) + ccache_args(job.plan, available=True)),
+                 ("compile", compile_argv(job))]
         if job.configured:
             steps = steps[1:]
             result.timings["configure"] = 0.0

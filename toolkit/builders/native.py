@@ -45,10 +45,13 @@ def build(job: BuildJob) -> BackendResult:
     return result
 
 
-def ccache_args(plan: BuildPlan) -> list[str]:
-    """ccache when available, unless the plan says otherwise. It cannot change what is built,
-    so it is a property of this machine, not of the plan (and not in its hash)."""
-    if (plan.options.get("USE_CCACHE", "AUTO").upper() == "OFF" or not shutil.which("ccache")
+def ccache_args(plan: BuildPlan, available: bool | None = None) -> list[str]:
+    """ccache when available (on this machine, unless told), unless the plan says otherwise.
+    It cannot change what is built, so it is a property of the machine, not of the plan (and
+    not in its hash)."""
+    if available is None:
+        available = shutil.which("ccache") is not None
+    if (plan.options.get("USE_CCACHE", "AUTO").upper() == "OFF" or not available
             or any(k.endswith("_COMPILER_LAUNCHER") for k in plan.cmake)):
         return []
     langs = ["C", "CXX"] + (["CUDA"] if plan.wants_cuda else [])
