@@ -68,6 +68,45 @@ pipeline = tvm.transform.Sequential([
 '''
 
 
+RENAMING = '''\
+"""An unreferenced helper PrimFunc and a user pass that only renames it."""
+import tvm
+from tvm import relax
+from tvm.script import ir as I
+from tvm.script import relax as R
+from tvm.script import tirx as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func(private=True, s_tir=True)
+    def helper(x: T.Buffer((4,), "float32")):
+        for i in range(4):
+            with T.sblock("b"):
+                vi = T.axis.spatial(4, i)
+                x[vi] = T.float32(0)
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        y = R.add(x, x)
+        return y
+
+
+mod = Module
+
+
+@tvm.transform.module_pass(opt_level=0, name="RenameHelper")
+def rename_helper(mod, ctx):
+    funcs = {}
+    for gv, func in mod.functions.items():
+        funcs[tvm.ir.GlobalVar("helper_v2") if gv.name_hint == "helper" else gv] = func
+    return tvm.IRModule(funcs, attrs=mod.attrs)
+
+
+pipeline = tvm.transform.Sequential([rename_helper, relax.get_pipeline("default_build")])
+'''
+
+
 def dump_ir(out: Path, workload: str = "builtin:mlp", target: str = "llvm", *extra: str):
     return run_tk("dump-ir", workload, "--target", target, "-o", str(out), "--json", *extra)
 
@@ -120,6 +159,10 @@ def test_index_matches_an_independent_count_of_the_passes(mlp_dump: Path):
     legalize = next(p for p in leaves if p["name"] == "LegalizeOps")
     assert legalize["change"] == "changed" and legalize["added"]
     assert all(p["change"] == "unchanged" for p in leaves if p["name"] == "NormalizeGlobalVar")
+    # FP8StorageLegalize re-nests statements: structure changes, the text does not.
+    fp8 = next(p for p in leaves if p["name"] == "tirx.FP8StorageLegalize")
+    assert fp8["change"] == "prints-identically"
+    assert all(c["prints_identically"] and c["before"] == c["after"] for c in fp8["changed"])
 
 
 def test_store_holds_each_distinct_text_once(mlp_dump: Path):
@@ -164,6 +207,7 @@ def test_find_reports_where_a_pattern_appears_and_goes(mlp_dump: Path):
     assert "matmul: appears after" in r.stdout and "MakePackedAPI" in r.stdout
 
 
+@pytest.mark.slow
 def test_compare_aligns_pipelines_and_finds_the_divergent_pass(mlp_dump: Path, tmp_path: Path):
     other = tmp_path / "x86"
     r = dump_ir(other, "builtin:mlp", '{"kind": "llvm", "mcpu": "x86-64"}')
@@ -192,6 +236,7 @@ def test_compare_aligns_pipelines_and_finds_the_divergent_pass(mlp_dump: Path, t
         "reordered: s_tir.LowerAutoCopy" in r.stdout
 
 
+@pytest.mark.slow
 def test_cuda_dump_follows_host_and_device_modules(tmp_path: Path):
     out = tmp_path / "cuda"
     r = dump_ir(out, "builtin:mlp", "cuda -arch=sm_80")
@@ -206,6 +251,7 @@ def test_cuda_dump_follows_host_and_device_modules(tmp_path: Path):
     assert any(h["appears"] == "ApplyDefaultSchedule" for h in json.loads(r.stdout))
 
 
+@pytest.mark.slow
 def test_a_pass_that_raises_leaves_a_dump_and_a_repro(tmp_path: Path):
     workload = tmp_path / "unscheduled.py"
     workload.write_text(UNSCHEDULED)
@@ -285,3 +331,16 @@ def test_a_users_own_pass_that_raises_is_reproduced_alone(tmp_path: Path):
                           timeout=300, cwd=tmp_path)
     assert proc.returncode != 0
     assert "running only FuseMyOps" in proc.stdout and "cannot fuse matmul yet" in proc.stderr
+
+
+def test_a_pass_that_only_renames_is_classified_renamed_only(tmp_path: Path):
+    workload = tmp_path / "renaming.py"
+    workload.write_text(RENAMING)
+    out = tmp_path / "dump"
+    r = run_tk("dump-ir", str(workload), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    rename = next(p for p in load_index(out)["passes"] if p["name"] == "RenameHelper")
+    assert rename["change"] == "renamed-only" and not rename["changed"]
+    assert [(x["old"], x["new"]) for x in rename["renamed"]] == [("helper", "helper_v2")]
+    r = run_tk("dump-ir", "show", str(out), "--pass", "RenameHelper", "--diff")
+    assert r.stdout == "# helper -> helper_v2: renamed, body unchanged\n"

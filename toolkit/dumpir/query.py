@@ -158,8 +158,14 @@ def pass_diff(dump: Dump, record: PassRecord, func: str | None) -> list[dict[str
     before, after = dump.span(record)
     same_text = {c.name for c in record.changed if c.prints_identically}
     out = []
+    renamed = set()
+    for r in record.renamed:
+        renamed |= {r.old, r.new}
+        if _wanted(r.old, func) or _wanted(r.new, func):
+            out.append({"function": r.new, "kind": "renamed",
+                        "diff": f"# {r.old} -> {r.new}: renamed, body unchanged\n"})
     for name in sorted(set(before) | set(after)):
-        if not _wanted(name, func):
+        if not _wanted(name, func) or name in renamed:
             continue
         k0, k1 = before.get(name), after.get(name)
         if name in same_text:
