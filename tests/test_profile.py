@@ -168,27 +168,22 @@ def test_html_page_in_chromium(mlp_dir: Path, browser) -> None:
     assert page.rects and sum(page.rects) == pytest.approx(900, abs=1)  # breakdown chart
 
 
-def _variant(tmp_path: Path, name: str, reps: int = 1, rename: bool = False) -> Path:
-    text = (HERE / "profile_two_kernels.py").read_text()
-    text = text.replace("N, REPS = 65536, 1", f"N, REPS = 65536, {reps}")
-    if rename:
-        text = text.replace('primfunc_name_hint="add_one"', 'primfunc_name_hint="add_one_v2"')
-    path = tmp_path / f"{name}.py"
-    path.write_text(text)
-    return path
+TWO_KERNELS = HERE.parent / "profiler" / "two_kernels.py"
 
 
-def _profile(tk, workload: Path, out: Path) -> Path:
-    result = tk("profile", str(workload), "-n", "9", "--warmup", "2", "-o", str(out),
-                "--format", "json", env=ENV)
+def _profile(tk, out: Path, **demo: str) -> Path:
+    """Profile profiler/two_kernels.py; ``demo`` sets its TK_DEMO_* knobs."""
+    env = {**ENV, **{f"TK_DEMO_{k.upper()}": v for k, v in demo.items()}}
+    result = tk("profile", str(TWO_KERNELS), "-n", "9", "--warmup", "2", "-o", str(out),
+                "--format", "json", env=env)
     assert result.returncode == 0, result.stderr
     return out / "profile.json"
 
 
 @pytest.mark.slow
 def test_compare_flags_the_kernel_made_slow(tk, tmp_path: Path) -> None:
-    fast = _profile(tk, _variant(tmp_path, "fast"), tmp_path / "fast")
-    slow = _profile(tk, _variant(tmp_path, "slow", reps=64, rename=True), tmp_path / "slow")
+    fast = _profile(tk, tmp_path / "fast")
+    slow = _profile(tk, tmp_path / "slow", slow="64", rename="1")
     result = tk("profile", "compare", str(fast), str(slow), "--json", "-o", str(tmp_path / "c"))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
@@ -204,10 +199,12 @@ def test_compare_flags_the_kernel_made_slow(tk, tmp_path: Path) -> None:
     text = tk("profile", "compare", str(fast), str(slow))
     assert "scale (slower" in text.stdout
 
-    again = _profile(tk, _variant(tmp_path, "fast2"), tmp_path / "fast2")
-    same = json.loads(tk("profile", "compare", str(fast), str(again), "--json",
-                         "--threshold", "50").stdout)
-    assert not [r for r in same["rows"] if r["flag"] and r["name"] in ("scale", "add_one")]
+    again = _profile(tk, tmp_path / "fast2")
+    same = json.loads(tk("profile", "compare", str(fast), str(again), "--json").stdout)
+    # Two profiles taken a minute apart on a shared machine may differ by what the load did
+    # in between, but not by the 64x of the slowed kernel.
+    unchanged = {r["name"]: r for r in same["rows"]}["scale"]
+    assert 0.25 < unchanged["speedup"] < 4 and unchanged["match"] == "name+shapes"
 
 
 def test_compare_refuses_mismatched_setups(tk, mlp_dir: Path, tmp_path: Path) -> None:
