@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -123,10 +124,14 @@ def describe_build(library: Path, src: Path, python: str, facts: dict[str, Any],
             continue
         linked = libraries.describe(b.path, with_sha256=True)
         package = PACKAGES.get(fam)
+        # A version only when the library is that installed distribution's own file (a
+        # source tree's libtvm_runtime is not "apache-tvm 0.27").
+        home = facts.get("tvm_ffi_dir" if fam == "libtvm_ffi" else "tvm_dir")
+        owned = bool(home) and b.path.startswith(os.path.realpath(home) + os.sep)
         links.append({"needed": b.needed, "path": b.path, "found_by": b.how,
                       "soname": linked.soname, "build_id": linked.build_id,
                       "sha256": linked.sha256, "package": package,
-                      "version": facts.get(package) if package else None})
+                      "version": facts.get(package) if package and owned else None})
     return {
         "name": library.name,
         "library": str(library),
