@@ -58,7 +58,7 @@ class BuildJob:
     def configured(self) -> bool:
         """This plan was configured here before, on the same set of source files: Ninja re-runs
         CMake itself when a CMake file changed, so a backend may go straight to compiling. A new
-        or deleted file needs CMake again (TVM globs its sources without CONFIGURE_DEPENDS)."""
+        or deleted file needs CMake again (TVM before tvm_file_glob globbed without CONFIGURE_DEPENDS)."""
         stamp = self.build_dir / PLAN_STAMP
         return ((self.build_dir / "CMakeCache.txt").exists()
                 and stamp.exists() and stamp.read_text().strip() == self.stamp)
