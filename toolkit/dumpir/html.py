@@ -73,7 +73,12 @@ pre .hunk{color:#66a;display:block}
 .error{color:#a00;white-space:pre-wrap}
 </style></head>
 <body>
-<header><h1>__TITLE__</h1><div id="summary"></div></header>
+<header><h1>__TITLE__</h1><div id="summary"></div>
+<div id="legend" class="note"><span class="mark" style="background:#e8a33d"></span>changed
+ <span class="mark" style="background:#b9a0e0"></span>structure changed, text identical
+ <span class="mark" style="background:#8cc"></span>renamed only
+ <span class="mark" style="background:#d33"></span>failed
+ <span class="mark"></span>unchanged; <i>italic</i>: wrapper pass; bar: time</div></header>
 <main>
 <div id="side">
 <input id="filter" placeholder="filter by function name (shows passes that changed it)">
