@@ -236,3 +236,18 @@ def test_ccache_fragment_and_its_preflight(tk, fork, cache):
     else:
         assert "FAIL ccache: USE_CCACHE=ON (--ccache) but ccache is not on PATH" in r.stdout
         assert "fix: apt-get install ccache" in r.stdout
+
+
+@pytest.mark.parametrize("item, needle", [
+    ("CMAKE_BUILD_TPYE=Debug",
+     "unknown CMake variable CMAKE_BUILD_TPYE — did you mean CMAKE_BUILD_TYPE?"),
+    ("CMAKE_BUILD_TYPE=Relase",
+     "CMAKE_BUILD_TYPE=Relase (from --set) is not a build type — did you mean Release?"),
+])
+def test_cmake_variable_typos(tk, fork, item, needle):
+    assert needle in one_line_exit2(tk("build", "-C", str(fork), "--set", item, "--dry-run"))
+
+
+def test_other_cmake_variables_pass_through(fork):
+    plan = resolve(Request(sets=["CMAKE_MY_FORK_THING=1"]), fork)
+    assert "-DCMAKE_MY_FORK_THING=1" in plan.cmake_args()

@@ -260,8 +260,35 @@ def apply_set(plan: BuildPlan, item: str) -> None:
     plan.origin[f"{section}.{name}"] = "--set"
 
 
+CMAKE_VARIABLES = (
+    "CMAKE_BUILD_TYPE", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_CXX_FLAGS", "CMAKE_C_FLAGS",
+    "CMAKE_CUDA_FLAGS", "CMAKE_CXX_COMPILER", "CMAKE_C_COMPILER", "CMAKE_CUDA_COMPILER",
+    "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER",
+    "CMAKE_EXPORT_COMPILE_COMMANDS", "CMAKE_INSTALL_PREFIX", "CMAKE_PREFIX_PATH",
+    "CMAKE_POLICY_VERSION_MINIMUM", "CMAKE_CXX_STANDARD", "CMAKE_VERBOSE_MAKEFILE",
+    "CMAKE_SHARED_LINKER_FLAGS", "CMAKE_EXE_LINKER_FLAGS", "CMAKE_LINKER_TYPE",
+    "CMAKE_CUDA_HOST_COMPILER", "CMAKE_POSITION_INDEPENDENT_CODE",
+)
+BUILD_TYPES = ("Debug", "Release", "RelWithDebInfo", "MinSizeRel")
+
+
+def validate_cmake(plan: BuildPlan) -> None:
+    """CMake ignores a misspelt variable with a warning nobody reads: catch near-misses."""
+    for name in plan.cmake:
+        where = plan.origin.get(f"cmake.{name}", "?")
+        if name not in CMAKE_VARIABLES and suggest(name, CMAKE_VARIABLES):
+            raise UserError(f"unknown CMake variable {name}{suggest(name, CMAKE_VARIABLES)} "
+                            f"(from {where})")
+    build_type = plan.cmake.get("CMAKE_BUILD_TYPE")
+    if build_type is not None and build_type not in BUILD_TYPES:
+        raise UserError(f"CMAKE_BUILD_TYPE={build_type} (from "
+                        f"{plan.origin.get('cmake.CMAKE_BUILD_TYPE')}) is not a build type"
+                        f"{suggest(build_type, BUILD_TYPES)} (known: {', '.join(BUILD_TYPES)})")
+
+
 def validate(plan: BuildPlan, known: set[str] | None) -> None:
     """Every option must be one the source tree declares: typos are refused with a guess."""
+    validate_cmake(plan)
     if not known:
         return
     for name in plan.options:
