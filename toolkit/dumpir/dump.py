@@ -20,11 +20,11 @@ from toolkit import compat, stack
 from toolkit.dumpir import html, index
 from toolkit.dumpir.instrument import Recorder, instrument
 from toolkit.dumpir.repro import write_repro
+from toolkit.dumpir.store import DIRECTORY as STORE
 from toolkit.dumpir.store import FunctionStore, write_atomic
 from toolkit.errors import TkError, TvmFailure, UserError
 from toolkit.workload import Workload
 
-STORE = "store"
 MODULES = "modules"
 FAILED = "failed"
 

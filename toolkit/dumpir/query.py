@@ -16,8 +16,8 @@ from typing import Any
 
 from toolkit.compat import canonical_pass_name
 from toolkit.dumpir import index
-from toolkit.dumpir.dump import STORE
 from toolkit.dumpir.index import DumpIndex, PassRecord
+from toolkit.dumpir.store import DIRECTORY as STORE
 from toolkit.dumpir.store import FunctionStore
 from toolkit.errors import UserError
 

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 SUFFIX = ".py.gz"
+DIRECTORY = "store"  # the store inside a dump directory
 
 
 def text_key(text: str) -> str:
