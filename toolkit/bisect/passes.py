@@ -128,6 +128,7 @@ def probe(wl: Any, target: str, k: int | None, required: Sequence[str],
             against = "prefix 0"
         if save:
             np.savez(save, *outputs)
+        result["compared"] = expected is not None
         if expected is None:
             result.update(status=GOOD, detail="baseline saved (no reference)")
         else:
@@ -373,6 +374,8 @@ class PassBisector:
         if full["status"] == NO_COMPILE:
             raise TkError(f"{r.workload} does not compile for {r.target} even with every pass: "
                           f"{full['detail']}")
+        if full["status"] == GOOD and full.get("compared", True):
+            return self._stop("the check passes with every pass: nothing to bisect")
         keys = [str(k) for k in range(len(r.units) + 1)]
         self.progress(f"{len(r.units)} passes; checking with none but the required ones")
         first = self._verdict(0)
@@ -382,8 +385,12 @@ class PassBisector:
         if first != GOOD:
             return self._stop("the check fails even with no optional pass: nothing to bisect")
         self.marks["0"] = GOOD
-        if full["status"] == GOOD:
-            return self._stop("the check passes with every pass: nothing to bisect")
+        if not full.get("compared", True):
+            # No reference: prefix 0's outputs are the baseline every prefix is held to.
+            full = self._probe(None)
+            if full["status"] == GOOD:
+                return self._stop("every pass gives the outputs of no optional pass: nothing "
+                                  "to bisect")
         self.marks[keys[-1]] = BAD
         while (i := search.next_probe(keys, self.marks)) is not None:
             b = search.bounds(keys, self.marks)
