@@ -81,7 +81,7 @@ pre .hunk{color:#66a;display:block}
  <span class="mark"></span>unchanged; <i>italic</i>: wrapper pass; bar: time</div></header>
 <main>
 <div id="side">
-<input id="filter" placeholder="filter by function name (shows passes that changed it)">
+<input id="filter" placeholder="function name: substring, or =name for exactly that one">
 <ul id="passes"></ul>
 </div>
 <div id="detail"><p class="note">Select a pass to see what it changed.</p></div>
@@ -150,11 +150,20 @@ function renderPasses() {
   });
 }
 
+// "=name" follows exactly one function (matmul, not matmul1); anything else is a substring.
+function matcher(text) {
+  const q = text.trim();
+  if (!q) return null;
+  if (q.startsWith("=")) return name => name === q.slice(1);
+  const lower = q.toLowerCase();
+  return name => name.toLowerCase().includes(lower);
+}
+
 function applyFilter(text) {
-  const q = text.trim().toLowerCase();
+  const match = matcher(text);
   for (const li of document.querySelectorAll("#passes li")) {
-    if (!q || li.dataset.seq === "input") { li.classList.remove("hidden"); continue; }
-    const hit = (li.dataset.funcs || "").toLowerCase().split(" ").some(f => f.includes(q));
+    if (!match || li.dataset.seq === "input") { li.classList.remove("hidden"); continue; }
+    const hit = (li.dataset.funcs || "").split(" ").some(match);
     li.classList.toggle("hidden", !hit);
   }
 }
@@ -249,8 +258,8 @@ function renderDetail() {
   box.replaceChildren();
   const seq = SELECTED;
   if (seq === null) return;
-  const q = document.getElementById("filter").value.trim().toLowerCase();
-  const wanted = name => !q || name.toLowerCase().includes(q);
+  const match = matcher(document.getElementById("filter").value);
+  const wanted = name => !match || match(name);
   if (!TEXTS) box.append(el("p", {class: "note"}, "loading function texts..."));
   if (seq === "input") {
     box.append(el("h2", {}, "input module"));
