@@ -26,7 +26,7 @@ KIND = "profile"
 COLUMNS = [
     "name", "kind", "calls", "total_us", "share", "mean_us", "median_us", "std_us",
     "min_us", "max_us", "spread_us", "gflops", "gbps", "flops", "bytes", "args",
-    "fused_ops", "struct_hash",
+    "fused_ops", "op", "struct_hash",
 ]
 TERMINAL_COLUMNS = ["name", "kind", "calls", "total_us", "share_pct", "median_us", "std_us",
                     "gflops", "gbps", "args"]
@@ -75,20 +75,15 @@ class Report:
     # Per row (``row_id``) and for ``E2E``: the time of each repeat, microseconds.
     runs_us: dict[str, list[float]] = field(default_factory=dict)
 
-    @property
-    def dataframe(self) -> pd.DataFrame:
-        return self.operators
-
     def document(self) -> dict[str, Any]:
         return reports.to_document(KIND, self.header, self.summary, self.operators,
                                    runs_us=self.runs_us)
 
     def write(self, directory: Path, formats: Sequence[str] = reports.FORMATS,
               stem: str = "profile") -> dict[str, Path]:
-        ops = self.operators.assign(op=self.operators["fused_ops"].str.split("+").str[0])
         return reports.write(
             directory, stem, formats, kind=KIND, title=f"tk profile: {self.header['workload']}",
-            header=self.header, summary=self.summary, df=ops, view=HTML_VIEW,
+            header=self.header, summary=self.summary, df=self.operators, view=HTML_VIEW,
             runs_us=self.runs_us,
         )
 
@@ -170,6 +165,8 @@ def build(timings: Timings, kernels: dict[str, KernelInfo], header: dict[str, An
             "flops": flops, "bytes": nbytes,
             "args": " ".join(args),
             "fused_ops": "+".join(info.fused_ops) if info else base_op(symbol),
+            # The leading op names the kernel's group in the breakdown chart.
+            "op": info.fused_ops[0] if info and info.fused_ops else base_op(symbol),
             "struct_hash": info.struct_hash if info else None,
         })
     df = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "share"])
