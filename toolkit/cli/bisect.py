@@ -28,7 +28,8 @@ def bisect_group() -> None:
     """
 
 
-@bisect_group.command("start")
+@bisect_group.command(
+    "start", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--good", required=True, help="A revision where the check passes.")
 @click.option("--bad", required=True, help="A later revision where it fails.")
 @source_option
@@ -63,7 +64,13 @@ def start_cmd(good: str, bad: str, source: Path | None, check_text: str | None, 
               llvm: str | None, cuda: bool, debug: bool, ccache: bool,
               recipe_files: tuple[str, ...], sets: tuple[str, ...], build_cmd: str | None,
               no_build: bool, check_args: tuple[str, ...]) -> None:
-    """Start a bisection between GOOD and BAD (nothing is built until 'run')."""
+    """Start a bisection between GOOD and BAD (nothing is built until 'run').
+
+    \b
+    The check's words may follow the options:
+      tk bisect start --good v0.20 --bad main --check numerics builtin:mlp --target llvm
+      tk bisect start --good A --bad B -- pytest tests/python/relax/test_x.py::test_y
+    """
     from toolkit.bisect import session
 
     words = [check_text] if check_text else []
