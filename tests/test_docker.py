@@ -189,7 +189,7 @@ def test_cuda_dockerfile_stops_early_on_a_base_without_cuda(engine, base_image, 
     # first step refuses a base without nvcc, saying why, before any apt work.
     text = image.render_dockerfile("cuda", {"BASE": base_image.tag})
     log = tmp_path / "image.log"
-    with pytest.raises(TkError, match="image build failed"):
+    with pytest.raises(TkError, match="image build failed: BASE has no nvcc: use a CUDA devel"):
         docker_backend.stream_build(engine, "tk/test-cuda-refused:1",
                                     image.build_context(text, {}), {}, log, lambda line: None)
     output = log.read_text()

@@ -11,6 +11,7 @@ user, so every file it writes belongs to them.
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
 import re
@@ -74,7 +75,8 @@ def dockerfile_args(plan: BuildPlan) -> tuple[str, dict[str, str]]:
         args["CMAKE_VERSION"] = str(spec["cmake"])
     if flavour == "cuda" and cuda:
         args["CUDA_VERSION"] = cuda
-    template = image.template_path(flavour).read_text()
+    template = "\n".join(ln for ln in image.template_path(flavour).read_text().splitlines()
+                         if not ln.lstrip().startswith("#"))
     # Packages the template installs anyway would only add a layer that does nothing.
     extra = [str(p) for p in spec.get("packages", [])
              if not re.search(rf"(?<![\w.${{}}-]){re.escape(str(p))}(?![\w.-])", template)]
@@ -139,6 +141,7 @@ def stream_build(client: docker.DockerClient, tag: str, context: bytes, labels: 
     (image id, steps, steps the layer cache served)."""
     steps = cached_steps = 0
     image_id = None
+    said = ""  # the last line a step printed: a failing step's own reason
     stream = client.api.build(
         fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True, forcerm=True,
         pull=False, decode=True, network_mode=NETWORK, labels=labels,
@@ -147,13 +150,19 @@ def stream_build(client: docker.DockerClient, tag: str, context: bytes, labels: 
         for chunk in stream:
             if "error" in chunk:
                 out.write(chunk["error"] + "\n")
-                raise TkError(f"image build failed: {chunk['error'].strip()[:300]} (log: {log}; "
-                              f"rerun: docker build -t {tag} with the Dockerfile shown by "
-                              "tk build --backend docker --dry-run)")
+                error = chunk["error"].strip()
+                short = re.search(r"returned a non-zero code: \d+", error)
+                if said and short:  # the command itself is in the log; its reason is news
+                    error = f"{said} (the step {short.group(0)})"
+                raise TkError(f"image build failed: {error[:400]} "
+                              f"(log: {log}; rerun: docker build -t {tag} with the Dockerfile "
+                              "shown by tk build --backend docker --dry-run)")
             text = chunk.get("stream", "")
             out.write(text)
             out.flush()
             for line in text.splitlines():
+                if line.strip() and not re.match(r" ---> |Removing intermediate|Step ", line):
+                    said = line.strip()[:200]
                 if line.startswith("Step "):
                     steps += 1
                     echo(line.strip()[:120])
@@ -225,8 +234,7 @@ def mounts(job: BuildJob) -> dict[str, str]:
 def build(job: BuildJob) -> BackendResult:
     client = image.connect(timeout=API_TIMEOUT)
     uid, gid = build_user()
-    echo = _echo
-    built = ensure_image(job.plan, client, job.log, echo)
+    built = ensure_image(job.plan, client, job.log, _echo)
     result = BackendResult(image_id=built.image_id)
     result.timings["image"] = built.seconds
     result.extra["image"] = {"tag": built.tag, "base": built.base, "cached": built.cached,
@@ -280,8 +288,10 @@ def exec_logged(client: docker.DockerClient, container_id: str, argv: list[str],
         out.write(f"$ {shlex.join(argv)}   # in the container\n")
         out.flush()
         pending = ""
+        # Chunks may split a UTF-8 character (GCC quotes with ‘’).
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         for chunk in client.api.exec_start(ex["Id"], stream=True):
-            text = chunk.decode(errors="replace")
+            text = decoder.decode(chunk)
             out.write(text)
             out.flush()
             pending += text
