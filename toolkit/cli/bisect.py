@@ -47,12 +47,18 @@ def bisect_group() -> None:
               show_default=True, help="Verdict for a check run that timed out.")
 @click.option("--count", type=int, default=1, show_default=True,
               help="Runs per probe; runs that disagree make the commit flaky (skipped).")
-@click.option("--llvm", "llvm", default=None, help="Build with LLVM ('' or a version).")
+@click.option("--llvm", "llvm", is_flag=False, flag_value="", default=None, metavar="[VER]",
+              help="Build with LLVM, as for tk build (--llvm 16: llvm-config-16).")
 @click.option("--cuda", is_flag=True, help="Build with CUDA.")
-@click.option("--debug-build", "debug", is_flag=True, help="Debug build.")
-@click.option("--ccache", is_flag=True, help="Use ccache.")
-@click.option("--recipe", "recipe_files", multiple=True, help="Extra recipe file.")
-@click.option("--set", "sets", multiple=True, help="NAME=VALUE override, as for tk build.")
+@click.option("--cuda-arch", metavar="LIST", help="CMAKE_CUDA_ARCHITECTURES.")
+@click.option("--debug", is_flag=True, help="Debug build.")
+@click.option("--ccache", is_flag=True, help="Compile through ccache.")
+@click.option("--runtime-only", is_flag=True, help="Build the runtime library alone.")
+@click.option("--recipe", "recipe_files", multiple=True, metavar="FILE", help="Extra recipe.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Override one option, as for tk build.")
+@click.option("--backend", type=click.Choice(["native", "docker"]), default="native",
+              show_default=True, help="Where each step's build runs.")
 @click.option("--build-cmd", default=None, metavar="CMD",
               help="For a tree that is not TVM: the shell command that builds it in the "
                    "worktree ($TK_BISECT_BUILD_DIR is a build directory kept between steps; "
@@ -61,8 +67,9 @@ def bisect_group() -> None:
 @click.argument("check_args", nargs=-1, type=click.UNPROCESSED)
 def start_cmd(good: str, bad: str, source: Path | None, check_text: str | None, regress: str,
               build_failure: str | None, timeout: float | None, on_timeout: str, count: int,
-              llvm: str | None, cuda: bool, debug: bool, ccache: bool,
-              recipe_files: tuple[str, ...], sets: tuple[str, ...], build_cmd: str | None,
+              llvm: str | None, cuda: bool, cuda_arch: str | None, debug: bool, ccache: bool,
+              runtime_only: bool, recipe_files: tuple[str, ...], sets: tuple[str, ...],
+              backend: str, build_cmd: str | None,
               no_build: bool, check_args: tuple[str, ...]) -> None:
     """Start a bisection between GOOD and BAD (nothing is built until 'run').
 
@@ -76,8 +83,9 @@ def start_cmd(good: str, bad: str, source: Path | None, check_text: str | None, 
     words = [check_text] if check_text else []
     if check_args:
         words = [*(shlex.split(check_text) if check_text else []), *check_args]
-    options = {"llvm": llvm, "cuda": cuda, "debug": debug, "ccache": ccache,
-               "recipe_files": list(recipe_files), "sets": list(sets)}
+    options = {"llvm": llvm, "cuda": cuda, "cuda_arch": cuda_arch, "debug": debug,
+               "ccache": ccache, "runtime_only": runtime_only,
+               "recipe_files": list(recipe_files), "sets": list(sets), "backend": backend}
     st = session.start(source or Path.cwd(), good, bad, words, regress=regress,
                        build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
                        count=count, build_options=options, build_cmd=build_cmd,
