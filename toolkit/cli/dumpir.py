@@ -60,6 +60,8 @@ def dump_cmd(workload: str, target: str, out: Path, passes: str | None, funcs: s
         workloads.load(workload), target, out, passes=passes, funcs=funcs,
         full_modules=full_modules,
     )
+    for note in result.crashed_runs:
+        click.echo(f"tk: note: {note}", err=True)
     s = result.summary
     if as_json:
         echo_json(s)

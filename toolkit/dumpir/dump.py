@@ -8,11 +8,12 @@ that raises still yields a complete dump (status ``failed``) and a ``repro.py``.
 from __future__ import annotations
 
 import datetime
+import glob
 import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from toolkit.errors import TkError, TvmFailure, UserError
 from toolkit.workload import Workload
 
 MODULES = "modules"
+# "+SEQ NAME" when a pass starts, "-SEQ" when it ends: what survives a segfault in a pass.
+JOURNAL = "passes.journal"
 FAILED = "failed"
 
 
@@ -34,6 +37,7 @@ class DumpResult:
     directory: Path
     index: index.DumpIndex
     failure: TvmFailure | None
+    crashed_runs: list[str] = field(default_factory=list)  # notes on earlier runs that died
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -63,7 +67,8 @@ def dump(
     """Compile ``workload`` for ``target_spec`` recording every pass into ``out``."""
     check_output_dir(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tk-", dir=out.parent))
+    crashed = crashed_runs(out)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tk-{os.getpid()}-", dir=out.parent))
     work.chmod(0o777 & ~_umask())  # mkdtemp makes it private; the dump is an ordinary directory
     try:
         result = _record(
@@ -74,6 +79,7 @@ def dump(
         shutil.rmtree(work, ignore_errors=True)
         raise
     result.directory = out
+    result.crashed_runs = crashed
     return result
 
 
@@ -83,9 +89,10 @@ def _record(
     full_modules: bool, pass_config: dict[str, Any] | None,
 ) -> DumpResult:
     store = FunctionStore(work / STORE)
+    journal = (work / JOURNAL).open("w")
     recorder = Recorder(
         store, modules_dir=work / MODULES if full_modules else None,
-        pass_glob=passes, func_glob=funcs,
+        pass_glob=passes, func_glob=funcs, journal=journal,
     )
     failure: TvmFailure | None = None
     failed_at = 0.0
@@ -96,6 +103,8 @@ def _record(
         )
     except TvmFailure as e:
         failure, failed_at = e, time.perf_counter()
+    journal.close()
+    (work / JOURNAL).unlink()
     try:
         recorder.finish()
     except Exception as e:  # noqa: BLE001 - a bug of ours, not a failure of the pass
@@ -139,6 +148,42 @@ def _record(
     index.write(work, dump_index)
     write_atomic(work / "index.html", html.render(dump_index, store.loaded()).encode())
     return DumpResult(work, dump_index, failure)
+
+
+def crashed_runs(out: Path) -> list[str]:
+    """Notes on earlier runs into ``out`` whose process died (a segfault in a pass).
+
+    Their private directories are left alone (they hold what was recorded); the journal
+    says which pass was running.
+    """
+    notes = []
+    for work in sorted(out.parent.glob(f".{glob.escape(out.name)}.tk-*-*")):
+        pid = work.name[len(out.name) + 5:].split("-")[0]
+        journal = work / JOURNAL
+        if not pid.isdigit() or _alive(int(pid)) or not journal.is_file():
+            continue
+        running: dict[str, str] = {}
+        for line in journal.read_text().splitlines():
+            if line.startswith("+"):
+                seq, _, name = line[1:].partition(" ")
+                running[seq] = name
+            elif line.startswith("-"):
+                running.pop(line[1:], None)
+        if running:
+            seq, name = list(running.items())[-1]
+            notes.append(f"an earlier run died inside pass {name} (#{seq}); "
+                         f"what it recorded is in {work}")
+    return notes
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _error_text(e: BaseException) -> str:

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from toolkit import compat
 from toolkit.dumpir.index import (
@@ -62,6 +62,7 @@ class Recorder:
     modules_dir: Path | None = None  # --all: every leaf's full module goes here too
     pass_glob: str | None = None
     func_glob: str | None = None
+    journal: TextIO | None = None  # pass starts and ends, flushed: survives a crash
     records: list[PassRecord] = field(default_factory=list)
     input: dict[str, str | None] | None = None
     overhead: float = 0.0  # seconds spent in the hooks, on the compile's own thread
@@ -94,6 +95,9 @@ class Recorder:
             stored=self.pass_glob is None or fnmatch.fnmatchcase(name, self.pass_glob),
         )
         self.records.append(record)
+        if self.journal is not None:
+            self.journal.write(f"+{record.seq} {name}\n")
+            self.journal.flush()
         funcs = _functions(mod)
         if record.seq == 0:
             self._jobs.put((self._input, (funcs, mod)))
@@ -105,6 +109,9 @@ class Recorder:
         t0 = time.perf_counter()
         frame = self._stack.pop()
         record = frame.record
+        if self.journal is not None:
+            self.journal.write(f"-{record.seq}\n")
+            self.journal.flush()
         record.seconds = round(t0 - frame.start - (self.overhead - frame.overhead_at_start), 6)
         funcs = _functions(mod)
         record.functions = len(funcs)
