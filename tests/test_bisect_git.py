@@ -161,6 +161,10 @@ def test_missing_command_stops_with_explanation(tk, tmp_path, env):
     assert "127" in r.stderr and "not found" in r.stderr
     st = json.loads(state_file(env).read_text())
     assert st["status"] == "stopped" and st["marks"] == {}
+    # Pass bisection in a commit's stored build runs the TVM of that build (here the
+    # minifork's, which has no Relax): the environment is the build's, not tk's.
+    r = tk("bisect", "passes", "builtin:mlp", "--rev", shas[0], "--source", str(repo), env=env)
+    assert r.returncode == 1 and "No module named 'tvm.relax'" in r.stderr, r.stderr
 
 
 def test_bad_input_exits_2_and_changes_nothing(tk, tmp_path, env):

@@ -70,7 +70,8 @@ def pass_hint(st: BisectState) -> dict[str, str] | None:
         "dump_ir": (f"{use(parent)} && tk dump-ir {workload} --target {target} -o ir-parent && "
                     f"{use(st.culprit)} && tk dump-ir {workload} --target {target} -o "
                     "ir-culprit && tk dump-ir compare ir-parent ir-culprit"),
-        "passes": f"{use(st.culprit)} && tk bisect passes {workload} --target {target}",
+        "passes": (f"tk bisect passes {workload} --target {target} --rev {st.culprit[:12]} "
+                   f"--source {src}"),
     }
 
 

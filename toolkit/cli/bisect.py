@@ -211,6 +211,24 @@ def report_cmd(source: Path | None, as_json: bool, output: Path | None) -> None:
         click.echo(report.markdown(data), nl=False)
 
 
+def _build_env(rev: str, source: Path | None) -> dict[str, str]:
+    """Check out and build REV in the bisection's worktree; the environment of its checks."""
+    from toolkit.bisect import session
+    from toolkit.bisect.worktree import open_repo, resolve
+
+    st = session.current(source)
+    sha = resolve(open_repo(Path(st.source)), rev, "revision")
+    with session.locked(st):
+        b = session.bisector(st, _progress)
+        b.checkout(sha)
+        built = b.build(sha)
+        st.current = sha
+        st.save()
+    if not built.ok:
+        raise click.ClickException(f"{sha[:10]} does not build: {built.message}")
+    return session.check_env(built.env)
+
+
 @bisect_group.command("env")
 @click.argument("rev", required=False)
 @source_option
@@ -267,22 +285,30 @@ def reset_cmd(source: Path | None) -> None:
 @click.option("--atol", default=1e-4, show_default=True)
 @click.option("--timeout", type=float, default=600, show_default=True,
               help="Seconds per probe (a compile and a run).")
+@click.option("--rev", default=None,
+              help="Use this commit's build from the bisection in progress (e.g. its culprit) "
+                   "instead of the TVM of this environment.")
+@source_option
 @json_option
 def passes_cmd(workload: str, target: str, check: str, required: tuple[str, ...],
-               no_learn: bool, rtol: float, atol: float, timeout: float, as_json: bool) -> int:
+               no_learn: bool, rtol: float, atol: float, timeout: float, rev: str | None,
+               source: Path | None, as_json: bool) -> int:
     """Find the first pass whose application makes WORKLOAD's check fail.
 
     Runs the first k passes and skips the rest (PassInstrument.should_run), searching k;
-    each probe is a subprocess in this environment (use 'tk env' for a stored build).
+    each probe is a subprocess in this environment, or in REV's build with --rev.
     """
     import tempfile
 
     from toolkit.bisect import passes
 
+    env = None
+    if rev:
+        env = _build_env(rev, source)
     with tempfile.TemporaryDirectory(prefix="tk-passes-") as tmp:
         result = passes.PassBisector(
             workload, target, required=required, workdir=Path(tmp), learn=not no_learn,
-            progress=_progress, timeout=timeout, rtol=rtol, atol=atol,
+            progress=_progress, timeout=timeout, rtol=rtol, atol=atol, env=env,
         ).run()
     if as_json:
         echo_json(result.to_json())
