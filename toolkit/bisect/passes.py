@@ -332,6 +332,33 @@ class PassBisector:
         self.progress(f"  {label}: {out['status']} ({out.get('detail', '')})")
         return out
 
+    def _memory(self) -> Path | None:
+        """Where passes learned as required are kept, per TVM version and target kind: the
+        next pass bisection on that TVM starts knowing them."""
+        if self.run_probe != self._subprocess_probe or not self.result.tvm:
+            return None
+        from toolkit.store import cache_root
+        from toolkit.target import kind_of
+
+        kind = kind_of(self.result.target)
+        safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in f"{self.result.tvm}-{kind}")
+        return cache_root() / "bisect" / "required-passes" / f"{safe}.json"
+
+    def _remembered(self) -> list[str]:
+        path = self._memory()
+        if path is None or not path.exists():
+            return []
+        try:
+            return list(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            return []
+
+    def _remember(self, name: str) -> None:
+        path = self._memory()
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(sorted({*self._remembered(), name})))
+
     def _learn(self, k: int) -> bool:
         """Prefix ``k`` does not compile: find the pass it lacks and make it required."""
         r = self.result
@@ -349,6 +376,7 @@ class PassBisector:
                       "compile)")
         r.required = sorted({*r.required, name})
         r.learned.append(name)
+        self._remember(name)
         return True
 
     def _verdict(self, k: int) -> str:
@@ -371,6 +399,11 @@ class PassBisector:
         self.progress(f"compiling {r.workload} for {r.target} with every pass")
         full = self._probe(None)
         r.units, r.tvm = full.get("units", []), full.get("tvm", "")
+        remembered = set(self._remembered()) - set(r.required)
+        if remembered:
+            self.progress(f"  required (learned before for TVM {r.tvm}): "
+                          f"{', '.join(sorted(remembered))}")
+            r.required = sorted({*r.required, *remembered})
         if full["status"] == NO_COMPILE:
             raise TkError(f"{r.workload} does not compile for {r.target} even with every pass: "
                           f"{full['detail']}")
