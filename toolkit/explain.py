@@ -101,6 +101,17 @@ def _option_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
             f"{hint}known options: {', '.join(known)}.")
 
 
+def _global_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    prefix = groups["name"].split(".")[0]
+    return (
+        f"nothing in this process registered {groups['name']}: the library that defines it "
+        "(an extension, or an optional part of TVM) is not loaded, or this build lacks it.",
+        f"load the library that registers '{prefix}.*' first (import its package, or "
+        "toolkit.loader.load_extension(lib)); `tk ext check LIB.so` shows what a library "
+        "registers and `tk doctor` which library registers which globals.",
+    )
+
+
 def _device_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     if "want_name" in groups:
         name = groups["want_name"]
@@ -321,6 +332,39 @@ PATTERNS: list[Pattern] = [
         "load each extension once, through toolkit.loader.load_extension; `tk doctor` lists "
         "which library registered which global.",
         "tvm-ffi src/ffi/function.cc (GlobalFunctionTable::Update)",
+    ),
+    Pattern(
+        "missing-global-function",
+        r"Cannot find global function (?P<name>[\w.]+)",
+        "Global function not registered",
+        "nothing in this process registered that name: the library that defines it (an "
+        "extension, or an optional part of TVM) is not loaded, or this build lacks it.",
+        "load the extension first (import its package, or toolkit.loader.load_extension(lib)); "
+        "`tk doctor` lists which library registers which globals.",
+        "tvm-ffi get_global_func in apache-tvm-ffi 0.1.15 (captured from the wheel)",
+        _global_fix,
+    ),
+    Pattern(
+        "device-api-not-enabled",
+        r"Device API (?P<device>\w+) is not enabled",
+        "No runtime for this device",
+        "this process has no device API for the device: the TVM build has no runtime for it, "
+        "or its runtime library could not load (the wheel's libtvm_runtime_cuda.so needs the "
+        "NVIDIA driver's libcuda.so.1).",
+        "run on a machine with the device and its driver (tk doctor shows which runtimes "
+        "loaded); compiling for the target works without it.",
+        "src/runtime/device_api.cc in apache-tvm 0.27.0.post1 (captured from the wheel)",
+    ),
+    Pattern(
+        "cuda-runtime-not-linked",
+        r"CUDA runtime is not linked into this build; cannot launch kernels",
+        "No CUDA runtime in this process",
+        "the module was compiled for CUDA but the CUDA runtime library is not loaded here (no "
+        "NVIDIA driver, or a build with USE_CUDA OFF).",
+        "run it where libcuda.so.1 and a GPU exist, or export it (tk compile) and load it "
+        "there with tvm.runtime.load_module.",
+        "src/backend/cuda/codegen/cuda_fallback_module.cc in apache-tvm 0.27.0.post1 "
+        "(captured from the wheel)",
     ),
     Pattern(
         "undefined-tvm-ffi-symbol",

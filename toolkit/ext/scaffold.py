@@ -10,6 +10,7 @@ from toolkit.errors import UserError
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "data" / "ext_template"
 PLACEHOLDER = "__NAME__"
+UPPER_PLACEHOLDER = "__UNAME__"  # for environment variable names
 RESERVED = {"tvm", "tvm_ffi", "toolkit", "test", "tests", "lib"}
 
 
@@ -34,5 +35,6 @@ def new(name: str, directory: str | Path | None = None) -> Path:
         rel = Path(*(part.replace(PLACEHOLDER, name) for part in src.relative_to(TEMPLATE).parts))
         dst = root / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.write_text(src.read_text().replace(PLACEHOLDER, name))
+        text = src.read_text().replace(UPPER_PLACEHOLDER, name.upper())
+        dst.write_text(text.replace(PLACEHOLDER, name))
     return root

@@ -2,7 +2,7 @@
 
 Importing it puts TVM in the process first, then loads lib/lib__NAME__.so through tk's
 loader, which refuses (instead of crashing) when the library was built against another
-TVM / tvm-ffi than the one this process maps. Set __NAME___NO_TK=1 to load it with a bare
+TVM / tvm-ffi than the one this process maps. Set __UNAME___NO_TK=1 to load it with a bare
 ctypes.CDLL where tk is not installed.
 """
 
@@ -19,7 +19,7 @@ LIBRARY = Path(__file__).resolve().parent / "lib" / "lib__NAME__.so"
 def _load():
     if not LIBRARY.exists():
         raise ImportError(f"{LIBRARY} is not built: run `tk ext build {Path(__file__).parents[2]}`")
-    if os.environ.get("__NAME___NO_TK"):
+    if os.environ.get("__UNAME___NO_TK"):
         return ctypes.CDLL(str(LIBRARY), ctypes.RTLD_GLOBAL)
     from toolkit.loader import load_extension
 
