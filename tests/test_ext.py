@@ -105,6 +105,9 @@ def test_check_reports_bindings_and_manifest(built: Path, tk) -> None:
     tvm_rows = {b["needed"]: b for b in report["bindings"] if b.get("tvm")}
     assert tvm_rows["libtvm_runtime.so"]["how"] == "already loaded"
     assert report["ok"] and report["manifest"]["globals"]
+    r = tk("ext", "load", str(built), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["registered"] == report["manifest"]["globals"]
 
 
 def test_built_against_another_tvm_ffi_is_refused(built: Path, work: Path, tk) -> None:

@@ -79,23 +79,14 @@ def check_cmd(library: str, python: str, as_json: bool) -> int:
 
 @ext_group.command("load")
 @click.argument("library", metavar="LIB.so")
-@click.option("--call", "calls", multiple=True, metavar="NAME",
-              help="Call this registered function with no arguments and print the result.")
 @json_option
-def load_cmd(library: str, calls: tuple[str, ...], as_json: bool) -> None:
+def load_cmd(library: str, as_json: bool) -> None:
     """Load LIB.so into this process through tk's loader and list what it registered."""
     from toolkit.loader import load_extension
 
     ext = load_extension(library)
-    results = {}
-    if calls:
-        import tvm_ffi
-
-        results = {name: str(tvm_ffi.get_global_func(name)()) for name in calls}
     if as_json:
-        echo_json({"library": ext.path, "registered": ext.registered, "calls": results})
+        echo_json({"library": ext.path, "registered": ext.registered})
         return
     click.echo(f"loaded {ext.path}")
     click.echo(f"  registered: {', '.join(ext.registered) or '(nothing new)'}")
-    for name, value in results.items():
-        click.echo(f"  {name}() = {value}")
