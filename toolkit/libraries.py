@@ -387,8 +387,10 @@ def check_global_owners(facts: dict[str, Any]) -> list[Any]:
             last_loading = None
             name = os.path.basename(r["library"])
             if r.get("ok") is False:
-                rows.append(Check("globals", PASS, f"{name}: not loadable here "
-                                  f"({r['error'].split(':')[-1].strip()}); registers nothing"))
+                missing = re.search(r"(\S+): cannot open shared object file", r["error"])
+                why = f"{missing.group(1)} not found" if missing else r["error"][-120:]
+                rows.append(Check("globals", PASS, f"{name}: not loadable here ({why}); "
+                                  "registers nothing"))
                 continue
             for g in r["registered"]:
                 owners.setdefault(g, r["library"])
