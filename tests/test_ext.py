@@ -14,8 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
-from tests.ext_helpers import REPO, copy_tvm, run_py
+from ext_helpers import REPO, copy_tvm, run_py
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +32,7 @@ def work():
 @pytest.fixture(scope="module")
 def built(work: Path) -> Path:
     """A scaffolded extension built by `tk ext build` against the installed wheel."""
-    from tests.conftest import run_tk
+    from conftest import run_tk
 
     r = run_tk("ext", "new", NAME, "--dir", str(work))
     assert r.returncode == 0, r.stderr
@@ -52,7 +51,7 @@ def second_tvm(work: Path) -> Path:
 @pytest.fixture(scope="module")
 def built_against_copy(work: Path, second_tvm: Path) -> Path:
     """The same extension built by a Python whose tvm is the vendored copy."""
-    from tests.conftest import run_tk
+    from conftest import run_tk
 
     r = run_tk("ext", "new", "vend_ext", "--dir", str(work))
     assert r.returncode == 0, r.stderr
