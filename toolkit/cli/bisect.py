@@ -168,9 +168,12 @@ def status_cmd(source: Path | None, as_json: bool) -> None:
     if as_json:
         echo_json(data)
         return
-    click.echo(f"{st.status}: {len(b.candidates)} untested commits between "
-               f"{data['good'][:10]} (good) and {data['bad'][:10]} (bad), "
-               f"~{b.steps_left} steps left; {len(st.steps)} probes so far")
+    if not b.done:
+        click.echo(f"{st.status}: {len(b.candidates)} untested commits between "
+                   f"{data['good'][:10]} (good) and {data['bad'][:10]} (bad), "
+                   f"~{b.steps_left} steps left; {len(st.steps)} probes so far")
+    else:
+        click.echo(f"{st.status}: {len(st.steps)} probes")
     if st.culprit:
         click.echo(f"first bad commit: {st.culprit}")
     if st.stop_reason:
