@@ -235,3 +235,14 @@ def test_live_undefined_tvm_ffi_symbol(tmp_path: Path) -> None:
     out = _run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(lib)!r})"])
     f = best(out)
     assert f.id == "undefined-tvm-ffi-symbol" and "ReprPrint" in f.cause
+
+
+def test_line_numbers_in_a_long_build_log() -> None:
+    noise = "[12/3000] Building CXX object src/foo.cc.o\n" * 5000
+    text = noise + (FIXTURES / "ptxas-error.log").read_text() + noise + \
+        (FIXTURES / "llvm-too-old.log").read_text()
+    found = {f.id: f for f in explain(text)}
+    assert found["ptxas-error"].line == 5001 and found["ptxas-error"].also_lines == [
+        5002, 5003, 5004]
+    llvm_line = next(i for i, ln in enumerate(text.splitlines(), 1) if "TVM requires LLVM" in ln)
+    assert found["llvm-too-old"].line == llvm_line

@@ -263,7 +263,7 @@ PATTERNS: list[Pattern] = [
     ),
     Pattern(
         "too-much-shared-data",
-        r"(?:Entry function '(?P<fn>[^']+)' )?uses too much shared data"
+        r"uses too much shared data"
         r"(?: \((?P<used>0x[0-9a-fA-F]+) bytes, (?P<max>0x[0-9a-fA-F]+) max\))?",
         "Kernel uses too much shared memory",
         "ptxas rejects a kernel whose static shared memory exceeds the per-block limit "
@@ -274,7 +274,7 @@ PATTERNS: list[Pattern] = [
     ),
     Pattern(
         "domain-already-inferred",
-        r"(?P<iv>\S.*?) domain already inferred, cannot prove their extents are the same "
+        r"domain already inferred, cannot prove their extents are the same "
         r"(?P<a>\S+) vs (?P<b>\S+)",
         "Thread axis bound twice with different extents",
         "the same thread/block index (e.g. blockIdx.y) is bound to loops of different "
@@ -435,6 +435,38 @@ PATTERNS: list[Pattern] = [
     ),
 ]
 
+# The literal each pattern's match contains, on the line where the match starts: regexes run
+# only around its occurrences, so a build log of many megabytes is explained in milliseconds.
+NEEDLES = {
+    "target-string-refused": "Cannot parse target string",
+    "unknown-target-kind": "Target kind \"",
+    "unknown-target-option": "Unknown config option",
+    "arm-features-without-llvm": "Cannot parse Arm(R)-based target features",
+    "device-type-constraint": ".device_type has an unsatisfied constraint",
+    "device-type-mismatch": "Mismatched ",
+    "shape-constraint": "] has an unsatisfied constraint",
+    "cuda-launch-error": "CUDALaunch Error: ",
+    "cuda-zero-grid": "CUDALaunch Error: grid dimension",
+    "too-much-shared-data": "uses too much shared data",
+    "domain-already-inferred": "domain already inferred",
+    "relayout-data-parallel": "Can only relayout",
+    "attachment-point": "did not find attachment point",
+    "axis-not-in-leaf-iter-vars": "in parent's leaf_iter_vars",
+    "iter-var-already-split": "Operate on iter var",
+    "duplicate-global-function": "is already registered",
+    "missing-global-function": "Cannot find global function",
+    "device-api-not-enabled": "Device API ",
+    "cuda-runtime-not-linked": "CUDA runtime is not linked",
+    "undefined-tvm-ffi-symbol": "undefined symbol: ",
+    "undefined-symbol": "undefined symbol: ",
+    "llvm-too-old": "TVM requires LLVM",
+    "cmake-too-old": " or higher is required",
+    "zstd-not-found": "Could NOT find zstd",
+    "ptxas-error": "ptxas ",
+    "stale-dlpack": "DLPackManagedTensorAllocator",
+}
+WINDOW = 2000  # characters after a needle a match may span (CUDALaunch prints two lines)
+
 # A more specific pattern wins over a generic one when both match the same line.
 _GENERIC = {"undefined-symbol": "undefined-tvm-ffi-symbol", "ptxas-error": "too-much-shared-data"}
 _COMPILED = [(p, p.compiled()) for p in PATTERNS]
@@ -445,15 +477,17 @@ def explain(text: str) -> list[Finding]:
     findings: list[Finding] = []
     for pattern, regex in _COMPILED:
         seen_lines: set[int] = set()
-        for m in regex.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
+        counted, line = 0, 1
+        for m in _matches(text, regex, NEEDLES[pattern.id]):
+            line += text.count("\n", counted, m.start())
+            counted = m.start()
             if line in seen_lines:
                 continue
             seen_lines.add(line)
             groups = {k: v for k, v in m.groupdict().items() if v is not None}
             cause, fix = pattern.cause, pattern.fix
             if pattern.refine is not None:
-                refined = pattern.refine(groups, text)
+                refined = pattern.refine(groups, text[m.start():m.start() + WINDOW])
                 if refined:
                     cause, fix = refined
             excerpt = m.group(0).strip()
@@ -470,6 +504,22 @@ def explain(text: str) -> list[Finding]:
         if first is not f:
             first.also_lines.append(f.line)
     return list(merged.values())
+
+
+def _matches(text: str, regex: re.Pattern[str], needle: str) -> list[re.Match[str]]:
+    """Matches of ``regex`` that start on a line holding ``needle``, in text order."""
+    found: list[re.Match[str]] = []
+    pos = text.find(needle)
+    while pos != -1:
+        start = text.rfind("\n", 0, pos) + 1
+        for m in regex.finditer(text, start, min(len(text), pos + WINDOW)):
+            if m.start() > pos:
+                break
+            if not found or m.start() > found[-1].start():
+                found.append(m)
+        nxt = text.find("\n", pos)
+        pos = -1 if nxt == -1 else text.find(needle, nxt)
+    return found
 
 
 def _by_id(pattern_id: str) -> Pattern:
