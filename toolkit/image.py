@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     import docker
 
 DEFAULT_SUITE = "bookworm"
-DOCKERFILES = Path(__file__).resolve().parent.parent / "dockerfiles"
+# The repository's dockerfiles/, through a symlink that also puts it in the wheel.
+DOCKERFILES = Path(__file__).resolve().parent / "data" / "dockerfiles"
 # Certificates of TLS-intercepting proxies live here on Debian-like hosts; a build image needs
 # them too, or pip inside it cannot reach PyPI through the same proxy the host uses.
 LOCAL_CA_DIR = Path("/usr/local/share/ca-certificates")

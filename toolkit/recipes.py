@@ -34,7 +34,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-RECIPE_DIR = Path(__file__).resolve().parent.parent / "recipes"
+# The repository's recipes/, through a symlink that also puts it in the wheel.
+RECIPE_DIR = Path(__file__).resolve().parent / "data" / "recipes"
 SECTIONS = ("description", "options", "cmake", "env", "build", "container")
 BUILD_KEYS = ("generator", "targets")
 # Fragments that are also flags, in the order they compose.
