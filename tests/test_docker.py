@@ -165,6 +165,7 @@ def test_no_engine_is_one_line_with_the_fix(tk):
 
 # --- with an engine -------------------------------------------------------------------------
 
+@pytest.mark.docker
 def test_bootstrap_is_idempotent(tk, base_image):
     again = image.bootstrap()
     assert (again.tag, again.image_id, again.created) == (base_image.tag, base_image.image_id,
@@ -175,6 +176,7 @@ def test_bootstrap_is_idempotent(tk, base_image):
                                     "created": False, "mirror": None}
 
 
+@pytest.mark.docker
 @pytest.mark.skipif(os.geteuid() != 0, reason="the debootstrap check comes after the root check")
 def test_bootstrap_without_debootstrap_says_how_to_get_it(tk, engine):
     r = tk("image", "bootstrap", "--tag", "tk/test-never-made:1",
@@ -184,6 +186,7 @@ def test_bootstrap_without_debootstrap_says_how_to_get_it(tk, engine):
     assert image.find_image(engine, "tk/test-never-made:1") is None
 
 
+@pytest.mark.docker
 def test_cuda_dockerfile_stops_early_on_a_base_without_cuda(engine, base_image, tmp_path):
     # No CUDA image can be had here; what can be checked is that the template parses and its
     # first step refuses a base without nvcc, saying why, before any apt work.
@@ -210,6 +213,7 @@ def test_a_worktree_mounts_its_repository_read_only(tmp_path):
         str((fork / ".git").resolve()): "ro"}
 
 
+@pytest.mark.docker
 @pytest.mark.slow
 def test_unchanged_plan_reuses_its_image_and_a_changed_one_reuses_layers(
         engine, toolchain_image, tmp_path_factory):
@@ -231,6 +235,7 @@ def test_unchanged_plan_reuses_its_image_and_a_changed_one_reuses_layers(
     engine.images.remove(more.tag)
 
 
+@pytest.mark.docker
 @pytest.mark.slow
 def test_container_build_of_the_fork_is_owned_by_the_caller(tk, tmp_path, engine, base_image,
                                                             toolchain_image):
@@ -279,6 +284,7 @@ def test_container_build_of_the_fork_is_owned_by_the_caller(tk, tmp_path, engine
     assert m2["artifacts"] == m["artifacts"]
 
 
+@pytest.mark.docker
 def test_image_build_finds_the_image_a_build_would_use(tk, toolchain_image):
     r = tk("image", "build", "--llvm", "--json")
     assert r.returncode == 0, r.stderr
@@ -287,6 +293,7 @@ def test_image_build_finds_the_image_a_build_would_use(tk, toolchain_image):
                                                             toolchain_image.image_id, True)
 
 
+@pytest.mark.docker
 @pytest.mark.slow
 def test_a_failing_container_build_says_what_reproduces_it(tk, tmp_path, toolchain_image):
     fork = make_minifork(tmp_path / "tvm")
@@ -300,6 +307,7 @@ def test_a_failing_container_build_says_what_reproduces_it(tk, tmp_path, toolcha
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.docker
 @pytest.mark.slow
 def test_cuda_build_in_a_container_without_a_gpu(tk, tmp_path, cuda_base):
     tag, version = cuda_base
