@@ -40,6 +40,12 @@ from toolkit.dumpir.store import FunctionStore, write_atomic
 # alive keeps its address from being reused; the bound keeps memory flat on deep models.
 HANDLE_CACHE_SIZE = 8192
 
+# The worker holds back while hooks fire closer together than this: between passes the
+# compile runs Python and the two threads would fight over the GIL. A longer silence means
+# the compile is inside one long C++ call (LLVM codegen, a third of the compile), which
+# releases the GIL: then the worker runs beside it.
+QUIET_SECONDS = 0.05
+
 
 @dataclass
 class _Frame:
@@ -79,13 +85,15 @@ class Recorder:
         self._jobs: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None] = (
             queue.SimpleQueue()
         )
+        self._last_hook = time.perf_counter()
+        self._compile_done = False
         self._worker = threading.Thread(target=self._work, name="tk-dump-ir", daemon=True)
         self._worker.start()
 
     # -- hooks (compile thread) --------------------------------------------------------
 
     def before(self, mod: Any, name: str) -> None:
-        t0 = time.perf_counter()
+        t0 = self._last_hook = time.perf_counter()
         parent = self._stack[-1] if self._stack else None
         if parent is not None:
             parent.children += 1
@@ -106,7 +114,7 @@ class Recorder:
         self._stack.append(_Frame(record, mod, funcs, now, self.overhead))
 
     def after(self, mod: Any, name: str) -> None:
-        t0 = time.perf_counter()
+        t0 = self._last_hook = time.perf_counter()
         frame = self._stack.pop()
         record = frame.record
         if self.journal is not None:
@@ -126,6 +134,7 @@ class Recorder:
 
     def finish(self) -> None:
         """Wait until every snapshot is hashed, printed and stored."""
+        self._compile_done = True
         self._jobs.put(None)
         self._worker.join()
         if self.internal_error is not None:
@@ -154,6 +163,10 @@ class Recorder:
         while (job := self._jobs.get()) is not None:
             if self.internal_error is not None:
                 continue  # drain: the compile thread learns of the error in finish()
+            while not self._compile_done and (
+                time.perf_counter() - self._last_hook < QUIET_SECONDS
+            ):
+                time.sleep(QUIET_SECONDS)
             start = time.perf_counter()
             try:
                 job[0](*job[1])
