@@ -241,7 +241,9 @@ def test_line_numbers_in_a_long_build_log() -> None:
     noise = "[12/3000] Building CXX object src/foo.cc.o\n" * 5000
     text = noise + (FIXTURES / "ptxas-error.log").read_text() + noise + \
         (FIXTURES / "llvm-too-old.log").read_text()
-    found = {f.id: f for f in explain(text)}
+    found: dict[str, object] = {}
+    for f in explain(text):
+        found.setdefault(f.id, f)
     assert found["ptxas-error"].line == 5001 and found["ptxas-error"].also_lines == [
         5002, 5003, 5004]
     llvm_line = next(i for i, ln in enumerate(text.splitlines(), 1) if "TVM requires LLVM" in ln)

@@ -487,7 +487,7 @@ def explain(text: str) -> list[Finding]:
             groups = {k: v for k, v in m.groupdict().items() if v is not None}
             cause, fix = pattern.cause, pattern.fix
             if pattern.refine is not None:
-                refined = pattern.refine(groups, text[m.start():m.start() + WINDOW])
+                refined = pattern.refine(groups, text[max(0, m.start() - WINDOW):m.end() + WINDOW])
                 if refined:
                     cause, fix = refined
             excerpt = m.group(0).strip()
