@@ -72,3 +72,20 @@ def test_finds_the_miscompiling_pass_of_a_real_pipeline(tk):
     assert "R.const(2.5" in data["diff"]
     assert len(data["probes"]) <= 12
     assert "every pass" in r.stderr  # progress
+
+
+def test_without_reference_every_prefix_is_held_to_prefix_zero():
+    run_probe, calls = fake_pipeline()
+    seen_baseline = []
+
+    def no_reference(k, required, diff_unit=None):
+        out = run_probe(k, required, diff_unit)
+        if k == 0:
+            seen_baseline.append(True)
+        if not seen_baseline and out["status"] != NO_COMPILE:
+            out.update(status="good", detail="baseline saved (no reference)", compared=False)
+        return out
+
+    r = PassBisector("w.py", "llvm", run_probe=no_reference, required=["Lower", "Codegen"]).run()
+    assert r.culprit_name == "Bug"
+    assert calls[:3] == [None, 0, None]  # every pass again, once prefix 0 set the baseline
