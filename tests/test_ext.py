@@ -204,7 +204,7 @@ def test_doctor_names_the_vendored_tvm_and_its_runtime(second_tvm: Path, tk) -> 
     vendored = [c for c in checks if c["name"] == "vendored tvm" and c["status"] == "warn"]
     assert vendored and "holds another tvm package" in vendored[0]["detail"]
     assert any("but its libtvm_ffi.so is mapped from" in c["detail"] for c in vendored)
-    identity = [c for c in checks if c["name"] == "library identity" and c["status"] == "warn"]
+    identity = [c for c in checks if c["name"] == "library" and c["status"] == "warn"]
     assert identity and "SONAME tvm_runtime.so" in identity[0]["detail"]
     owners = [c["detail"] for c in checks if c["name"] == "globals"]
     assert any(d.startswith("libtvm_runtime.so registers") for d in owners)

@@ -190,6 +190,8 @@ def check_packages(facts: dict[str, Any]) -> list[Check]:
 
 
 def check_libraries(facts: dict[str, Any]) -> list[Check]:
+    from toolkit.libraries import soname_problem
+
     libs = facts.get("libraries")
     if libs is None:
         return []
@@ -197,8 +199,10 @@ def check_libraries(facts: dict[str, Any]) -> list[Check]:
     by_name: dict[str, list[str]] = {}
     for lib in libs["libraries"]:
         by_name.setdefault(Path(lib["path"]).name, []).append(lib["path"])
-        rows.append(Check("library", PASS,
-                          f"{lib['path']} (sha256 {lib['sha256'][:12]}, found by {lib['rule']})"))
+        detail = (f"{lib['path']} (found by {lib['rule']}; SONAME {lib.get('soname') or '-'}, "
+                  f"build id {(lib.get('build_id') or '-')[:12]}, sha256 {lib['sha256'][:12]})")
+        problem = soname_problem(lib["path"], lib.get("soname"))
+        rows.append(Check("library", WARN if problem else PASS, detail, problem))
     for name, paths in by_name.items():
         if len(paths) > 1:
             rows.append(Check("library", FAIL, f"{name} is mapped twice: {', '.join(paths)}",

@@ -246,62 +246,42 @@ def missing_symbols(lib_path: str, providers: list[str]) -> list[str]:
 
 def doctor_facts(python: str, env: dict[str, str] | None = None,
                  timeout: float = 300) -> dict[str, Any]:
-    """Run the extlibs probe twice under ``python``: environment + mapped libraries, then
-    (fresh process) which library registers which global functions."""
+    """Which library registers which global functions: the owners probe, in a fresh process
+    of ``python`` (it loads TVM's libraries one by one, which may abort it)."""
     from toolkit.probes import path_of
 
-    facts: dict[str, Any] = {}
-    for mode in ("doctor", "owners"):
+    try:
+        proc = subprocess.run([python, str(path_of("extlibs")), "owners"], capture_output=True,
+                              text=True, timeout=timeout, env=env)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"ext_owners_exit": {"code": None, "stderr": str(e)}}
+    records = []
+    for line in proc.stdout.splitlines():
         try:
-            proc = subprocess.run([python, str(path_of("extlibs")), mode], capture_output=True,
-                                  text=True, timeout=timeout, env=env)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            facts[f"ext_{mode}_exit"] = {"code": None, "stderr": str(e)}
+            record = json.loads(line)
+        except json.JSONDecodeError:
             continue
-        records = []
-        for line in proc.stdout.splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict) and "stage" in record:
-                records.append(record)
-        for r in records:
-            if r["stage"] in ("environment", "mapped"):
-                facts[f"ext_{r['stage']}"] = r
-        if mode == "owners":
-            facts["ext_owners"] = records
-        facts[f"ext_{mode}_exit"] = {"code": proc.returncode, "stderr": proc.stderr[-4000:]}
-    return facts
+        if isinstance(record, dict) and "stage" in record:
+            records.append(record)
+    return {"ext_owners": records,
+            "ext_owners_exit": {"code": proc.returncode, "stderr": proc.stderr[-4000:]}}
 
 
-def check_elf_identity(facts: dict[str, Any]) -> list[Any]:
-    """Every mapped TVM library with SONAME and build id; a core one without SONAME warns."""
-    from toolkit.doctor import PASS, WARN, Check
-
-    mapped_facts = facts.get("ext_mapped")
-    if not mapped_facts:
-        return []
-    rows = []
-    for lib in mapped_facts["libraries"]:
-        fam = family(os.path.realpath(lib["path"]))
-        detail = (f"{lib['path']}: SONAME {lib['soname'] or '(none)'}, build id "
-                  f"{lib['build_id'] or '(none)'}")
-        if fam in CORE_FAMILIES and lib["soname"] != f"{fam}.so":
-            rows.append(Check("library identity", WARN, detail,
-                              f"a {fam} whose SONAME is not {fam}.so is not recognised by ld.so "
-                              "as the one extensions link: a second copy can get mapped; "
-                              "rebuild TVM with the default SONAME"))
-        else:
-            rows.append(Check("library identity", PASS, detail))
-    return rows
+def soname_problem(path: str, soname: str | None) -> str | None:
+    """Why a core TVM library's SONAME lets a second copy be mapped, or None."""
+    fam = family(os.path.realpath(path))
+    if fam in CORE_FAMILIES and soname != f"{fam}.so":
+        return (f"a {fam} whose SONAME is not {fam}.so is not recognised by ld.so as the one "
+                "extensions link: a second copy can get mapped; rebuild TVM with the default "
+                "SONAME")
+    return None
 
 
 def check_redirects(facts: dict[str, Any]) -> list[Any]:
     """sys.path entries and env vars that point at another tvm (the vendored-TVM pattern)."""
     from toolkit.doctor import PASS, WARN, Check
 
-    envf = facts.get("ext_environment")
+    envf = facts.get("environment")
     if not envf:
         return []
     imported = envf.get("imported_tvm")
@@ -325,7 +305,7 @@ def check_redirects(facts: dict[str, Any]) -> list[Any]:
                 f"{r['where']} entry {r['entry']} holds TVM libraries "
                 f"({', '.join(r['libraries'][:3])}) other than the imported tvm's",
                 f"unset {r['where']} or point it at {lib_dir or 'the imported tvm'}/"))
-    mapped_facts = facts.get("ext_mapped") or {}
+    mapped_facts = facts.get("mapped") or {}
     ffi_pkg = mapped_facts.get("tvm_ffi_file")
     ffi_lib = next((lib["path"] for lib in mapped_facts.get("libraries", [])
                     if family(os.path.realpath(lib["path"])) == "libtvm_ffi"), None)
@@ -348,7 +328,7 @@ def check_dist_infos(facts: dict[str, Any]) -> list[Any]:
     """Stale tvm dist-infos: two versions of one project, or records of deleted files."""
     from toolkit.doctor import WARN, Check
 
-    envf = facts.get("ext_environment")
+    envf = facts.get("environment")
     if not envf:
         return []
     rows = []
@@ -414,4 +394,4 @@ def check_global_owners(facts: dict[str, Any]) -> list[Any]:
     return rows
 
 
-DOCTOR_CHECKS = [check_elf_identity, check_redirects, check_dist_infos, check_global_owners]
+DOCTOR_CHECKS = [check_redirects, check_dist_infos, check_global_owners]

@@ -13,9 +13,10 @@ import platform
 import sys
 import traceback
 
+import extlibs  # beside this file: sys.path[0] when run by path
+
 ENV_VARS = ("TVM_LIBRARY_PATH", "TVM_HOME", "PYTHONPATH", "LD_LIBRARY_PATH")
 RUNTIMES = ("cpu", "cuda", "vulkan", "metal", "opencl", "rocm")
-LIB_MARKERS = ("libtvm", "libtvm_ffi")
 
 
 def emit(stage, **facts):
@@ -61,18 +62,6 @@ def sha256(path):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def mapped_libraries():
-    paths = []
-    with open("/proc/self/maps") as f:
-        for line in f:
-            parts = line.split()
-            path = parts[-1] if len(parts) >= 6 else ""
-            name = os.path.basename(path)
-            if path.startswith("/") and name.startswith(LIB_MARKERS) and path not in paths:
-                paths.append(path)
-    return paths
 
 
 def search_rule(path, tvm_dir, ffi_dir):
@@ -127,8 +116,8 @@ def stage_libraries(tvm):
     tvm_dir = os.path.dirname(tvm.__file__)
     ffi_dir = os.path.dirname(ffi.__file__) if ffi else None
     libs = [
-        {"path": p, "sha256": sha256(p), "rule": search_rule(p, tvm_dir, ffi_dir)}
-        for p in mapped_libraries()
+        {**extlibs.describe(p), "sha256": sha256(p), "rule": search_rule(p, tvm_dir, ffi_dir)}
+        for p in extlibs.mapped_paths()
     ]
     emit("libraries", libraries=libs, tvm_ffi_version=getattr(ffi, "__version__", None))
 
@@ -232,6 +221,8 @@ def main():
     if tvm is None:
         return
     stage_libraries(tvm)
+    extlibs.mode_environment()
+    extlibs.mode_mapped()
     stage_build_info(tvm)
     try:
         runtimes = stage_runtimes(tvm)

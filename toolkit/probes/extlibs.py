@@ -9,7 +9,6 @@ Modes:
   globals LIB...    import tvm; load each LIB; the global names each one added
   owners            load TVM's own libraries one by one, then import tvm: who registered what
   environment       sys.path / env entries that hold another tvm, and stale tvm dist-infos
-  doctor            environment, then mapped (one process, for tk doctor)
 """
 
 import ctypes
@@ -202,9 +201,6 @@ def main():
         mode_owners()
     elif mode == "environment":
         mode_environment()
-    elif mode == "doctor":
-        mode_environment()
-        mode_mapped()
     else:
         sys.exit(f"unknown mode {mode}")
 
