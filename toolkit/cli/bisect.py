@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import Any
 
 import click
 
-from toolkit.cli.options import echo_json, json_option, target_option, workload_argument
+from toolkit.cli.options import (
+    echo_json,
+    json_option,
+    recipe_options,
+    target_option,
+    workload_argument,
+)
 
 source_option = click.option(
     "--source", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -16,6 +23,19 @@ source_option = click.option(
 
 def _progress(msg: str) -> None:
     click.echo(msg, err=True)
+
+
+def _checkout_and_build(st: Any, sha: str) -> Any:
+    """Check ``sha`` out in the bisection's worktree and build it through the store."""
+    from toolkit.bisect import session
+
+    with session.locked(st):
+        b = session.bisector(st, _progress)
+        b.checkout(sha)
+        built = b.build(sha)
+        st.current = sha
+        st.save()
+    return built
 
 
 @click.group("bisect")
@@ -47,18 +67,7 @@ def bisect_group() -> None:
               show_default=True, help="Verdict for a check run that timed out.")
 @click.option("--count", type=int, default=1, show_default=True,
               help="Runs per probe; runs that disagree make the commit flaky (skipped).")
-@click.option("--llvm", "llvm", is_flag=False, flag_value="", default=None, metavar="[VER]",
-              help="Build with LLVM, as for tk build (--llvm 16: llvm-config-16).")
-@click.option("--cuda", is_flag=True, help="Build with CUDA.")
-@click.option("--cuda-arch", metavar="LIST", help="CMAKE_CUDA_ARCHITECTURES.")
-@click.option("--debug", is_flag=True, help="Debug build.")
-@click.option("--ccache", is_flag=True, help="Compile through ccache.")
-@click.option("--runtime-only", is_flag=True, help="Build the runtime library alone.")
-@click.option("--recipe", "recipe_files", multiple=True, metavar="FILE", help="Extra recipe.")
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
-              help="Override one option, as for tk build.")
-@click.option("--backend", type=click.Choice(["native", "docker"]), default="native",
-              show_default=True, help="Where each step's build runs.")
+@recipe_options
 @click.option("--build-cmd", default=None, metavar="CMD",
               help="For a tree that is not TVM: the shell command that builds it in the "
                    "worktree ($TK_BISECT_BUILD_DIR is a build directory kept between steps; "
@@ -67,9 +76,7 @@ def bisect_group() -> None:
 @click.argument("check_args", nargs=-1, type=click.UNPROCESSED)
 def start_cmd(good: str, bad: str, source: Path | None, check_text: str | None, regress: str,
               build_failure: str | None, timeout: float | None, on_timeout: str, count: int,
-              llvm: str | None, cuda: bool, cuda_arch: str | None, debug: bool, ccache: bool,
-              runtime_only: bool, recipe_files: tuple[str, ...], sets: tuple[str, ...],
-              backend: str, build_cmd: str | None,
+              recipe: dict[str, Any], build_cmd: str | None,
               no_build: bool, check_args: tuple[str, ...]) -> None:
     """Start a bisection between GOOD and BAD (nothing is built until 'run').
 
@@ -83,12 +90,9 @@ def start_cmd(good: str, bad: str, source: Path | None, check_text: str | None, 
     words = [check_text] if check_text else []
     if check_args:
         words = [*(shlex.split(check_text) if check_text else []), *check_args]
-    options = {"llvm": llvm, "cuda": cuda, "cuda_arch": cuda_arch, "debug": debug,
-               "ccache": ccache, "runtime_only": runtime_only,
-               "recipe_files": list(recipe_files), "sets": list(sets), "backend": backend}
     st = session.start(source or Path.cwd(), good, bad, words, regress=regress,
                        build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
-                       count=count, build_options=options, build_cmd=build_cmd,
+                       count=count, build_options=recipe, build_cmd=build_cmd,
                        no_build=no_build)
     how = {None: "tk build (artifact store)", "": "none (the check builds)"}.get(
         st.build_command, st.build_command)
@@ -221,12 +225,7 @@ def _build_env(rev: str, source: Path | None) -> dict[str, str]:
 
     st = session.current(source)
     sha = resolve(open_repo(Path(st.source)), rev, "revision")
-    with session.locked(st):
-        b = session.bisector(st, _progress)
-        b.checkout(sha)
-        built = b.build(sha)
-        st.current = sha
-        st.save()
+    built = _checkout_and_build(st, sha)
     if not built.ok:
         raise click.ClickException(f"{sha[:10]} does not build: {built.message}")
     return session.check_env(built.env)
@@ -247,12 +246,7 @@ def env_cmd(rev: str | None, source: Path | None, as_json: bool) -> int:
     sha = resolve(open_repo(Path(st.source)), rev, "revision") if rev else st.current
     if sha is None:
         raise click.UsageError("nothing checked out yet: give the revision")
-    with session.locked(st):
-        b = session.bisector(st, _progress)
-        b.checkout(sha)
-        built = b.build(sha)
-        st.current = sha
-        st.save()
+    built = _checkout_and_build(st, sha)
     if not built.ok:
         click.echo(f"tk: error: {sha[:10]} does not build: {built.message}", err=True)
         return 1

@@ -10,25 +10,13 @@ from typing import Any
 
 import click
 
-from toolkit.cli.options import echo_json, json_option
+from toolkit.cli.options import echo_json, json_option, recipe_options
 
 
 @click.group("build", invoke_without_command=True)
 @click.option("--source", "-C", "source", default=".", show_default=True, metavar="DIR",
               help="The TVM source tree (or fork) to build.")
-@click.option("--llvm", "llvm", is_flag=False, flag_value="", default=None, metavar="[VER]",
-              help="Build with LLVM; --llvm 16 uses llvm-config-16.")
-@click.option("--cuda", is_flag=True, help="Build with CUDA (see --cuda-arch).")
-@click.option("--cuda-arch", metavar="LIST", help="CMAKE_CUDA_ARCHITECTURES, e.g. 80 or '80;90'.")
-@click.option("--debug", is_flag=True, help="Debug build (-O0 -g).")
-@click.option("--ccache", is_flag=True, help="Compile through ccache.")
-@click.option("--runtime-only", is_flag=True, help="Build the runtime library alone.")
-@click.option("--recipe", "recipes", multiple=True, type=click.Path(path_type=Path),
-              metavar="FILE", help="Add your own recipe (TOML), after the built-in ones.")
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
-              help="Override one option (USE_X=VALUE, or CMAKE_X=VALUE for a CMake argument).")
-@click.option("--backend", type=click.Choice(["native", "docker"]), default="native",
-              show_default=True, help="Where the build runs.")
+@recipe_options
 @click.option("--build-dir", metavar="DIR", help="Build directory (default: <source>/build-<plan>).")
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Parallel compile jobs.")
 @click.option("--dry-run", is_flag=True, help="Print the resolved plan; build nothing.")
@@ -36,10 +24,8 @@ from toolkit.cli.options import echo_json, json_option
 @click.option("--no-check", is_flag=True, help="Skip the post-build check in the build's env.")
 @json_option
 @click.pass_context
-def build_group(ctx: click.Context, source: str, llvm: str | None, cuda: bool,
-                cuda_arch: str | None, debug: bool, ccache: bool, runtime_only: bool,
-                recipes: tuple[Path, ...], sets: tuple[str, ...], backend: str,
-                build_dir: str | None, jobs: int | None, dry_run: bool, force: bool,
+def build_group(ctx: click.Context, source: str, recipe: dict[str, Any], build_dir: str | None,
+                jobs: int | None, dry_run: bool, force: bool,
                 no_check: bool, as_json: bool) -> int | None:
     """Build TVM from recipes: base + --llvm/--cuda/--debug/--ccache/--runtime-only + yours.
 
@@ -54,9 +40,7 @@ def build_group(ctx: click.Context, source: str, llvm: str | None, cuda: bool,
     from toolkit import build as builder
     from toolkit.recipes import Request
 
-    req = Request(llvm=llvm, cuda=cuda, cuda_arch=cuda_arch, debug=debug, ccache=ccache,
-                  runtime_only=runtime_only, recipe_files=list(recipes), sets=list(sets),
-                  backend=backend)
+    req = Request(**{**recipe, "recipe_files": [Path(p) for p in recipe["recipe_files"]]})
     plan, tree = builder.plan(req, source)
     if dry_run:
         info = builder.dry_run(plan, tree, build_dir)

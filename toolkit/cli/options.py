@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -17,3 +19,40 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str))
+
+
+# The flags that choose a build plan (fields of toolkit.recipes.Request); tk build, tk bisect
+# and anything else that builds take the same ones.
+_RECIPE_OPTIONS = [
+    click.option("--llvm", "llvm", is_flag=False, flag_value="", default=None, metavar="[VER]",
+                 help="Build with LLVM; --llvm 16 uses llvm-config-16."),
+    click.option("--cuda", is_flag=True, help="Build with CUDA (see --cuda-arch)."),
+    click.option("--cuda-arch", metavar="LIST",
+                 help="CMAKE_CUDA_ARCHITECTURES, e.g. 80 or '80;90'."),
+    click.option("--debug", is_flag=True, help="Debug build (-O0 -g)."),
+    click.option("--ccache", is_flag=True, help="Compile through ccache."),
+    click.option("--runtime-only", is_flag=True, help="Build the runtime library alone."),
+    click.option("--recipe", "recipe_files", multiple=True, metavar="FILE",
+                 help="Add your own recipe (TOML), after the built-in ones."),
+    click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+                 help="Override one option (USE_X=VALUE, or CMAKE_X=VALUE for a CMake argument)."),
+    click.option("--backend", type=click.Choice(["native", "docker"]), default="native",
+                 show_default=True, help="Where the build runs."),
+]
+_RECIPE_FIELDS = ("llvm", "cuda", "cuda_arch", "debug", "ccache", "runtime_only",
+                  "recipe_files", "sets", "backend")
+
+
+def recipe_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the build-plan flags; the command receives them as one JSON-able ``recipe`` dict."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        recipe = {name: kwargs.pop(name) for name in _RECIPE_FIELDS}
+        recipe["recipe_files"] = list(recipe["recipe_files"])
+        recipe["sets"] = list(recipe["sets"])
+        return func(*args, recipe=recipe, **kwargs)
+
+    for option in reversed(_RECIPE_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper

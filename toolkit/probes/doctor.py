@@ -32,13 +32,6 @@ def error_facts(exc):
     }
 
 
-def dist_version(name):
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def tvm_dists():
     """Every installed distribution that provides a top-level ``tvm`` package."""
     found = []
@@ -95,8 +88,8 @@ def stage_packages():
         "packages",
         tvm_origin=spec.origin if spec else None,
         tvm_ffi_origin=ffi_spec.origin if ffi_spec else None,
-        apache_tvm=dist_version("apache-tvm"),
-        apache_tvm_ffi=dist_version("apache-tvm-ffi"),
+        apache_tvm=extlibs.version("apache-tvm"),
+        apache_tvm_ffi=extlibs.version("apache-tvm-ffi"),
         tvm_dists=tvm_dists(),
     )
 
