@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import queue
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -40,11 +41,13 @@ from toolkit.dumpir.store import FunctionStore, write_atomic
 # alive keeps its address from being reused; the bound keeps memory flat on deep models.
 HANDLE_CACHE_SIZE = 8192
 
-# The worker holds back while hooks fire closer together than this: between passes the
-# compile runs Python and the two threads would fight over the GIL. A longer silence means
-# the compile is inside one long C++ call (LLVM codegen, a third of the compile), which
-# releases the GIL: then the worker runs beside it.
-QUIET_SECONDS = 0.05
+# The worker runs only while the compile thread sits in one C++ call (LLVM codegen, a slow
+# pass), which releases the GIL: its Python frame has not moved for PARKED_SECONDS. While the
+# compile runs Python (between passes, Python-level passes) the two threads would fight over
+# the GIL and the compile would slow down more than the worker gains. Re-checked every
+# RECHECK_SECONDS of work.
+PARKED_SECONDS = 0.003
+RECHECK_SECONDS = 0.02
 
 
 @dataclass
@@ -85,15 +88,16 @@ class Recorder:
         self._jobs: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None] = (
             queue.SimpleQueue()
         )
-        self._last_hook = time.perf_counter()
+        self._compile_thread = threading.get_ident()
         self._compile_done = False
+        self._checked = 0.0
         self._worker = threading.Thread(target=self._work, name="tk-dump-ir", daemon=True)
         self._worker.start()
 
     # -- hooks (compile thread) --------------------------------------------------------
 
     def before(self, mod: Any, name: str) -> None:
-        t0 = self._last_hook = time.perf_counter()
+        t0 = time.perf_counter()
         parent = self._stack[-1] if self._stack else None
         if parent is not None:
             parent.children += 1
@@ -114,7 +118,7 @@ class Recorder:
         self._stack.append(_Frame(record, mod, funcs, now, self.overhead))
 
     def after(self, mod: Any, name: str) -> None:
-        t0 = self._last_hook = time.perf_counter()
+        t0 = time.perf_counter()
         frame = self._stack.pop()
         record = frame.record
         if self.journal is not None:
@@ -163,16 +167,23 @@ class Recorder:
         while (job := self._jobs.get()) is not None:
             if self.internal_error is not None:
                 continue  # drain: the compile thread learns of the error in finish()
-            while not self._compile_done and (
-                time.perf_counter() - self._last_hook < QUIET_SECONDS
-            ):
-                time.sleep(QUIET_SECONDS)
             start = time.perf_counter()
             try:
                 job[0](*job[1])
             except BaseException as e:  # noqa: BLE001 - handed to the compile thread
                 self.internal_error = e
             self.worker_seconds += time.perf_counter() - start
+
+    def _wait_for_compile_to_park(self) -> None:
+        """Return once the compile thread is parked in C++ (or finished)."""
+        if self._compile_done or time.perf_counter() - self._checked < RECHECK_SECONDS:
+            return
+        while not self._compile_done:
+            first = _position(self._compile_thread)
+            time.sleep(PARKED_SECONDS)
+            if first is not None and first == _position(self._compile_thread):
+                break
+        self._checked = time.perf_counter()
 
     def _input(self, funcs: dict[str, Any], mod: Any) -> None:
         self.input = {n: self._key(f, n) for n, f in funcs.items()}
@@ -199,6 +210,7 @@ class Recorder:
         cache = (self._vid(func), name)
         key = self._keys.get(cache)
         if key is None:
+            self._wait_for_compile_to_park()
             key = self._keys[cache] = self.store.put(self._print(func, name))
         return key
 
@@ -256,6 +268,12 @@ class Recorder:
         path = self.modules_dir / f"{safe}.py"
         write_atomic(path, mod.script().encode())
         return f"{self.modules_dir.name}/{path.name}"
+
+
+def _position(thread: int) -> tuple[int, int] | None:
+    """Where a thread's Python code is (frame, instruction); unchanged while it is in C."""
+    frame = sys._current_frames().get(thread)
+    return None if frame is None else (id(frame), frame.f_lasti)
 
 
 def _functions(mod: Any) -> dict[str, Any]:
