@@ -87,6 +87,18 @@ def describe(path: str | os.PathLike[str], with_sha256: bool = False) -> Library
     return lib
 
 
+def describe_user_library(path: str | os.PathLike[str]) -> Library:
+    """``describe`` for a path the user gave: a missing or non-ELF file is their mistake."""
+    from toolkit.errors import UserError
+
+    if not Path(path).is_file():
+        raise UserError(f"no such library: {path}")
+    try:
+        return describe(path)
+    except elfread.NotELF:
+        raise UserError(f"{path} is not an ELF shared library") from None
+
+
 def mapped_paths(pid: int | str = "self") -> list[str]:
     """TVM-related library files mapped in a process, in first-mapped order."""
     paths: list[str] = []

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import libraries
-from toolkit.errors import TkError, UserError
+from toolkit.errors import TkError
 from toolkit.ext import manifest as manifest_mod
 
 
@@ -85,12 +85,7 @@ def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
     tvm-ffi ``versions`` by family; by default they are read from this process's modules).
     """
     lib_path = Path(path)
-    if not lib_path.is_file():
-        raise UserError(f"no such library: {path}")
-    try:
-        lib = libraries.describe(lib_path)
-    except libraries.elfread.NotELF:
-        raise UserError(f"{path} is not an ELF shared library") from None
+    lib = libraries.describe_user_library(lib_path)
     mapped = libraries.mapped() if mapped is None else mapped
     if lib.family in libraries.CORE_FAMILIES:
         where = next((m.path for m in mapped if m.family == lib.family), None)

@@ -57,9 +57,7 @@ def profile_cmd(workload: str, target: str, repeat: int, warmup: int, seed: int,
     report = profile(workload, target, repeat=repeat, warmup=warmup, seed=seed)
     written = report.write(output, wanted) if output else {}
     if as_json:
-        doc = report.document()
-        doc["files"] = {k: str(v) for k, v in written.items()}
-        echo_json(doc)
+        echo_document(report, written)
         return 0
     h, s = report.header, report.summary
     click.echo(f"{h['workload']} on {h['device']} ({h['target']}), TVM {h['tvm_version']}, "
@@ -73,6 +71,11 @@ def profile_cmd(workload: str, target: str, repeat: int, warmup: int, seed: int,
     for fmt, path in written.items():
         click.echo(f"wrote {path}" if fmt == wanted[0] else f"      {path}")
     return 0
+
+
+def echo_document(result, written: dict[str, Path]) -> None:
+    """A report's (or comparison's) JSON document, with the files it was written to."""
+    echo_json({**result.document(), "files": {k: str(v) for k, v in written.items()}})
 
 
 @profile_group.command("compare")
@@ -98,9 +101,7 @@ def compare_cmd(a: Path, b: Path, threshold: float, force: bool, output: Path | 
                              names=(str(a), str(b)))
     written = result.write(output, wanted) if output else {}
     if as_json:
-        doc = result.document()
-        doc["files"] = {k: str(v) for k, v in written.items()}
-        echo_json(doc)
+        echo_document(result, written)
         return 0
     for line in result.warnings:
         click.echo(f"warning: {line}", err=True)

@@ -68,12 +68,7 @@ def check(library: str | Path, python: str = sys.executable) -> Report:
     from toolkit.loader import LoadRefused, plan
 
     path = Path(library)
-    if not path.is_file():
-        raise UserError(f"no such library: {library}")
-    try:
-        lib = libraries.describe(path)
-    except libraries.elfread.NotELF:
-        raise UserError(f"{library} is not an ELF shared library") from None
+    lib = libraries.describe_user_library(path)
     facts = process_facts(python)
     mapped = [libraries.Library(m["path"], m["soname"], m["build_id"], m["needed"],
                                 m["runpath"], m.get("rpath", [])) for m in facts["libraries"]]
