@@ -53,8 +53,8 @@ def tk_bisect(repo: Path, good: str, env: dict[str, str]) -> tuple[float, dict]:
 
 def git_bisect(repo: Path, good: str, work: Path) -> tuple[float, str, int]:
     """git bisect run in a clone, rebuilding from scratch at every step, as people do."""
-    from toolkit import build
-    from toolkit.recipes import Request
+    from toolkit.build import driver as build
+    from toolkit.build.recipes import Request
 
     plan, _ = build.plan(Request(), repo)
     clone = work / "git-bisect-clone"

@@ -1,7 +1,7 @@
 """Cost of loading an extension through tk's loader, against a bare ctypes.CDLL.
 
 Each sample is a fresh interpreter that times, from before ``import tvm`` to after the
-extension is loaded, either ``toolkit.loader.load_extension(lib)`` (with every pre-load check
+extension is loaded, either ``toolkit.ext.loader.load_extension(lib)`` (with every pre-load check
 and the registry diff) or ``ctypes.CDLL(lib, RTLD_GLOBAL)``. The two kinds alternate, so
 machine load hits both alike. Prints the medians and their ratio (goal: <= 1.1).
 
@@ -27,7 +27,7 @@ TK = """
 import time
 t0 = time.perf_counter()
 import tvm
-from toolkit.loader import load_extension
+from toolkit.ext.loader import load_extension
 load_extension({lib!r})
 print(time.perf_counter() - t0)
 """

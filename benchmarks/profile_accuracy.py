@@ -42,7 +42,7 @@ def hook_overhead(prepared, hook, repeat: int) -> tuple[float, float, int]:
     """Per-call CPU-time cost of ``hook`` over no hook: (median-based, min-based, calls)."""
     import numpy as np
 
-    from toolkit.profile.timing import CallTimer
+    from toolkit.tvm_side.profile.timing import CallTimer
 
     entry, args = prepared.workload.entry, prepared.args
     plain = prepared.make_vm()[entry]
@@ -81,7 +81,8 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
     import numpy as np
 
-    from toolkit.profile import header_for, prepare, report, timing
+    from toolkit.profile import report
+    from toolkit.tvm_side.profile import header_for, prepare, timing
 
     print(f"target {args.target}, {args.repeat} repeats after {args.warmup} warm-up, "
           f"TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS', 'default')}, "

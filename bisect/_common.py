@@ -32,8 +32,8 @@ def is_good_end() -> bool:
 
 def compile_and_inputs(args: argparse.Namespace):
     """Compile with the TVM under test; a failure to compile is the regression (exit 1)."""
-    from toolkit import stack, workload
     from toolkit.errors import TkError
+    from toolkit.tvm_side import stack, workload
 
     try:
         wl = workload.load(args.workload, seed=args.seed)

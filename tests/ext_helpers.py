@@ -35,7 +35,7 @@ def copy_tvm(dest: Path) -> Path:
 def new_build_id(path: Path) -> None:
     """Give the library another GNU build id: to every tool it is now another build (as a
     fork's runtime is), while the code is unchanged."""
-    from toolkit.probes import elfread
+    from toolkit.tvm_side.probes import elfread
 
     old = bytes.fromhex(elfread.read(path).build_id)
     data = path.read_bytes()

@@ -21,7 +21,7 @@ from minifork import (
     make_minifork,
 )
 
-from toolkit.source import tree_key
+from toolkit.build.source import tree_key
 
 pytestmark = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")),
                                 reason="needs cmake and ninja")
@@ -262,7 +262,7 @@ def test_extension_against_a_prebuilt_tvm(tk, tmp_path, cache):
 
 
 def test_cmake4_gets_a_policy_minimum_for_old_vendored_projects(tk, tmp_path, cache):
-    from toolkit.preflight import version_of
+    from toolkit.build.preflight import version_of
 
     if (version_of(["cmake", "--version"]) or (0,)) < (4, 0):
         pytest.skip("cmake here is older than 4")

@@ -9,7 +9,7 @@ import pytest
 from conftest import REPO
 from workload_files import add_square, write
 
-from toolkit import stack, workload
+from toolkit.tvm_side import stack, workload
 
 
 @pytest.mark.parametrize("name", ["mlp", "convnet", "attention",

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from minifork import break_build_commit, git, make_minifork
 
-from toolkit import image
-from toolkit.builders import BuildJob
-from toolkit.builders import docker as docker_backend
+from toolkit.build import image
+from toolkit.build.backends import BuildJob
+from toolkit.build.backends import docker as docker_backend
+from toolkit.build.recipes import Request, resolve
 from toolkit.errors import TkError, UserError
-from toolkit.recipes import Request, resolve
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -85,7 +85,7 @@ def test_manifest_records_what_it_was_built_against(built: Path) -> None:
 def test_call_from_python_through_the_loader(built: Path) -> None:
     r = run_py(f"""
 import numpy as np
-from toolkit.loader import load_extension
+from toolkit.ext.loader import load_extension
 ext = load_extension({str(built)!r})
 import tvm, tvm_ffi
 x = tvm.runtime.tensor(np.ones(3, dtype="float32"))
@@ -121,7 +121,7 @@ def test_built_against_another_tvm_ffi_is_refused(built: Path, work: Path, tk) -
         if link["needed"] == "libtvm_ffi.so":
             link["build_id"], link["version"] = "0" * 40, "0.1.9"
     lib.with_name(lib.name + ".tk.json").write_text(json.dumps(data))
-    r = run_py(f"from toolkit.loader import load_extension; load_extension({str(lib)!r})")
+    r = run_py(f"from toolkit.ext.loader import load_extension; load_extension({str(lib)!r})")
     assert r.returncode == 1
     assert "was built against apache-tvm-ffi 0.1.9 (libtvm_ffi build id 000000000000" in r.stderr
     assert "Fix: rebuild it with this Python's TVM: tk ext build" in r.stderr
@@ -135,7 +135,7 @@ def _bare(lib: Path, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 def _tk(lib: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return run_py(f"import tvm; from toolkit.loader import load_extension; "
+    return run_py(f"import tvm; from toolkit.ext.loader import load_extension; "
                   f"load_extension({str(lib)!r}); print('loaded')", env=env)
 
 
@@ -185,7 +185,7 @@ def test_duplicate_registration_is_refused_not_aborted(built: Path, work: Path) 
     from toolkit.explain import best
 
     assert best(bare.stderr).id == "duplicate-global-function"
-    r = run_py(f"from toolkit.loader import load_extension; load_extension({str(built)!r}); "
+    r = run_py(f"from toolkit.ext.loader import load_extension; load_extension({str(built)!r}); "
                f"load_extension({str(lib)!r})")
     assert r.returncode == 1
     assert f"registers {NAME}.add_inplace, which is already registered by {built}" in r.stderr
@@ -215,7 +215,7 @@ def test_doctor_finds_a_duplicate_registration(work: Path) -> None:
     the second one; the check names the function and the library that registered it first."""
     import importlib.util
 
-    from toolkit import libraries
+    from toolkit import doctor
 
     fake = work / "dup" / "tvm"
     (fake / "lib").mkdir(parents=True)
@@ -223,8 +223,8 @@ def test_doctor_finds_a_duplicate_registration(work: Path) -> None:
     wheel_lib = Path(importlib.util.find_spec("tvm").origin).parent / "lib"
     shutil.copy2(wheel_lib / "libtvm_runtime.so", fake / "lib" / "libtvm_runtime.so")
     shutil.copy2(wheel_lib / "libtvm_runtime.so", fake / "lib" / "libtvm_runtime_twin.so")
-    facts = libraries.doctor_facts(sys.executable, dict(os.environ, PYTHONPATH=str(fake.parent)))
-    rows = libraries.check_global_owners(facts)
+    facts = doctor.library_facts(sys.executable, dict(os.environ, PYTHONPATH=str(fake.parent)))
+    rows = doctor.check_global_owners(facts)
     failed = [c for c in rows if c.status == "fail"]
     assert failed, rows
     assert "libtvm_runtime_twin.so registers" in failed[0].detail

@@ -33,3 +33,11 @@ def test_an_installed_tk_has_its_recipes_and_dockerfiles(tmp_path):
     info = json.loads(r.stdout)
     assert info["plan"]["recipes"] == ["base", "llvm"]
     assert info["dockerfile"].startswith("# The toolchain for a CPU build")
+    # The ready-made bisect checks ship too (tk bisect start --check numerics ...).
+    r = subprocess.run([sys.executable, "-c", "from toolkit.bisect.checks import CHECK_DIR, "
+                        "ready_made; print(CHECK_DIR); print(' '.join(sorted(ready_made())))"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    where, names = r.stdout.splitlines()
+    assert where.startswith(str(site))
+    assert {"build-only", "numerics", "pytest"} <= set(names.split())

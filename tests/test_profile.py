@@ -67,8 +67,8 @@ def test_report_agrees_with_independent_timing() -> None:
     import tvm
     from tvm import relax
 
-    from toolkit import stack, workload
-    from toolkit.profile import profile
+    from toolkit.tvm_side import stack, workload
+    from toolkit.tvm_side.profile import profile
 
     report = profile("builtin:mlp", "llvm", repeat=15, warmup=2)
     wl = workload.load("builtin:mlp")
@@ -251,8 +251,8 @@ def test_fused_kernels_name_their_relax_ops() -> None:
     import tvm
     from tvm import relax
 
-    from toolkit import workload
-    from toolkit.profile import cost, profile
+    from toolkit.tvm_side import workload
+    from toolkit.tvm_side.profile import cost, profile
 
     capture = cost.KernelCapture()
     fuse = tvm.transform.Sequential([
@@ -276,7 +276,7 @@ def test_fused_kernels_name_their_relax_ops() -> None:
 
 def test_shape_strings() -> None:
     from toolkit.profile.report import tensor_bytes
-    from toolkit.profile.timing import _old_shapes
+    from toolkit.tvm_side.profile.timing import _old_shapes
 
     # vm.profile()'s "Argument Shapes" (TVM < 0.24) in the instrument path's spelling
     assert _old_shapes("float32[1, 784], int8[784, 256]") == ("float32[1,784]", "int8[784,256]")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from minifork import commit_file, make_minifork
 
+from toolkit.build.recipes import Request, resolve
 from toolkit.errors import UserError
-from toolkit.recipes import Request, resolve
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +194,7 @@ def test_preflight_old_cmake_for_tvm_ffi_tree(tk, tmp_path, cache):
 
 
 def test_layouts_are_detected(tmp_path):
-    from toolkit.source import inspect
+    from toolkit.build.source import inspect
 
     assert inspect(make_minifork(tmp_path / "a")).layout == "python"
     assert inspect(make_minifork(tmp_path / "b", layout="pyproject")).layout == "pyproject"
@@ -208,8 +208,8 @@ def test_layouts_are_detected(tmp_path):
 def test_optional_submodules_matter_only_when_their_option_is_on(tmp_path):
     from minifork import git
 
-    from toolkit import preflight
-    from toolkit.source import inspect, tree_key
+    from toolkit.build import preflight
+    from toolkit.build.source import inspect, tree_key
 
     fork = make_minifork(tmp_path / "tvm", ffi_submodule=True)
     git(fork, "submodule", "add", "-q", str(tmp_path / "tvm-tvm-ffi"), "3rdparty/cutlass")

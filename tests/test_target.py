@@ -6,6 +6,7 @@ import pytest
 
 from toolkit import target
 from toolkit.errors import UserError
+from toolkit.tvm_side import target as tvm_target
 
 
 def test_parse_string_with_options_to_dict():
@@ -22,7 +23,7 @@ def test_parse_rejects_malformed(bad):
 
 
 def test_string_form_reaches_tvm_with_typed_options():
-    t = target.to_tvm("llvm -mcpu=skylake -mattr=+avx2,+fma -num-cores=2")
+    t = tvm_target.to_tvm("llvm -mcpu=skylake -mattr=+avx2,+fma -num-cores=2")
     assert t.kind.name == "llvm"
     assert str(t.attrs["mcpu"]) == "skylake"
     assert [str(a) for a in t.attrs["mattr"]] == ["+avx2", "+fma"]
@@ -30,16 +31,16 @@ def test_string_form_reaches_tvm_with_typed_options():
 
 
 def test_json_form_reaches_tvm():
-    t = target.to_tvm('{"kind": "cuda", "arch": "sm_80"}')
-    assert t.kind.name == "cuda" and target.is_gpu(t)
+    t = tvm_target.to_tvm('{"kind": "cuda", "arch": "sm_80"}')
+    assert t.kind.name == "cuda" and tvm_target.is_gpu(t)
     assert str(t.attrs["arch"]) == "sm_80"
 
 
 def test_unknown_option_is_user_error_naming_it():
     with pytest.raises(UserError, match="foo"):
-        target.to_tvm("cuda -foo=3")
+        tvm_target.to_tvm("cuda -foo=3")
 
 
 def test_absent_device_is_refused():
     with pytest.raises(UserError, match="no cuda device"):
-        target.device_for(target.to_tvm("cuda"))
+        tvm_target.device_for(tvm_target.to_tvm("cuda"))

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from workload_files import PRELUDE, add_square, write
 
-from toolkit import workload
 from toolkit.errors import UserError
+from toolkit.tvm_side import workload
 
 
 @pytest.mark.parametrize("name", ["mlp", "mlp40", "convnet", "attention"])

@@ -107,7 +107,7 @@ def _global_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
         f"nothing in this process registered {groups['name']}: the library that defines it "
         "(an extension, or an optional part of TVM) is not loaded, or this build lacks it.",
         f"load the library that registers '{prefix}.*' first (import its package, or "
-        "toolkit.loader.load_extension(lib)); `tk ext check LIB.so` shows what a library "
+        "toolkit.ext.loader.load_extension(lib)); `tk ext check LIB.so` shows what a library "
         "registers and `tk doctor` which library registers which globals.",
     )
 
@@ -329,7 +329,7 @@ PATTERNS: list[Pattern] = [
         "Global function registered twice",
         "two libraries (or two copies of one library) register the same global function "
         "name: typically a second TVM, or an extension loaded twice from two paths.",
-        "load each extension once, through toolkit.loader.load_extension; `tk doctor` lists "
+        "load each extension once, through toolkit.ext.loader.load_extension; `tk doctor` lists "
         "which library registered which global.",
         "tvm-ffi src/ffi/function.cc (GlobalFunctionTable::Update)",
     ),
@@ -339,7 +339,7 @@ PATTERNS: list[Pattern] = [
         "Global function not registered",
         "nothing in this process registered that name: the library that defines it (an "
         "extension, or an optional part of TVM) is not loaded, or this build lacks it.",
-        "load the extension first (import its package, or toolkit.loader.load_extension(lib)); "
+        "load the extension first (import its package, or toolkit.ext.loader.load_extension(lib)); "
         "`tk doctor` lists which library registers which globals.",
         "tvm-ffi get_global_func in apache-tvm-ffi 0.1.15 (captured from the wheel)",
         _global_fix,

@@ -13,7 +13,6 @@ Host-side safe: no tvm import.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -22,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from toolkit.probes import elfread
+from toolkit.tvm_side.probes import elfread
 
 # Library families whose two copies in one process crash it. The CUDA/extra runtimes are
 # TVM-related too, but they register nothing twice on their own.
@@ -251,159 +250,3 @@ def missing_symbols(lib_path: str, providers: list[str]) -> list[str]:
         defined, _ = elfread.dynamic_symbols(provider)
         wanted -= defined
     return sorted(wanted)
-
-
-# --- tk doctor: facts from the interpreter under test, and the checks over them ----------
-
-
-def doctor_facts(python: str, env: dict[str, str] | None = None,
-                 timeout: float = 300) -> dict[str, Any]:
-    """Which library registers which global functions: the owners probe, in a fresh process
-    of ``python`` (it loads TVM's libraries one by one, which may abort it)."""
-    from toolkit.probes import path_of
-
-    try:
-        proc = subprocess.run([python, str(path_of("extlibs")), "owners"], capture_output=True,
-                              text=True, timeout=timeout, env=env)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return {"ext_owners_exit": {"code": None, "stderr": str(e)}}
-    records = []
-    for line in proc.stdout.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and "stage" in record:
-            records.append(record)
-    return {"ext_owners": records,
-            "ext_owners_exit": {"code": proc.returncode, "stderr": proc.stderr[-4000:]}}
-
-
-def soname_problem(path: str, soname: str | None) -> str | None:
-    """Why a core TVM library's SONAME lets a second copy be mapped, or None."""
-    fam = family(os.path.realpath(path))
-    if fam in CORE_FAMILIES and soname != f"{fam}.so":
-        return (f"a {fam} whose SONAME is not {fam}.so is not recognised by ld.so as the one "
-                "extensions link: a second copy can get mapped; rebuild TVM with the default "
-                "SONAME")
-    return None
-
-
-def check_redirects(facts: dict[str, Any]) -> list[Any]:
-    """sys.path entries and env vars that point at another tvm (the vendored-TVM pattern)."""
-    from toolkit.doctor import PASS, WARN, Check
-
-    envf = facts.get("environment")
-    if not envf:
-        return []
-    imported = envf.get("imported_tvm")
-    rows = []
-    for r in envf["redirects"]:
-        if r.get("tvm") and r["tvm"] == imported:
-            continue
-        if r.get("tvm"):
-            rows.append(Check(
-                "vendored tvm", WARN,
-                f"{r['where']} ({r['entry']}) holds another tvm package: {r['tvm']} "
-                f"(imported: {imported})",
-                "keep one TVM per interpreter: drop that entry (a project's 3rdparty/tvm/python "
-                "belongs in its own environment), or make it the only tvm"))
-        elif r.get("libraries"):
-            lib_dir = os.path.join(imported, "lib") if imported else None
-            if lib_dir and same_file(r["entry"], lib_dir):
-                continue
-            rows.append(Check(
-                "vendored tvm", WARN,
-                f"{r['where']} entry {r['entry']} holds TVM libraries "
-                f"({', '.join(r['libraries'][:3])}) other than the imported tvm's",
-                f"unset {r['where']} or point it at {lib_dir or 'the imported tvm'}/"))
-    mapped_facts = facts.get("mapped") or {}
-    ffi_pkg = mapped_facts.get("tvm_ffi_file")
-    ffi_lib = next((lib["path"] for lib in mapped_facts.get("libraries", [])
-                    if family(os.path.realpath(lib["path"])) == "libtvm_ffi"), None)
-    if ffi_pkg and ffi_lib and not os.path.realpath(ffi_lib).startswith(
-            os.path.realpath(os.path.dirname(ffi_pkg)) + os.sep):
-        rows.append(Check(
-            "vendored tvm", WARN,
-            f"tvm_ffi is imported from {os.path.dirname(ffi_pkg)} but its libtvm_ffi.so is "
-            f"mapped from {ffi_lib} (tvm_ffi looks in the installed apache-tvm-ffi's RECORD "
-            "first)",
-            "use the pip-installed tvm_ffi with it, or uninstall apache-tvm-ffi where a "
-            "vendored tvm_ffi must load its own library"))
-    if not rows:
-        rows.append(Check("vendored tvm", PASS, "no sys.path entry or environment variable "
-                          "points at another tvm"))
-    return rows
-
-
-def check_dist_infos(facts: dict[str, Any]) -> list[Any]:
-    """Stale tvm dist-infos: two versions of one project, or records of deleted files."""
-    from toolkit.doctor import WARN, Check
-
-    envf = facts.get("environment")
-    if not envf:
-        return []
-    rows = []
-    by_project: dict[str, list[dict[str, Any]]] = {}
-    for d in envf["dist_infos"]:
-        by_project.setdefault(d["project"], []).append(d)
-        if d["missing_files"]:
-            rows.append(Check("stale dist-info", WARN,
-                              f"{d['path']} lists {d['missing_files'][0]}, which is gone",
-                              f"pip uninstall {d['project'].replace('_', '-')} and reinstall, "
-                              f"or delete {d['path']}"))
-    for project, dists in by_project.items():
-        if len(dists) > 1:
-            rows.append(Check("stale dist-info", WARN,
-                              f"{len(dists)} installs of {project}: "
-                              + ", ".join(f"{d['version']} ({d['path']})" for d in dists),
-                              "delete the dist-info directories of the versions not in use"))
-    return rows
-
-
-def check_global_owners(facts: dict[str, Any]) -> list[Any]:
-    """Which library registered how many global functions; a duplicate registration fails."""
-    from toolkit.doctor import FAIL, PASS, Check
-    from toolkit.explain import best
-
-    records = facts.get("ext_owners")
-    if records is None:
-        return []
-    rows = []
-    owners: dict[str, str] = {}
-    last_loading = None
-    for r in records:
-        if r["stage"] == "loading":
-            last_loading = r["library"]
-        elif r["stage"] == "owner":
-            last_loading = None
-            name = os.path.basename(r["library"])
-            if r.get("ok") is False:
-                missing = re.search(r"(\S+): cannot open shared object file", r["error"])
-                why = f"{missing.group(1)} not found" if missing else r["error"][-120:]
-                rows.append(Check("globals", PASS, f"{name}: not loadable here ({why}); "
-                                  "registers nothing"))
-                continue
-            for g in r["registered"]:
-                owners.setdefault(g, r["library"])
-            sample = ", ".join(r["registered"][:3])
-            rows.append(Check("globals", PASS, f"{name} registers {len(r['registered'])}"
-                              + (f" (e.g. {sample})" if sample else "")))
-    ended = facts.get("ext_owners_exit", {})
-    if last_loading is not None and ended.get("code"):
-        finding = best(ended.get("stderr", ""))
-        if finding is not None and finding.id == "duplicate-global-function":
-            dup = finding.groups["name"]
-            first = owners.get(dup, "an earlier library")
-            rows.append(Check("globals", FAIL, f"{last_loading} registers {dup}, already "
-                              f"registered by {first}: loading it aborts the process",
-                              "two builds of TVM (or an extension and TVM) define the same "
-                              "global; keep one of them"))
-        else:
-            rows.append(Check("globals", FAIL, f"loading {last_loading} ended the process "
-                              f"(exit {ended['code']})",
-                              finding.one_line() if finding else "run tk doctor --debug"))
-    return rows
-
-
-DOCTOR_CHECKS = [check_redirects, check_dist_infos, check_global_owners]

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from toolkit.errors import UserError
 
-CHECK_DIR = Path(__file__).resolve().parent.parent.parent / "bisect"
-TK_ROOT = CHECK_DIR.parent
+# Shipped as package data (a link to the top-level bisect/ in a checkout), so an installed
+# tk has them too.
+CHECK_DIR = Path(__file__).resolve().parent.parent / "data" / "bisect"
+TK_ROOT = Path(__file__).resolve().parent.parent.parent  # the directory holding toolkit/
 SHELL_SYNTAX = ("&&", "||", "|", ";", ">", "<", "$", "`")
 
 

@@ -37,7 +37,7 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
     bad_sha = resolve(repo, bad, "bad")
     commits = commit_range(repo, good_sha, bad_sha)
     argv, display = checks.resolve(check, root)
-    from toolkit.bisect.builds import choose_command
+    from toolkit.bisect.artifacts import choose_command
 
     build_command = choose_command(repo, bad_sha, build_cmd, no_build)
     regress = verdict.parse_regress(regress)
@@ -95,7 +95,7 @@ def check_env(build_env: dict[str, str]) -> dict[str, str]:
 
 
 def bisector(st: BisectState, progress: Progress = lambda msg: None) -> Bisector:
-    from toolkit.bisect import builds
+    from toolkit.bisect import artifacts as builds
 
     repo = open_repo(Path(st.source))
     wt = Worktree(repo, st.worktree)

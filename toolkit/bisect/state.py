@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.store import cache_root
+from toolkit.build.store import cache_root
 
 FORMAT = 1
 

@@ -238,9 +238,9 @@ def _build_env(rev: str, source: Path | None) -> dict[str, str]:
 def env_cmd(rev: str | None, source: Path | None, as_json: bool) -> int:
     """Build REV (default: the commit being tested) in the bisection's worktree, through the
     store, and print the exports that put it in use: eval "$(tk bisect env REV)"."""
-    from toolkit import store
     from toolkit.bisect import session
     from toolkit.bisect.worktree import open_repo, resolve
+    from toolkit.build import store
 
     st = session.current(source)
     sha = resolve(open_repo(Path(st.source)), rev, "revision") if rev else st.current

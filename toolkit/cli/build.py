@@ -37,8 +37,8 @@ def build_group(ctx: click.Context, source: str, recipe: dict[str, Any], build_d
     """
     if ctx.invoked_subcommand:
         return None
-    from toolkit import build as builder
-    from toolkit.recipes import Request
+    from toolkit.build import driver as builder
+    from toolkit.build.recipes import Request
 
     req = Request(**{**recipe, "recipe_files": [Path(p) for p in recipe["recipe_files"]]})
     plan, tree = builder.plan(req, source)
@@ -140,7 +140,7 @@ def render_outcome(m: dict[str, Any], from_store: bool) -> str:
 @json_option
 def ls_cmd(as_json: bool) -> None:
     """List stored builds, newest first."""
-    from toolkit import store
+    from toolkit.build import store
 
     builds = store.all_builds()
     if as_json:
@@ -168,7 +168,7 @@ def summary(m: dict[str, Any]) -> dict[str, Any]:
 @json_option
 def show_cmd(build_id: str, as_json: bool) -> None:
     """Show a stored build's manifest (what was really built)."""
-    from toolkit import store
+    from toolkit.build import store
 
     m = store.find(build_id)
     if as_json:
@@ -205,7 +205,7 @@ def show_cmd(build_id: str, as_json: bool) -> None:
 @json_option
 def env_cmd(build_id: str, source: str | None, as_json: bool) -> None:
     """Print shell exports that put a stored build in use: eval "$(tk env ID)"."""
-    from toolkit import store
+    from toolkit.build import store
 
     m = store.find(build_id)
     env = store.env_of(m, source)

@@ -18,8 +18,8 @@ from toolkit.cli.options import echo_json, json_option, target_option, workload_
 def compile_cmd(workload: str, target: str, output: Path | None, emit_source: Path | None,
                 as_json: bool) -> None:
     """Compile WORKLOAD (builtin:NAME, a .py or an .onnx file) for a target."""
-    from toolkit import stack
-    from toolkit import workload as workloads
+    from toolkit.tvm_side import stack
+    from toolkit.tvm_side import workload as workloads
 
     wl = workloads.load(workload)
     compiled = stack.compile(wl, target)

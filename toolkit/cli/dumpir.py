@@ -52,10 +52,11 @@ def dumpir_group(ctx: click.Context) -> None:
 def dump_cmd(workload: str, target: str, out: Path, passes: str | None, funcs: str | None,
              full_modules: bool, as_json: bool) -> int:
     """Compile WORKLOAD for a target, recording what every pass did into DIR."""
-    from toolkit import workload as workloads
-    from toolkit.dumpir import dump as dumper
+    from toolkit.dumpir import directory
+    from toolkit.tvm_side import workload as workloads
+    from toolkit.tvm_side.dumpir import dump as dumper
 
-    dumper.check_output_dir(out)  # before the slow part: a refused directory costs nothing
+    directory.check_output_dir(out)  # before the slow part: a refused directory costs nothing
     result = dumper.dump(
         workloads.load(workload), target, out, passes=passes, funcs=funcs,
         full_modules=full_modules,

@@ -43,7 +43,7 @@ def new_cmd(name: str, directory: str) -> None:
 def build_cmd(directory: str, python: str, tvm_prebuild: str | None, tvm_source: str | None,
               build_type: str, jobs: int | None, as_json: bool) -> None:
     """Configure and build the extension in DIR; write its manifest beside the library."""
-    from toolkit.ext.build import build
+    from toolkit.ext.compile import build
 
     built = build(directory, python=python, tvm_prebuild=tvm_prebuild, tvm_source=tvm_source,
                   build_type=build_type, jobs=jobs)
@@ -82,7 +82,7 @@ def check_cmd(library: str, python: str, as_json: bool) -> int:
 @json_option
 def load_cmd(library: str, as_json: bool) -> None:
     """Load LIB.so into this process through tk's loader and list what it registered."""
-    from toolkit.loader import load_extension
+    from toolkit.ext.loader import load_extension
 
     ext = load_extension(library)
     if as_json:

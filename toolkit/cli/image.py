@@ -24,7 +24,7 @@ def image_group() -> None:
 def bootstrap_cmd(suite: str, tag: str | None, mirror: str | None, force: bool,
                   as_json: bool) -> None:
     """Debootstrap a minimal Debian and docker-import it as a base image (needs root)."""
-    from toolkit import image
+    from toolkit.build import image
 
     def log(line: str) -> None:
         click.echo(f"tk image: {line}", err=True)
@@ -52,8 +52,8 @@ def build_cmd(llvm: str | None, cuda: bool, recipes: tuple[Path, ...], as_json: 
     The same flags as tk build pick the same image: it is tagged by what it is built from,
     so a later build finds it and goes straight to compiling.
     """
-    from toolkit.builders import docker
-    from toolkit.recipes import Request, resolve
+    from toolkit.build.backends import docker
+    from toolkit.build.recipes import Request, resolve
 
     plan = resolve(Request(llvm=llvm, cuda=cuda, recipe_files=list(recipes), backend="docker"))
     built, log = docker.prepare_image(plan)

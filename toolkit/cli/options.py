@@ -21,7 +21,7 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str))
 
 
-# The flags that choose a build plan (fields of toolkit.recipes.Request); tk build, tk bisect
+# The flags that choose a build plan (fields of toolkit.build.recipes.Request); tk build, tk bisect
 # and anything else that builds take the same ones.
 _RECIPE_OPTIONS = [
     click.option("--llvm", "llvm", is_flag=False, flag_value="", default=None, metavar="[VER]",

@@ -51,7 +51,7 @@ def profile_cmd(workload: str, target: str, repeat: int, warmup: int, seed: int,
                 output: Path | None, formats: str, top: int, as_json: bool) -> int:
     """Profile WORKLOAD: compile it, time every VM call, report per operator."""
     from toolkit import reports
-    from toolkit.profile import profile
+    from toolkit.tvm_side.profile import profile
 
     wanted = reports.parse_formats(formats)
     report = profile(workload, target, repeat=repeat, warmup=warmup, seed=seed)

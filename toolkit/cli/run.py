@@ -22,12 +22,12 @@ from toolkit.cli.options import echo_json, json_option, target_option, workload_
 def run_cmd(workload: str, target: str, inputs: Path | None, seed: int, check: bool,
             rtol: float, atol: float, as_json: bool) -> int:
     """Run WORKLOAD on the target's device with given or seeded-random inputs."""
-    from toolkit import stack
-    from toolkit import workload as workloads
+    from toolkit.tvm_side import stack
+    from toolkit.tvm_side import workload as workloads
 
     wl = workloads.load(workload, seed=seed)
     args = read_inputs(inputs, wl) if inputs else wl.make_inputs(seed)
-    from toolkit import target as targets
+    from toolkit.tvm_side import target as targets
 
     targets.device_for(targets.to_tvm(target))  # refuse before a compile that cannot run
     compiled = stack.compile(wl, target)

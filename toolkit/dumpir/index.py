@@ -120,3 +120,18 @@ def read(directory: Path) -> DumpIndex:
     if data.get("format") != FORMAT:
         raise UserError(f"{path} is not a {FORMAT} index (format {data.get('format')!r})")
     return DumpIndex(data["summary"], data["input"], [record_from_dict(p) for p in data["passes"]])
+
+
+# Pass-name prefixes per generation: ``tir.X`` until v0.23, ``tirx.X`` / ``s_tir.X`` after.
+_TIR_PREFIXES = ("tir.", "tirx.", "s_tir.")
+
+
+def canonical_pass_name(name: str) -> str:
+    """A pass name comparable across TVM generations (``s_tir.LoopPartition`` -> ``tir.LoopPartition``).
+
+    Pure string work: no tvm import, so dumps from other TVMs can be compared anywhere.
+    """
+    for prefix in _TIR_PREFIXES:
+        if name.startswith(prefix):
+            return "tir." + name[len(prefix):]
+    return name

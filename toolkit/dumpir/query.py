@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.compat import canonical_pass_name
 from toolkit.dumpir import index
-from toolkit.dumpir.index import DumpIndex, PassRecord
+from toolkit.dumpir.index import DumpIndex, PassRecord, canonical_pass_name
 from toolkit.dumpir.store import DIRECTORY as STORE
 from toolkit.dumpir.store import FunctionStore
 from toolkit.errors import UserError

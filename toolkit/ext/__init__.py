@@ -1,3 +1,3 @@
 """Out-of-tree TVM extensions: scaffold (``scaffold``), build (``build``), check (``check``)
 and the manifest a build leaves beside the library (``manifest``). Loading is
-``toolkit.loader``."""
+``toolkit.ext.loader``."""

@@ -17,7 +17,7 @@ from typing import Any
 from toolkit import libraries
 from toolkit.errors import TkError, UserError
 from toolkit.ext import manifest
-from toolkit.probes import path_of
+from toolkit.tvm_side.probes import path_of
 
 
 @dataclass
@@ -65,7 +65,7 @@ def process_facts(python: str = sys.executable) -> dict[str, Any]:
 
 
 def check(library: str | Path, python: str = sys.executable) -> Report:
-    from toolkit.loader import LoadRefused, plan
+    from toolkit.ext.loader import LoadRefused, plan
 
     path = Path(library)
     lib = libraries.describe_user_library(path)

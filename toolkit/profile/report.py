@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 
 from toolkit import reports
-from toolkit.profile.cost import KernelInfo, base_op
-from toolkit.profile.timing import Timings, is_builtin
+from toolkit.profile.records import KernelInfo, Timings, base_op, is_builtin
 
 KIND = "profile"
 COLUMNS = [

@@ -21,7 +21,7 @@ def _load():
         raise ImportError(f"{LIBRARY} is not built: run `tk ext build {Path(__file__).parents[2]}`")
     if os.environ.get("__UNAME___NO_TK"):
         return ctypes.CDLL(str(LIBRARY), ctypes.RTLD_GLOBAL)
-    from toolkit.loader import load_extension
+    from toolkit.ext.loader import load_extension
 
     return load_extension(LIBRARY)
 

@@ -1,0 +1,202 @@
+"""Each step's build: through ``tk build``'s plan and artifact store for a TVM tree, or the
+user's build command for any other tree.
+
+The store key is the plan hash plus the tree's build key (sources, CMake files, submodule
+SHAs), so a commit that only touches Python or docs is served by a build of a neighbour, and
+a range bisected a second time builds nothing. The build directory lives beside the state,
+outside the worktree, and is reused from step to step, so a build that does happen is
+incremental. ``cached`` answers from git objects alone, which lets the search prefer a
+commit whose build is already stored.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import git
+
+from toolkit.bisect.runner import BuildResult, Progress
+from toolkit.bisect.state import BisectState
+from toolkit.build import driver as builder
+from toolkit.build import source, store
+from toolkit.build.recipes import BuildPlan, Request
+from toolkit.errors import TkError, UserError
+
+
+def request_of(options: dict) -> Request:
+    return Request(llvm=options.get("llvm"), cuda=bool(options.get("cuda")),
+                   cuda_arch=options.get("cuda_arch"), debug=bool(options.get("debug")),
+                   ccache=bool(options.get("ccache")),
+                   runtime_only=bool(options.get("runtime_only")),
+                   recipe_files=[Path(p) for p in options.get("recipe_files", [])],
+                   sets=list(options.get("sets", [])), backend=options.get("backend", "native"))
+
+
+class StoreBuilder:
+    def __init__(self, st: BisectState, repo: git.Repo, worktree: Path,
+                 progress: Progress = lambda msg: None) -> None:
+        self.st = st
+        self.repo_dir = Path(repo.git_dir)
+        self.worktree = worktree
+        self.progress = progress
+        self._plan: BuildPlan | None = None
+        self._keys: dict[str, str] = {}
+
+    def plan(self) -> BuildPlan:
+        if self._plan is None:
+            root = self.worktree if self.worktree.exists() else Path(self.st.source)
+            self._plan, _ = builder.plan(request_of(self.st.build_options), root)
+        return self._plan
+
+    def key(self, sha: str) -> str:
+        if sha not in self._keys:
+            tree = source.tree_key(self.repo_dir, sha)
+            self._keys[sha] = store.build_key(self.plan().hash, tree)
+        return self._keys[sha]
+
+    def stored(self, sha: str) -> dict | None:
+        try:
+            return store.load(self.key(sha))
+        except TkError:
+            return None
+
+    def cached(self, sha: str) -> bool:
+        return self.stored(sha) is not None
+
+    def build(self, sha: str) -> BuildResult:
+        start = time.perf_counter()
+        manifest = self.stored(sha)
+        if manifest is not None:
+            # Straight from git objects: no tree inspection, no pre-flight for a stored build.
+            return BuildResult(ok=True, env=store.env_of(manifest, self.worktree),
+                               cache_hit=True, key=manifest["id"],
+                               seconds=time.perf_counter() - start, log=manifest.get("log"))
+        shown = [0]
+
+        def ninja(done: int, total: int) -> None:
+            # A line per quarter: enough to see it move, not a flood in a log.
+            if done * 4 // total > shown[0] or done == total:
+                shown[0] = done * 4 // total
+                self.progress(f"  building {sha[:10]}: [{done}/{total}]")
+
+        try:
+            plan, tree = builder.plan(request_of(self.st.build_options), self.worktree)
+            bdir = self.st.directory / f"build-{plan.hash[:8]}"
+            out = builder.build(plan, tree, build_dir=str(bdir), progress=ninja, check=False)
+        except UserError as e:
+            return BuildResult(ok=False, seconds=time.perf_counter() - start,
+                               message=f"cannot build this commit: {e}")
+        except TkError as e:
+            log = getattr(e, "log", None)
+            return BuildResult(ok=False, seconds=time.perf_counter() - start,
+                               message=str(e).splitlines()[0], log=str(log) if log else None)
+        manifest = out.manifest
+        self._keys[sha] = manifest["id"]
+        return BuildResult(
+            ok=True, env=store.env_of(manifest, self.worktree), cache_hit=out.from_store,
+            key=manifest["id"], seconds=time.perf_counter() - start, log=manifest.get("log"),
+        )
+
+
+def is_tvm_tree(repo: git.Repo, sha: str) -> bool:
+    """TVM or a fork of it: what ``tk build`` knows how to build and store."""
+    tree = repo.commit(sha).tree
+    for path in ("include/tvm", "python/tvm"):
+        try:
+            tree / path
+            return True
+        except KeyError:
+            continue
+    return False
+
+
+def default_command(repo: git.Repo, sha: str) -> str | None:
+    """CMake's configure (once) and build, in the step's build directory; None without CMake."""
+    try:
+        repo.commit(sha).tree / "CMakeLists.txt"
+    except KeyError:
+        return None
+    gen = " -G Ninja" if shutil.which("ninja") else ""
+    return ('[ -f "$TK_BISECT_BUILD_DIR/CMakeCache.txt" ] || cmake -S . -B '
+            f'"$TK_BISECT_BUILD_DIR"{gen} -DCMAKE_BUILD_TYPE=RelWithDebInfo && '
+            'cmake --build "$TK_BISECT_BUILD_DIR"')
+
+
+class CommandBuilder:
+    """A tree tk build does not know: the user's command (or CMake's) builds it in one build
+    directory kept beside the state, so each step is incremental. A commit whose tree is the
+    one already built needs no build at all; ``""`` leaves building to the check."""
+
+    def __init__(self, st: BisectState, repo: git.Repo, worktree: Path,
+                 progress: Progress = lambda msg: None) -> None:
+        self.st = st
+        self.repo = repo
+        self.worktree = worktree
+        self.progress = progress
+        self.build_dir = st.directory / "build"
+        self.stamp = self.build_dir / ".tk-bisect-tree"
+
+    def env(self) -> dict[str, str]:
+        return {"TK_BISECT_BUILD_DIR": str(self.build_dir)} if self.st.build_command else {}
+
+    def tree(self, sha: str) -> str:
+        return self.repo.git.rev_parse(f"{sha}^{{tree}}")
+
+    def cached(self, sha: str) -> bool:
+        return (not self.st.build_command or (self.stamp.exists()
+                and self.stamp.read_text().strip() == self.tree(sha)))
+
+    def build(self, sha: str) -> BuildResult:
+        if not self.st.build_command:
+            return BuildResult(ok=True, cache_hit=None)
+        tree = self.tree(sha)
+        if self.cached(sha):
+            return BuildResult(ok=True, env=self.env(), cache_hit=True, key=tree)
+        start = time.perf_counter()
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        self.stamp.unlink(missing_ok=True)
+        logs = self.st.directory / "logs"
+        logs.mkdir(exist_ok=True)
+        log = logs / f"build-{sha[:12]}.log"
+        with log.open("w") as out:
+            out.write(f"$ {self.st.build_command}\n")
+            out.flush()
+            rc = subprocess.call(["/bin/sh", "-c", self.st.build_command], cwd=self.worktree,
+                                 env={**os.environ, **self.env()}, stdout=out,
+                                 stderr=subprocess.STDOUT)
+        seconds = time.perf_counter() - start
+        if rc != 0:
+            lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+            errors = [ln for ln in lines if "error" in ln.lower()]
+            why = (errors or lines or [f"exit {rc}"])[-1].strip()[:200]
+            return BuildResult(ok=False, seconds=seconds, log=str(log),
+                               message=f"build command exit {rc}: {why}")
+        self.stamp.write_text(tree + "\n")
+        return BuildResult(ok=True, env=self.env(), cache_hit=False, key=tree, seconds=seconds,
+                           log=str(log))
+
+
+def builder_for(st: BisectState, repo: git.Repo, worktree: Path,
+                progress: Progress) -> StoreBuilder | CommandBuilder:
+    if st.build_command is None:
+        return StoreBuilder(st, repo, worktree, progress)
+    return CommandBuilder(st, repo, worktree, progress)
+
+
+def choose_command(repo: git.Repo, bad: str, build_cmd: str | None, no_build: bool) -> str | None:
+    """At start: tk build for TVM trees; otherwise the given command, CMake's, or none."""
+    if no_build:
+        return ""
+    if build_cmd:
+        return build_cmd
+    if is_tvm_tree(repo, bad):
+        return None
+    cmd = default_command(repo, bad)
+    if cmd is None:
+        raise UserError(f"{repo.working_tree_dir} is neither a TVM tree nor a CMake project: "
+                        "give --build-cmd CMD (or --no-build if the check builds)")
+    return cmd

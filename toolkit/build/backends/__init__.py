@@ -1,0 +1,186 @@
+"""Build backends: how a ``BuildPlan`` becomes a configured and compiled build directory.
+
+A backend is a module ``toolkit.build.backends.<name>`` exposing ``build(job) -> BackendResult``
+(and, optionally, ``render_dockerfile(plan) -> str`` for ``--dry-run``). It owns only the
+running of CMake and Ninja; everything around it — plan, pre-flight, build directory,
+manifest, artifact store, the post-build check — is shared (``toolkit.build.driver``).
+
+Contract for ``build(job)``:
+
+- ``job.build_dir`` is a host directory (created, possibly holding an earlier build of the
+  same plan: keep it, builds are incremental). ``job.config_cmake`` is already written there.
+- Configure with ``configure_argv(job)`` and compile with ``compile_argv(job)`` (map paths if
+  they run elsewhere, e.g. a container that mounts ``job.source_dir``), appending all output
+  to ``job.log`` and calling ``job.progress(done, total)`` when Ninja says ``[done/total]``.
+- On failure raise ``BuildFailed(step, job, reproduce=...)``; on success return a
+  ``BackendResult`` with the tool versions seen *where the build ran*, and the image id.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shlex
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolkit.errors import TvmFailure, UserError
+from toolkit.build.recipes import BuildPlan
+
+BACKENDS = ("native", "docker")
+NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")
+PLAN_STAMP = ".tk-plan"  # written by toolkit.build.driver after a successful build of a plan
+
+
+@dataclass
+class BuildJob:
+    plan: BuildPlan
+    source_dir: Path
+    build_dir: Path
+    log: Path
+    jobs: int | None = None
+    progress: Callable[[int, int], None] | None = None
+    files_key: str = ""  # SourceTree.files_key: which source files exist
+
+    @property
+    def config_cmake(self) -> Path:
+        return self.build_dir / "config.cmake"
+
+    @property
+    def stamp(self) -> str:
+        return f"{self.plan.hash} {self.files_key}"
+
+    @property
+    def configured(self) -> bool:
+        """This plan was configured here before, on the same set of source files: Ninja re-runs
+        CMake itself when a CMake file changed, so a backend may go straight to compiling. A new
+        or deleted file needs CMake again (TVM before tvm_file_glob globbed without CONFIGURE_DEPENDS)."""
+        stamp = self.build_dir / PLAN_STAMP
+        return ((self.build_dir / "CMakeCache.txt").exists()
+                and stamp.exists() and stamp.read_text().strip() == self.stamp)
+
+
+@dataclass
+class BackendResult:
+    toolchain: dict[str, str] = field(default_factory=dict)  # cmake, ninja, cxx, llvm, nvcc
+    image_id: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # configure, compile (seconds)
+    commands: list[str] = field(default_factory=list)  # shell lines that reproduce the build
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class BuildFailed(TvmFailure):
+    """Configure or compile failed: exit 1 with the log path and the command that reproduces it."""
+
+    def __init__(self, step: str, job: BuildJob, reproduce: str) -> None:
+        from toolkit.explain import hint
+
+        tail = log_tail(job.log)
+        known = hint(log_text(job.log))
+        super().__init__(f"{step} failed{': ' + tail if tail else ''} (log: {job.log})"
+                         + (f"\n  {known}" if known else ""), reproduce=reproduce)
+        self.step = step
+        self.log = job.log
+
+
+def log_text(log: Path, lines: int = 2000) -> str:
+    """The end of a log, for toolkit.explain (whole TVM build logs run to megabytes)."""
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def log_tail(log: Path, lines: int = 400) -> str:
+    """The most telling line near the end of a log: the last 'error' line, else the last one."""
+    try:
+        text = log.read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return ""
+    for line in reversed(text):
+        if re.search(r"\berror\b|CMake Error|FAILED:", line, re.I):
+            return line.strip()[:300]
+    return ""
+
+
+def configure_argv(job: BuildJob, source_dir: Path | str | None = None,
+                   build_dir: Path | str | None = None) -> list[str]:
+    """``cmake -S src -B build -G Ninja -D...``; pass other paths when it runs elsewhere."""
+    src = str(source_dir or job.source_dir)
+    bld = str(build_dir or job.build_dir)
+    return ["cmake", "-S", src, "-B", bld, *job.plan.cmake_args()]
+
+
+def compile_argv(job: BuildJob, build_dir: Path | str | None = None) -> list[str]:
+    argv = ["cmake", "--build", str(build_dir or job.build_dir)]
+    if job.plan.targets:
+        argv += ["--target", *job.plan.targets]
+    if job.jobs:
+        argv += ["--parallel", str(job.jobs)]
+    return argv
+
+
+def shell_line(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    prefix = f"cd {shlex.quote(str(cwd))} && " if cwd else ""
+    envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
+    return prefix + (envs + " " if envs else "") + shlex.join(argv)
+
+
+def run_logged(argv: list[str], log: Path, env: dict[str, str] | None = None,
+               cwd: Path | None = None,
+               progress: Callable[[int, int], None] | None = None) -> tuple[int, float]:
+    """Run a command, appending its output to ``log``; report Ninja's [n/m]; (rc, seconds)."""
+    start = time.monotonic()
+    with log.open("a") as out:
+        out.write(f"$ {shlex.join(argv)}\n")
+        out.flush()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, env=env, cwd=cwd, bufsize=1)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            m = NINJA_PROGRESS.match(line)
+            if m and progress:
+                progress(int(m.group(1)), int(m.group(2)))
+        rc = proc.wait()
+    return rc, time.monotonic() - start
+
+
+def read_cmake_cache(build_dir: Path) -> dict[str, str]:
+    """NAME -> value from CMakeCache.txt (types dropped); empty when not configured."""
+    cache = build_dir / "CMakeCache.txt"
+    values: dict[str, str] = {}
+    if cache.exists():
+        for line in cache.read_text(errors="replace").splitlines():
+            m = re.match(r"^([A-Za-z_][\w.+-]*)(?::[A-Z]+)?=(.*)$", line)
+            if m:
+                values[m.group(1)] = m.group(2)
+    return values
+
+
+def read_build_options(build_dir: Path) -> dict[str, str]:
+    """TVMBuildOptions.txt ("NAME VALUE" lines, TVM >= 0.9): the values CMake really used."""
+    path = build_dir / "TVMBuildOptions.txt"
+    values: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text(errors="replace").splitlines():
+            name, _, value = line.strip().partition(" ")
+            if name:
+                values[name] = value.strip()
+    return values
+
+
+def backend(name: str):
+    """The backend module; a missing one is a user-facing error, not an ImportError."""
+    if name not in BACKENDS:
+        raise UserError(f"--backend {name}: unknown backend (known: {', '.join(BACKENDS)})")
+    try:
+        return importlib.import_module(f"toolkit.build.backends.{name}")
+    except ModuleNotFoundError as e:
+        if e.name and e.name.startswith("toolkit.build.backends"):
+            raise UserError(f"--backend {name}: not available in this tk") from None
+        raise

@@ -1,0 +1,337 @@
+"""The docker backend: the plan's toolchain image, then CMake and Ninja in a container.
+
+The image is rendered from ``dockerfiles/Dockerfile.<flavour>`` with the plan's container spec
+and tagged by the hash of what it is built from (Dockerfile, extra CA certificates, the base
+image's id): an unchanged plan finds its image and builds nothing, a changed one rebuilds only
+the layers after the first changed line. The build then runs in a container of that image that
+mounts the source tree at its own path (so CMake's cache, the manifest and the log name the same
+paths inside and out), keeps a ccache volume per user across builds, and runs as the calling
+user, so every file it writes belongs to them.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolkit.build import image
+from toolkit.build.backends import (
+    NINJA_PROGRESS,
+    BackendResult,
+    BuildFailed,
+    BuildJob,
+    compile_argv,
+    configure_argv,
+)
+from toolkit.build.backends.native import ccache_args, version_line
+from toolkit.errors import TkError, UserError
+from toolkit.build.recipes import BuildPlan
+
+if TYPE_CHECKING:
+    import docker
+
+# Compiles can be silent for many minutes (a static LLVM link): never time the stream out.
+API_TIMEOUT = 24 * 3600
+CCACHE_DIR = "/ccache"
+# The host's network: apt and pip need the outside world, and an engine started without
+# iptables (nested in a container, as CI may be) gives bridged containers none.
+NETWORK = "host"
+TOOL_PROBES = {
+    "os": "sed -n 's/^PRETTY_NAME=//p' /etc/os-release | tr -d '\"'",
+    "cmake": "cmake --version",
+    "ninja": "ninja --version",
+    "cxx": "c++ --version",
+    "ccache": "ccache --version",
+    "python": "python3 --version",
+}
+
+
+def dockerfile_args(plan: BuildPlan) -> tuple[str, dict[str, str]]:
+    """The template (cpu/cuda) and its ARG values, from the plan's container spec."""
+    spec = plan.container
+    flavour = spec.get("dockerfile") or ("cuda" if plan.wants_cuda else "cpu")
+    args: dict[str, str] = {}
+    cuda = str(spec.get("cuda") or "")
+    if spec.get("base"):
+        args["BASE"] = str(spec["base"])
+    elif flavour == "cpu":
+        args["BASE"] = image.default_tag(spec.get("suite") or image.DEFAULT_SUITE)
+    elif re.fullmatch(r"\d+\.\d+", cuda):
+        args["BASE"] = f"nvidia/cuda:{cuda}.0-devel-ubuntu22.04"
+    if spec.get("llvm"):
+        args["LLVM_VERSION"] = str(spec["llvm"])
+    if spec.get("python"):
+        args["PYTHON"] = str(spec["python"])
+    if spec.get("cmake"):
+        args["CMAKE_VERSION"] = str(spec["cmake"])
+    if flavour == "cuda" and cuda:
+        args["CUDA_VERSION"] = cuda
+    template = "\n".join(ln for ln in image.template_path(flavour).read_text().splitlines()
+                         if not ln.lstrip().startswith("#"))
+    # Packages the template installs anyway would only add a layer that does nothing.
+    extra = [str(p) for p in spec.get("packages", [])
+             if not re.search(rf"(?<![\w.${{}}-]){re.escape(str(p))}(?![\w.-])", template)]
+    if extra:
+        args["PACKAGES"] = ",".join(extra)
+    return flavour, args
+
+
+def render_dockerfile(plan: BuildPlan) -> str:
+    """The Dockerfile this plan's image is built from (what ``--dry-run`` shows)."""
+    flavour, args = dockerfile_args(plan)
+    return image.render_dockerfile(flavour, args)
+
+
+@dataclass
+class BuiltImage:
+    tag: str
+    image_id: str
+    base: str
+    cached: bool  # the tagged image existed: nothing was built
+    steps: int = 0  # Dockerfile steps run, and how many of them the layer cache served
+    cached_steps: int = 0
+    seconds: float = 0.0
+
+
+def ensure_image(plan: BuildPlan, client: docker.DockerClient, log: Path,
+                 echo: Any = None) -> BuiltImage:
+    """The plan's toolchain image: found by its content tag, else built with streamed output."""
+    echo = echo or (lambda line: None)
+    start = time.monotonic()
+    flavour, args = dockerfile_args(plan)
+    dockerfile = image.render_dockerfile(flavour, args)
+    base = args.get("BASE") or image.template_args(flavour)["BASE"]
+    base_image = base_image_for(client, base, log, echo)
+    certs = image.local_certificates()
+    digest = image.context_hash(dockerfile + "\n# base " + base_image.id, certs)
+    tag = f"tk/build-{flavour}:{digest[:16]}"
+    with image.exclusive(tag):
+        found = image.find_image(client, tag)
+        if found is not None:
+            with log.open("a") as out:
+                out.write(f"# image {tag} ({found.id}) exists: no image build\n")
+            return BuiltImage(tag, found.id, base, cached=True,
+                              seconds=round(time.monotonic() - start, 3))
+        echo(f"building image {tag} from Dockerfile.{flavour} (streamed to {log})")
+        with log.open("a") as out:
+            out.write(f"# docker build -t {tag} (Dockerfile.{flavour}, base {base} "
+                      f"{base_image.id})\n{dockerfile}# ---\n")
+        image_id, steps, cached_steps = stream_build(
+            client, tag, image.build_context(dockerfile, certs), {"org.tk.context": digest},
+            log, echo)
+        built = image.find_image(client, tag)
+        if built is None:
+            raise TkError(f"docker build finished without image {tag} (log: {log})")
+        return BuiltImage(tag, image_id or built.id, base, cached=False, steps=steps,
+                          cached_steps=cached_steps, seconds=round(time.monotonic() - start, 3))
+
+
+def stream_build(client: docker.DockerClient, tag: str, context: bytes, labels: dict[str, str],
+                 log: Path, echo: Any) -> tuple[str | None, int, int]:
+    """``docker build`` with its output appended to the log as it comes, step lines echoed;
+    (image id, steps, steps the layer cache served)."""
+    steps = cached_steps = 0
+    image_id = None
+    said = ""  # the last line a step printed: a failing step's own reason
+    stream = client.api.build(
+        fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True, forcerm=True,
+        pull=False, decode=True, network_mode=NETWORK, labels=labels,
+    )
+    with log.open("a") as out:
+        for chunk in stream:
+            if "error" in chunk:
+                out.write(chunk["error"] + "\n")
+                error = chunk["error"].strip()
+                short = re.search(r"returned a non-zero code: \d+", error)
+                if said and short:  # the command itself is in the log; its reason is news
+                    error = f"{said} (the step {short.group(0)})"
+                raise TkError(f"image build failed: {error[:400]} "
+                              f"(log: {log}; rerun: docker build -t {tag} with the Dockerfile "
+                              "shown by tk build --backend docker --dry-run)")
+            text = chunk.get("stream", "")
+            out.write(text)
+            out.flush()
+            for line in text.splitlines():
+                if line.strip() and not re.match(r" ---> |Removing intermediate|Step ", line):
+                    said = line.strip()[:200]
+                if line.startswith("Step "):
+                    steps += 1
+                    echo(line.strip()[:120])
+                elif "Using cache" in line:
+                    cached_steps += 1
+            if "aux" in chunk and "ID" in chunk["aux"]:
+                image_id = chunk["aux"]["ID"]
+    return image_id, steps, cached_steps
+
+
+def prepare_image(plan: BuildPlan, echo: Any = None) -> tuple[BuiltImage, Path]:
+    """Make the plan's toolchain image ahead of any build (``tk image build``); its log path."""
+    from toolkit.build import store
+
+    log = store.cache_root() / "images" / f"{plan.hash}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"# tk image build: plan {plan.hash}\n")
+    client = image.connect(timeout=API_TIMEOUT)
+    return ensure_image(plan, client, log, echo or _echo), log
+
+
+def base_image_for(client: docker.DockerClient, base: str, log: Path, echo: Any):
+    """The base image: local, else bootstrapped (tk/debian:*), else pulled from a registry."""
+    found = image.find_image(client, base)
+    if found is not None:
+        return found
+    m = re.fullmatch(r"tk/debian:([\w.-]+)", base)
+    if m:
+        echo(f"base image {base} is missing: making it (tk image bootstrap --suite {m.group(1)})")
+        image.bootstrap(suite=m.group(1), tag=base, log=echo, client=client)
+        return client.images.get(base)
+    try:
+        echo(f"pulling base image {base}")
+        return client.images.pull(base)
+    except Exception as e:  # noqa: BLE001 - any registry failure means the same to the user
+        raise UserError(
+            f"base image {base} is not on this engine and cannot be pulled "
+            f"({type(e).__name__}); load it (docker load) or name another with "
+            "[container] base = \"...\" in a recipe"
+        ) from None
+
+
+def build_user() -> tuple[int, int]:
+    """The uid:gid builds run as: the caller's, or under sudo the user who ran sudo."""
+    if os.geteuid() == 0 and os.environ.get("SUDO_UID", "").isdigit():
+        return int(os.environ["SUDO_UID"]), int(os.environ.get("SUDO_GID", "0") or 0)
+    return os.getuid(), os.getgid()
+
+
+def mounts(job: BuildJob) -> dict[str, str]:
+    """Host directories the container needs (path -> mode), each mounted at its own path.
+
+    A git worktree's repository lives outside the tree; it is mounted read-only so that git
+    inside the container (CMake asks it for the commit) sees the same history.
+    """
+    src = job.source_dir.resolve()
+    paths = {str(src): "rw"}
+    bdir = job.build_dir.resolve()
+    if not bdir.is_relative_to(src):
+        paths[str(bdir)] = "rw"
+    proc = subprocess.run(["git", "-C", str(src), "rev-parse", "--path-format=absolute",
+                           "--git-common-dir"], capture_output=True, text=True)
+    common = Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+    if common and common.is_dir() and not common.resolve().is_relative_to(src):
+        paths[str(common.resolve())] = "ro"
+    return paths
+
+
+def build(job: BuildJob) -> BackendResult:
+    client = image.connect(timeout=API_TIMEOUT)
+    uid, gid = build_user()
+    built = ensure_image(job.plan, client, job.log, _echo)
+    result = BackendResult(image_id=built.image_id)
+    result.timings["image"] = built.seconds
+    result.extra["image"] = {"tag": built.tag, "base": built.base, "cached": built.cached,
+                             "steps": built.steps, "cached_steps": built.cached_steps}
+    _hand_over(job.build_dir, uid, gid)
+    volume = f"tk-ccache-{uid}"
+    env = {**job.plan.env, "CCACHE_DIR": CCACHE_DIR, "HOME": "/home/tk",
+           # git (run by CMake for the commit id) refuses trees of other owners otherwise.
+           "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
+           "GIT_CONFIG_VALUE_0": "*"}
+    binds = {p: {"bind": p, "mode": mode} for p, mode in mounts(job).items()}
+    binds[volume] = {"bind": CCACHE_DIR, "mode": "rw"}
+    run_prefix = (["docker", "run", "--rm", "--network", NETWORK, "-u", f"{uid}:{gid}",
+                   "-w", str(job.build_dir)]
+                  + [a for src, b in binds.items()
+                     for a in ("-v", f"{src}:{b['bind']}" + (":ro" if b["mode"] == "ro" else ""))]
+                  + [a for k, v in env.items() for a in ("-e", f"{k}={v}")] + [built.tag])
+    container = client.containers.run(
+        built.image_id, ["sleep", "infinity"], detach=True, init=True, user=f"{uid}:{gid}",
+        volumes=binds, environment=env, working_dir=str(job.build_dir),
+        labels={"org.tk.plan": job.plan.hash}, network_mode=NETWORK,
+    )
+    try:
+        # The image always has ccache, and the volume keeps its cache across builds.
+        steps = [("configure", configure_argv(job) + ccache_args(job.plan, available=True)),
+                 ("compile", compile_argv(job))]
+        if job.configured:
+            steps = steps[1:]
+            result.timings["configure"] = 0.0
+        for step, argv in steps:
+            line = shlex.join(run_prefix + argv)
+            result.commands.append(line)
+            rc, seconds = exec_logged(client, container.id, argv, job,
+                                      progress=job.progress if step == "compile" else None)
+            result.timings[step] = round(seconds, 3)
+            if rc != 0:
+                raise BuildFailed(step, job, reproduce=line)
+        result.toolchain = toolchain(client, container.id, job.plan)
+        result.toolchain["image"] = built.tag
+    finally:
+        container.remove(force=True)
+    return result
+
+
+def exec_logged(client: docker.DockerClient, container_id: str, argv: list[str], job: BuildJob,
+                progress: Any = None) -> tuple[int, float]:
+    """Run ``argv`` in the container, appending its output to the log; (rc, seconds)."""
+    start = time.monotonic()
+    ex = client.api.exec_create(container_id, argv, workdir=str(job.build_dir))
+    with job.log.open("a") as out:
+        out.write(f"$ {shlex.join(argv)}   # in the container\n")
+        out.flush()
+        pending = ""
+        # Chunks may split a UTF-8 character (GCC quotes with ‘’).
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        for chunk in client.api.exec_start(ex["Id"], stream=True):
+            text = decoder.decode(chunk)
+            out.write(text)
+            out.flush()
+            pending += text
+            *lines, pending = pending.split("\n")
+            for line in lines:
+                m = NINJA_PROGRESS.match(line)
+                if m and progress:
+                    progress(int(m.group(1)), int(m.group(2)))
+    rc = client.api.exec_inspect(ex["Id"])["ExitCode"]
+    return (rc if rc is not None else 1), time.monotonic() - start
+
+
+def toolchain(client: docker.DockerClient, container_id: str, plan: BuildPlan) -> dict[str, str]:
+    """Versions of the tools inside the container, as its own commands report them."""
+    probes = dict(TOOL_PROBES)
+    if plan.llvm_config:
+        probes["llvm"] = f"{shlex.quote(plan.llvm_config)} --version"
+    if plan.wants_cuda:
+        probes["nvcc"] = "nvcc --version"
+    script = "".join(
+        f"echo @@{name}; if command -v {cmd.split()[0]} >/dev/null; then {cmd} 2>&1; "
+        "else echo absent; fi; " for name, cmd in probes.items())
+    ex = client.api.exec_create(container_id, ["sh", "-c", script])
+    out = client.api.exec_start(ex["Id"]).decode(errors="replace")
+    versions: dict[str, str] = {}
+    for block in out.split("@@")[1:]:
+        name, _, text = block.partition("\n")
+        versions[name.strip()] = version_line(text)
+    return versions
+
+
+def _hand_over(build_dir: Path, uid: int, gid: int) -> None:
+    """Give the build directory tk made (as root) to the user the container runs as."""
+    if os.geteuid() != 0 or uid == 0:
+        return
+    for path in [build_dir, *build_dir.iterdir()]:
+        if path.stat().st_uid == 0:
+            os.chown(path, uid, gid, follow_symlinks=False)
+
+
+def _echo(line: str) -> None:
+    sys.stderr.write(f"tk: {line}\n")
+    sys.stderr.flush()

@@ -1,0 +1,96 @@
+"""The native backend: CMake and Ninja on this machine, in the plan's build directory."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+
+from toolkit.build.backends import (
+    BackendResult,
+    BuildFailed,
+    BuildJob,
+    compile_argv,
+    configure_argv,
+    read_cmake_cache,
+    run_logged,
+    shell_line,
+)
+from toolkit.build.recipes import BuildPlan
+
+
+def build(job: BuildJob) -> BackendResult:
+    env = {**os.environ, **job.plan.env}
+    result = BackendResult(toolchain=toolchain(job.plan))
+    launcher = ccache_args(job.plan)
+    if launcher:
+        result.toolchain["ccache"] = first_line(["ccache", "--version"])
+    steps = [("configure", configure_argv(job) + launcher), ("compile", compile_argv(job))]
+    if job.configured:
+        steps = steps[1:]
+        result.timings["configure"] = 0.0
+    for step, argv in steps:
+        line = shell_line(argv, env=job.plan.env)
+        result.commands.append(line)
+        rc, seconds = run_logged(argv, job.log, env=env, cwd=job.build_dir,
+                                 progress=job.progress if step == "compile" else None)
+        result.timings[step] = round(seconds, 3)
+        if rc != 0:
+            raise BuildFailed(step, job, reproduce=line)
+    cxx = read_cmake_cache(job.build_dir).get("CMAKE_CXX_COMPILER")
+    if cxx:
+        result.toolchain["cxx"] = first_line([cxx, "--version"])
+    return result
+
+
+def ccache_args(plan: BuildPlan, available: bool | None = None) -> list[str]:
+    """ccache when available (on this machine, unless told), unless the plan says otherwise.
+    It cannot change what is built, so it is a property of the machine, not of the plan (and
+    not in its hash)."""
+    if available is None:
+        available = shutil.which("ccache") is not None
+    if (plan.options.get("USE_CCACHE", "AUTO").upper() == "OFF" or not available
+            or any(k.endswith("_COMPILER_LAUNCHER") for k in plan.cmake)):
+        return []
+    langs = ["C", "CXX"] + (["CUDA"] if plan.wants_cuda else [])
+    return [f"-DCMAKE_{lang}_COMPILER_LAUNCHER=ccache" for lang in langs]
+
+
+def toolchain(plan: BuildPlan) -> dict[str, str]:
+    """Versions of the tools this build runs, as this machine reports them."""
+    tools = {"cmake": ["cmake", "--version"], "ninja": ["ninja", "--version"]}
+    if plan.llvm_config:
+        tools["llvm"] = [plan.llvm_config, "--version"]
+    if plan.wants_cuda:
+        tools["nvcc"] = ["nvcc", "--version"]
+    if plan.options.get("USE_CCACHE", "").upper() == "ON":
+        tools["ccache"] = ["ccache", "--version"]
+    return {name: first_line(argv) for name, argv in tools.items()}
+
+
+def first_line(argv: list[str]) -> str:
+    """The line of ``argv``'s output that carries its version ("absent" if it does not run)."""
+    return _first_line(tuple(argv))
+
+
+@functools.cache
+def _first_line(argv: tuple[str, ...]) -> str:
+    # Asked once per process: a bisection builds many commits with the same tools.
+    if not shutil.which(argv[0]):
+        return "absent"
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "absent"
+    return version_line(out)
+
+
+def version_line(out: str) -> str:
+    """The line of a ``--version`` output that carries the version (else its first line)."""
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    for line in lines:
+        if re.search(r"\d+\.\d+", line) and ("release" in line.lower() or "version" in line.lower()):
+            return line
+    return lines[0] if lines else ""

@@ -1,0 +1,229 @@
+"""Pre-flight checks: what would make CMake or the compiler fail later, caught before, with a fix.
+
+Each check looks at the plan and the source tree; host tools are checked only for builds
+that run on the host (a container brings its own).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from toolkit.build.recipes import BuildPlan, is_on
+from toolkit.build.source import SourceTree
+
+FFI_MIN_CMAKE = (3, 26)
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def version_of(argv: list[str]) -> tuple[int, ...] | None:
+    """The first dotted version in a tool's output, or None when the tool does not run."""
+    return _version_of(tuple(argv))
+
+
+@functools.cache
+def _version_of(argv: tuple[str, ...]) -> tuple[int, ...] | None:
+    # Asked once per process: a bisection builds many commits with the same tools.
+    if not shutil.which(argv[0]):
+        return None
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out.stdout + out.stderr)
+    return tuple(int(g) for g in m.groups() if g is not None) if m else None
+
+
+def dotted(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+def required_cmake(tree: SourceTree) -> tuple[tuple[int, ...], str]:
+    """The CMake the tree needs, and why: tvm-ffi wants 3.26, else cmake_minimum_required."""
+    if (tree.root / "3rdparty" / "tvm-ffi").exists():
+        return FFI_MIN_CMAKE, "3rdparty/tvm-ffi requires it"
+    text = (tree.root / "CMakeLists.txt").read_text(errors="replace")
+    m = re.search(r"cmake_minimum_required\s*\(\s*VERSION\s+(\d+)\.(\d+)", text, re.I)
+    need = (int(m.group(1)), int(m.group(2))) if m else (3, 18)
+    return need, "CMakeLists.txt's cmake_minimum_required"
+
+
+def required_llvm(tree: SourceTree) -> int | None:
+    """The oldest LLVM major the tree accepts (TVM >= 0.24: 15), from its FindLLVM.cmake."""
+    find = tree.root / "cmake" / "utils" / "FindLLVM.cmake"
+    if not find.exists():
+        return None
+    text = find.read_text(errors="replace")
+    # TVM compares TVM_LLVM_VERSION (major * 10 + minor) against e.g. 150.
+    m = re.search(r"TVM_LLVM_VERSION\}?\s+(?:VERSION_)?LESS\s+(\d+)", text)
+    return int(m.group(1)) // 10 if m else None
+
+
+def check_cmake(tree: SourceTree) -> Check:
+    need, why = required_cmake(tree)
+    have = version_of(["cmake", "--version"])
+    if have is None:
+        return Check("cmake", False, "cmake not found on PATH",
+                     f"pip install 'cmake>={dotted(need)}'")
+    if have < need:
+        return Check("cmake", False, f"cmake {dotted(have)} is older than {dotted(need)} ({why})",
+                     f"pip install 'cmake>={dotted(need)}' (then check `cmake --version`)")
+    return Check("cmake", True, f"cmake {dotted(have)} (>= {dotted(need)}: {why})")
+
+
+def old_cmake_minimums(root: Path) -> list[str]:
+    """The tree itself (TVM <= 0.8 asked for 3.2) or vendored CMake projects asking for
+    CMake < 3.5, which CMake 4 refuses to configure."""
+    found = []
+    for path in [root / "CMakeLists.txt", *root.glob("3rdparty/*/CMakeLists.txt"),
+                 *root.glob("3rdparty/*/3rdparty/*/CMakeLists.txt")]:
+        m = re.search(r"cmake_minimum_required\s*\(\s*VERSION\s+(\d+)\.(\d+)",
+                      path.read_text(errors="replace"), re.I)
+        if m and (int(m.group(1)), int(m.group(2))) < (3, 5):
+            found.append(path.relative_to(root).as_posix())
+    return sorted(found)
+
+
+def adapt_to_host(plan: BuildPlan, tree: SourceTree) -> None:
+    """Host facts that change the plan itself (so the plan hash says so): CMake 4 needs
+    CMAKE_POLICY_VERSION_MINIMUM to configure vendored projects older than CMake 3.5."""
+    if plan.backend != "native" or "CMAKE_POLICY_VERSION_MINIMUM" in plan.cmake:
+        return
+    olds = old_cmake_minimums(tree.root)  # reading a few files is cheaper than running cmake
+    have = version_of(["cmake", "--version"]) if olds else None
+    if olds and have and have >= (4, 0):
+        plan.cmake["CMAKE_POLICY_VERSION_MINIMUM"] = "3.5"
+        plan.origin["cmake.CMAKE_POLICY_VERSION_MINIMUM"] = f"host cmake {dotted(have)}"
+        plan.notes.append(f"cmake {dotted(have)} refuses projects asking for CMake < 3.5 "
+                          f"({', '.join(olds[:3])}): added -DCMAKE_POLICY_VERSION_MINIMUM=3.5 "
+                          "(or install cmake<4)")
+
+
+def check_generator(plan: BuildPlan) -> Check | None:
+    if plan.generator != "Ninja":
+        return None
+    have = version_of(["ninja", "--version"])
+    if have is None:
+        return Check("ninja", False, "ninja not found on PATH",
+                     "apt-get install ninja-build (or pip install ninja)")
+    return Check("ninja", True, f"ninja {dotted(have)}")
+
+
+def check_llvm(plan: BuildPlan, tree: SourceTree) -> list[Check]:
+    config = plan.llvm_config
+    if config is None:
+        return []
+    have = version_of([config, "--version"])
+    if have is None:
+        found = sorted({Path(p).name for d in ("/usr/bin", "/usr/local/bin")
+                        for p in Path(d).glob("llvm-config*")})
+        hint = f" (found: {', '.join(found)})" if found else ""
+        major = re.search(r"-(\d+)$", config)
+        pkg = f"llvm-{major.group(1)}-dev" if major else "llvm-dev"
+        return [Check("llvm", False, f"{config} not found{hint}",
+                      f"apt-get install {pkg}, or pick an installed one with --llvm VER")]
+    checks = []
+    need = required_llvm(tree)
+    if need and have[0] < need:
+        checks.append(Check("llvm", False, f"{config} is LLVM {dotted(have)}; this tree needs "
+                            f"LLVM >= {need}",
+                            f"apt-get install llvm-{need}-dev and build with --llvm {need}"))
+    else:
+        checks.append(Check("llvm", True, f"{config}: LLVM {dotted(have)}"
+                            + (f" (>= {need})" if need else "")))
+    checks.extend(check_llvm_deps(config, have))
+    return checks
+
+
+def check_llvm_deps(config: str, have: tuple[int, ...]) -> list[Check]:
+    """LLVM's own link dependencies: LLVM 16's CMake package needs zstd."""
+    try:
+        libs = subprocess.run([config, "--system-libs"], capture_output=True, text=True,
+                              timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    wants_zstd = "zstd" in libs or have[0] == 16
+    if not wants_zstd:
+        return []
+    if any(Path(d, "zstd.h").exists() for d in ("/usr/include", "/usr/local/include")):
+        return [Check("zstd", True, f"LLVM {have[0]} links zstd; zstd.h present")]
+    return [Check("zstd", False, f"LLVM {have[0]} links zstd but its headers are missing "
+                  "(configure would fail with 'Could NOT find zstd')", "apt-get install libzstd-dev")]
+
+
+def check_cuda(plan: BuildPlan) -> Check | None:
+    if not plan.wants_cuda:
+        return None
+    have = version_of(["nvcc", "--version"])
+    if have is None:
+        return Check("nvcc", False, "USE_CUDA=ON but nvcc is not on PATH",
+                     "install the CUDA toolkit and put its bin/ on PATH (or --backend docker)")
+    return Check("nvcc", True, f"nvcc {dotted(have)}; architectures "
+                 f"{plan.cmake.get('CMAKE_CUDA_ARCHITECTURES')}")
+
+
+def check_ccache(plan: BuildPlan) -> Check | None:
+    if plan.options.get("USE_CCACHE", "").upper() != "ON":
+        return None
+    if shutil.which("ccache"):
+        return Check("ccache", True, "ccache on PATH")
+    return Check("ccache", False, "USE_CCACHE=ON (--ccache) but ccache is not on PATH",
+                 "apt-get install ccache, or drop --ccache")
+
+
+# Submodules only some options compile (by the last part of their path): left out of a
+# checkout, they matter only when the plan turns the option on.
+OPTIONAL_SUBMODULES = {
+    "cutlass": "USE_CUTLASS", "cutlass_fpA_intB_gemm": "USE_CUTLASS",
+    "libflash_attn": "USE_CUTLASS", "OpenCL-Headers": "USE_OPENCL",
+    "flashinfer": "USE_FLASHINFER", "vta-hw": "USE_VTA_FSIM",
+}
+
+
+def check_submodules(tree: SourceTree, plan: BuildPlan | None = None) -> list[Check]:
+    checks = []
+    for sub in tree.submodules:
+        option = OPTIONAL_SUBMODULES.get(Path(sub.path).name)
+        unused = option is not None and not (plan and is_on(plan.options.get(option, "OFF")))
+        if sub.state == "uninitialised" and unused:
+            checks.append(Check(f"submodule {sub.path}", True,
+                                f"not initialised (only {option}=ON needs it)"))
+        elif sub.state == "uninitialised":
+            checks.append(Check(f"submodule {sub.path}", False, "not initialised",
+                                "git submodule update --init --recursive"))
+        elif sub.state == "moved":
+            checks.append(Check(f"submodule {sub.path}", False,
+                                f"checked out at {sub.checked_out[:12]} but the tree records "
+                                f"{sub.recorded[:12]}",
+                                f"git submodule update --recursive {sub.path} "
+                                "(or commit the new SHA)"))
+        elif sub.state == "conflict":
+            checks.append(Check(f"submodule {sub.path}", False, "merge conflict",
+                                "resolve the conflict, then git submodule update --recursive"))
+        else:
+            checks.append(Check(f"submodule {sub.path}", True, f"at {sub.recorded[:12]}"))
+    return checks
+
+
+def run(plan: BuildPlan, tree: SourceTree) -> list[Check]:
+    """All checks for this plan and tree (host tools only when the build runs on the host)."""
+    checks = check_submodules(tree, plan)
+    if plan.backend == "native":
+        checks.append(check_cmake(tree))
+        checks += [c for c in (check_generator(plan), check_cuda(plan), check_ccache(plan)) if c]
+        checks += check_llvm(plan, tree)
+    return checks

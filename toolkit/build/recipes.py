@@ -1,0 +1,339 @@
+"""Recipes: declarative TOML fragments composed into one resolved ``BuildPlan``.
+
+A recipe file (``recipes/NAME.toml`` or the user's own) has these sections, all optional::
+
+    description = "one line"
+    [options]    # config.cmake lines: set(NAME VALUE); validated against the source tree
+    USE_CUDA = "ON"
+    [cmake]      # -DNAME=VALUE cache arguments (CMAKE_BUILD_TYPE, CMAKE_CUDA_ARCHITECTURES, ...)
+    CMAKE_BUILD_TYPE = "Debug"
+    [env]        # environment of the configure and build commands
+    [build]      # generator = "Ninja", targets = ["runtime"]
+    [container]  # what a container image needs (llvm = "16", cuda = "12.4", packages = [...])
+
+Composition is an ordered merge (base first, then each fragment, then ``--recipe`` files,
+then ``--set``): a later value wins, and every value remembers which recipe set it. Rules
+that join several values (CUTLASS needs CUDA, ...) run on the merged result and say why.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolkit.errors import UserError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+# The repository's recipes/, through a symlink that also puts it in the wheel.
+RECIPE_DIR = Path(__file__).resolve().parent.parent / "data" / "recipes"
+SECTIONS = ("description", "options", "cmake", "env", "build", "container")
+BUILD_KEYS = ("generator", "targets")
+# Fragments that are also flags, in the order they compose.
+FRAGMENTS = ("llvm", "cuda", "debug", "ccache", "runtime-only")
+DEFAULT_CUDA_ARCH = "75"  # what TVM's CI pins; "native" needs a visible GPU
+CONFIG_HEADER = "# Written by tk build"  # marks a config.cmake tk may overwrite
+SET_SYNTAX = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+CONFIG_SET = re.compile(r"^\s*set\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\b", re.M)
+TVM_OPTION = re.compile(r"^\s*tvm_option\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\b", re.M)
+
+
+@dataclass
+class BuildPlan:
+    """A resolved recipe: everything a backend needs, and nothing about a particular tree."""
+
+    recipes: list[str]
+    options: dict[str, str]
+    cmake: dict[str, str]
+    env: dict[str, str]
+    generator: str = "Ninja"
+    targets: list[str] = field(default_factory=list)
+    backend: str = "native"
+    container: dict[str, Any] = field(default_factory=dict)
+    origin: dict[str, str] = field(default_factory=dict)  # "options.USE_CUDA" -> recipe
+    notes: list[str] = field(default_factory=list)  # rules that warn rather than refuse
+
+    @property
+    def build_type(self) -> str:
+        return self.cmake.get("CMAKE_BUILD_TYPE", "")
+
+    @property
+    def llvm_config(self) -> str | None:
+        """The llvm-config the plan asks for (first word of USE_LLVM), or None without LLVM."""
+        value = self.options.get("USE_LLVM", "OFF")
+        if value.upper() in ("OFF", "0", "FALSE", "NO", ""):
+            return None
+        if value.upper() in ("ON", "1", "TRUE", "YES"):
+            return "llvm-config"
+        return value.split()[0]
+
+    @property
+    def wants_cuda(self) -> bool:
+        return is_on(self.options.get("USE_CUDA", "OFF"))
+
+    def config_cmake(self) -> str:
+        """The config.cmake a build directory gets: one set() line per option, with origin."""
+        lines = [CONFIG_HEADER + " from recipes: " + " + ".join(self.recipes),
+                 f"# plan {self.hash}"]
+        for name, value in self.options.items():
+            lines.append(f"set({name} {cmake_quote(value)})  # {self.origin.get('options.' + name)}")
+        return "\n".join(lines) + "\n"
+
+    def cmake_args(self) -> list[str]:
+        return ["-G", self.generator, *(f"-D{k}={v}" for k, v in self.cmake.items())]
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two plans the same build (not where the values came from)."""
+        ident: dict[str, Any] = {
+            "options": self.options, "cmake": self.cmake, "env": self.env,
+            "generator": self.generator, "targets": self.targets, "backend": self.backend,
+        }
+        if self.backend != "native":
+            ident["container"] = self.container
+        return ident
+
+    @property
+    def hash(self) -> str:
+        blob = json.dumps(self.identity(), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "hash": self.hash, "config_cmake": self.config_cmake(),
+                "cmake_args": self.cmake_args()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BuildPlan:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+def is_on(value: str) -> bool:
+    return str(value).upper() not in ("OFF", "0", "FALSE", "NO", "N", "", "NONE", "AUTO")
+
+
+def cmake_quote(value: str) -> str:
+    if value and re.fullmatch(r"[A-Za-z0-9_./+:-]+", value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def scalar(value: Any, where: str) -> str:
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    raise UserError(f"{where}: expected a string, number or boolean, got {type(value).__name__}")
+
+
+def recipe_path(name: str) -> Path:
+    path = RECIPE_DIR / f"{name}.toml"
+    if not path.exists():
+        known = sorted(p.stem for p in RECIPE_DIR.glob("*.toml"))
+        raise UserError(f"no recipe named {name!r} (known: {', '.join(known)})")
+    return path
+
+
+def load_recipe(path: Path) -> dict[str, Any]:
+    """Parse and shape-check one recipe file."""
+    if not path.is_file():
+        raise UserError(f"--recipe {path}: no such file")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"recipe {path}: not valid TOML: {e}") from None
+    for key in data:
+        if key not in SECTIONS:
+            raise UserError(f"recipe {path.name}: unknown section {key!r}{suggest(key, SECTIONS)}"
+                            f" (known: {', '.join(SECTIONS)})")
+    for key in data.get("build", {}):
+        if key not in BUILD_KEYS:
+            raise UserError(f"recipe {path.name}: unknown [build] key {key!r}"
+                            f"{suggest(key, BUILD_KEYS)}")
+    return data
+
+
+def suggest(name: str, known: list[str] | tuple[str, ...] | set[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" — did you mean {close[0]}?" if close else ""
+
+
+def tree_options(source_dir: Path) -> set[str]:
+    """Options the tree knows: ``set()`` names in cmake/config.cmake and ``tvm_option`` names."""
+    names: set[str] = set()
+    config = source_dir / "cmake" / "config.cmake"
+    if config.exists():
+        names |= set(CONFIG_SET.findall(config.read_text(errors="replace")))
+    lists = source_dir / "CMakeLists.txt"
+    if lists.exists():
+        names |= set(TVM_OPTION.findall(lists.read_text(errors="replace")))
+    return names
+
+
+def llvm_config_for(version: str | None) -> str:
+    return f"llvm-config-{version}" if version else "llvm-config"
+
+
+def gpu_visible() -> bool:
+    return Path("/dev/nvidia0").exists() or bool(shutil.which("nvidia-smi") and
+                                                  Path("/proc/driver/nvidia/gpus").exists())
+
+
+@dataclass
+class Request:
+    """What the user asked for: fragments, their parameters, extra recipe files, overrides."""
+
+    llvm: str | None = None  # None: no LLVM; "": default llvm-config; "16": llvm-config-16
+    cuda: bool = False
+    cuda_arch: str | None = None
+    debug: bool = False
+    ccache: bool = False
+    runtime_only: bool = False
+    recipe_files: list[Path] = field(default_factory=list)
+    sets: list[str] = field(default_factory=list)
+    backend: str = "native"
+
+
+def fragments_of(req: Request) -> list[str]:
+    chosen = {"llvm": req.llvm is not None, "cuda": req.cuda, "debug": req.debug,
+              "ccache": req.ccache, "runtime-only": req.runtime_only}
+    return [name for name in FRAGMENTS if chosen[name]]
+
+
+def resolve(req: Request, source_dir: Path | None = None) -> BuildPlan:
+    """Compose base + fragments + recipe files + --set into a plan, validated for the tree."""
+    layers: list[tuple[str, dict[str, Any]]] = [("base", load_recipe(recipe_path("base")))]
+    layers += [(name, load_recipe(recipe_path(name))) for name in fragments_of(req)]
+    layers += [(str(p), load_recipe(Path(p))) for p in req.recipe_files]
+    plan = BuildPlan(recipes=[], options={}, cmake={}, env={}, backend=req.backend)
+    for name, data in layers:
+        merge(plan, Path(name).name if name.endswith(".toml") else name, data)
+    if "USE_LLVM" in plan.options:  # a user's recipe may use the placeholder too
+        plan.options["USE_LLVM"] = plan.options["USE_LLVM"].replace(
+            "{llvm_config}", llvm_config_for(req.llvm))
+    if req.llvm:
+        plan.container["llvm"] = req.llvm
+    if req.cuda_arch:
+        plan.cmake["CMAKE_CUDA_ARCHITECTURES"] = req.cuda_arch
+        plan.origin["cmake.CMAKE_CUDA_ARCHITECTURES"] = "--cuda-arch"
+    for item in req.sets:
+        apply_set(plan, item)
+    known = tree_options(source_dir) if source_dir is not None else None
+    validate(plan, known)
+    if source_dir is not None and "runtime" in plan.targets:
+        adapt_runtime_target(plan, source_dir)
+    apply_rules(plan)
+    plan.container.setdefault("dockerfile", "cuda" if plan.wants_cuda else "cpu")
+    return plan
+
+
+def merge(plan: BuildPlan, name: str, data: dict[str, Any]) -> None:
+    plan.recipes.append(name)
+    for section in ("options", "cmake", "env"):
+        target = getattr(plan, section)
+        for key, value in data.get(section, {}).items():
+            target[key] = scalar(value, f"recipe {name}: [{section}] {key}")
+            plan.origin[f"{section}.{key}"] = name
+    build = data.get("build", {})
+    if "generator" in build:
+        plan.generator = scalar(build["generator"], f"recipe {name}: generator")
+    if "targets" in build:
+        plan.targets = [scalar(t, f"recipe {name}: targets") for t in build["targets"]]
+    for key, value in data.get("container", {}).items():
+        plan.container[key] = value
+
+
+def apply_set(plan: BuildPlan, item: str) -> None:
+    m = SET_SYNTAX.match(item)
+    if not m:
+        raise UserError(f"--set {item!r}: expected NAME=VALUE, e.g. --set USE_CUDA=ON")
+    name, value = m.groups()
+    section = "cmake" if name.startswith("CMAKE_") else "options"
+    getattr(plan, section)[name] = value
+    plan.origin[f"{section}.{name}"] = "--set"
+
+
+CMAKE_VARIABLES = (
+    "CMAKE_BUILD_TYPE", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_CXX_FLAGS", "CMAKE_C_FLAGS",
+    "CMAKE_CUDA_FLAGS", "CMAKE_CXX_COMPILER", "CMAKE_C_COMPILER", "CMAKE_CUDA_COMPILER",
+    "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER",
+    "CMAKE_EXPORT_COMPILE_COMMANDS", "CMAKE_INSTALL_PREFIX", "CMAKE_PREFIX_PATH",
+    "CMAKE_POLICY_VERSION_MINIMUM", "CMAKE_CXX_STANDARD", "CMAKE_VERBOSE_MAKEFILE",
+    "CMAKE_SHARED_LINKER_FLAGS", "CMAKE_EXE_LINKER_FLAGS", "CMAKE_LINKER_TYPE",
+    "CMAKE_CUDA_HOST_COMPILER", "CMAKE_POSITION_INDEPENDENT_CODE",
+)
+BUILD_TYPES = ("Debug", "Release", "RelWithDebInfo", "MinSizeRel")
+
+
+def validate_cmake(plan: BuildPlan) -> None:
+    """CMake ignores a misspelt variable with a warning nobody reads: catch near-misses."""
+    for name in plan.cmake:
+        where = plan.origin.get(f"cmake.{name}", "?")
+        if name not in CMAKE_VARIABLES and suggest(name, CMAKE_VARIABLES):
+            raise UserError(f"unknown CMake variable {name}{suggest(name, CMAKE_VARIABLES)} "
+                            f"(from {where})")
+    build_type = plan.cmake.get("CMAKE_BUILD_TYPE")
+    if build_type is not None and build_type not in BUILD_TYPES:
+        raise UserError(f"CMAKE_BUILD_TYPE={build_type} (from "
+                        f"{plan.origin.get('cmake.CMAKE_BUILD_TYPE')}) is not a build type"
+                        f"{suggest(build_type, BUILD_TYPES)} (known: {', '.join(BUILD_TYPES)})")
+
+
+def validate(plan: BuildPlan, known: set[str] | None) -> None:
+    """Every option must be one the source tree declares: typos are refused with a guess."""
+    validate_cmake(plan)
+    if not known:
+        return
+    for name in plan.options:
+        if name not in known:
+            where = plan.origin.get(f"options.{name}", "?")
+            raise UserError(f"unknown option {name}{suggest(name, known)} "
+                            f"(from {where}; not in the tree's cmake/config.cmake or CMakeLists.txt)")
+
+
+def adapt_runtime_target(plan: BuildPlan, source_dir: Path) -> None:
+    """TVM names its runtime-only target ``runtime``; a tree without it still has the
+    ``tvm_runtime`` library target."""
+    lists = source_dir / "CMakeLists.txt"
+    text = lists.read_text(errors="replace") if lists.exists() else ""
+    if not re.search(r"add_custom_target\s*\(\s*runtime\b", text) and "tvm_runtime" in text:
+        plan.targets = ["tvm_runtime" if t == "runtime" else t for t in plan.targets]
+        plan.notes.append("this tree has no 'runtime' target: building 'tvm_runtime'")
+
+
+def apply_rules(plan: BuildPlan) -> None:
+    """Rules across values: refuse what cannot build, note what silently does nothing."""
+    opts, cuda = plan.options, plan.wants_cuda
+    for dep, why in (("USE_CUTLASS", "CUTLASS kernels are CUDA code"),
+                     ("USE_CUBLAS", "cuBLAS is a CUDA library"),
+                     ("USE_CUDNN", "cuDNN is a CUDA library")):
+        if is_on(opts.get(dep, "OFF")) and not cuda:
+            raise UserError(f"{dep}={opts[dep]} (from {plan.origin.get('options.' + dep)}) needs "
+                            f"USE_CUDA=ON: {why} — add --cuda")
+    arch = plan.cmake.get("CMAKE_CUDA_ARCHITECTURES")
+    if cuda and arch is None:
+        plan.cmake["CMAKE_CUDA_ARCHITECTURES"] = DEFAULT_CUDA_ARCH
+        plan.origin["cmake.CMAKE_CUDA_ARCHITECTURES"] = "default"
+        plan.notes.append(f"CUDA architectures default to {DEFAULT_CUDA_ARCH} (as TVM's CI); "
+                          "pick others with --cuda-arch 80;90")
+    if cuda and arch is not None and "native" in arch.split(";"):
+        if plan.backend != "native":
+            raise UserError("CMAKE_CUDA_ARCHITECTURES=native needs a visible GPU and a container "
+                            "build sees none — pass --cuda-arch 80 (or another list)")
+        if not gpu_visible():
+            raise UserError("CMAKE_CUDA_ARCHITECTURES=native needs a visible GPU and none is "
+                            "visible here — pass --cuda-arch 80 (or another list)")
+    if plan.build_type == "Debug" and is_on(opts.get("HIDE_PRIVATE_SYMBOLS", "OFF")):
+        plan.notes.append("HIDE_PRIVATE_SYMBOLS=ON is inert in a Debug build: TVM applies it to "
+                          "non-Debug builds only, so LLVM symbols stay exported")
+    if {"runtime", "tvm_runtime"} & set(plan.targets) and plan.llvm_config:
+        plan.notes.append("USE_LLVM is set but only the runtime library is built: LLVM is "
+                          "configured (llvm-config must still work) yet not linked")

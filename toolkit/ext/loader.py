@@ -1,0 +1,236 @@
+"""Load out-of-tree TVM extension libraries into this process, safely.
+
+``load_extension(path)`` does what MLC-LLM and TVM's own extension examples do (import tvm
+first, so libtvm_runtime and libtvm_ffi are mapped RTLD_GLOBAL; then dlopen the extension
+so its static initialisers register its global functions), after checking, without loading
+anything, the things that otherwise end in an abort or a segfault:
+
+- a second copy of libtvm_ffi / libtvm_runtime / libtvm_compiler / libtvm already mapped;
+- a DT_NEEDED of the extension that would map a second copy (a TVM library without a
+  matching SONAME in the process, found through the extension's RUNPATH);
+- a manifest (``tk ext build``) saying it was built against another TVM or tvm-ffi build;
+- tvm:: / TVMFFI symbols it needs that the libraries it binds to do not define;
+- a global function it registers that is already registered (tvm-ffi aborts at static init).
+
+Each refusal is a ``LoadRefused`` with one line: what is wrong, then the fix.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolkit import libraries
+from toolkit.errors import TkError
+from toolkit.ext import manifest as manifest_mod
+
+
+class LoadRefused(TkError):
+    """Loading would put two TVMs (or mismatched ABIs) in this process."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        super().__init__(f"{problem}. Fix: {fix}")
+        self.problem = problem
+        self.fix = fix
+
+
+@dataclass
+class Extension:
+    path: str
+    handle: Any
+    registered: list[str]
+    manifest: dict[str, Any] | None
+    bindings: list[libraries.Binding] = field(default_factory=list)
+
+
+_LOADED: dict[str, Extension] = {}
+
+
+def loaded_extensions() -> list[Extension]:
+    return list(_LOADED.values())
+
+
+def ensure_tvm() -> list[libraries.Library]:
+    """Import tvm (mapping libtvm_ffi and libtvm_runtime RTLD_GLOBAL) and refuse to go on
+    when the process already holds two copies of a TVM library; the mapped TVM libraries."""
+    import tvm  # noqa: F401 - imported for its side effect: the libraries get mapped
+
+    mapped = libraries.mapped()
+    dups = libraries.duplicates(mapped)
+    if dups:
+        fam, paths = next(iter(dups.items()))
+        raise LoadRefused(
+            f"two copies of {fam} are mapped in this process: {' and '.join(paths)}",
+            "run in a fresh process that imports one TVM only; look for a vendored tvm on "
+            "sys.path / PYTHONPATH and for TVM_LIBRARY_PATH (tk doctor lists them)")
+    return mapped
+
+
+def global_names() -> set[str]:
+    import tvm_ffi
+
+    return set(tvm_ffi.registry.list_global_func_names())
+
+
+def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
+         env: dict[str, str] | None = None, versions: dict[str, str] | None = None
+         ) -> tuple[libraries.Library, list[libraries.Binding], dict[str, Any] | None]:
+    """Everything ``load_extension`` checks before dlopen, as data; raises LoadRefused.
+
+    ``mapped`` defaults to this process's TVM libraries (``tk ext check`` passes the ones a
+    subprocess of the current Python maps after ``import tvm``, and that process's tvm /
+    tvm-ffi ``versions`` by family; by default they are read from this process's modules).
+    """
+    lib_path = Path(path)
+    lib = libraries.describe_user_library(lib_path)
+    mapped = libraries.mapped() if mapped is None else mapped
+    if lib.family in libraries.CORE_FAMILIES:
+        where = next((m.path for m in mapped if m.family == lib.family), None)
+        raise LoadRefused(
+            f"{lib_path} is a TVM library ({lib.family}), not an extension"
+            + (f"; this process already maps {where}" if where else ""),
+            "import exactly one tvm per process (put the build you want first on "
+            "PYTHONPATH / TVM_LIBRARY_PATH, e.g. eval \"$(tk env ID)\")")
+    bindings = _check_bindings(lib, mapped, env)
+    data = manifest_mod.read(lib_path)
+    if data is not None:
+        _check_manifest(lib_path, data, mapped, versions)
+    providers = [b.path for b in bindings if b.path and libraries.family(b.path)]
+    providers += [m.path for m in mapped if m.family == "libtvm_ffi" and m.path not in providers]
+    missing = libraries.missing_symbols(str(lib_path), providers)
+    if missing:
+        from toolkit.explain import hint
+
+        sample = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3
+                                           else "")
+        text = f"{lib_path}: undefined symbol: {missing[0]}"
+        raise LoadRefused(
+            f"{lib_path.name} needs symbols no TVM library in this process defines ({sample}); "
+            "it was built against another TVM / tvm-ffi",
+            (hint(text) or "rebuild it against this TVM") + f" (tk ext check {lib_path})")
+    return lib, bindings, data
+
+
+def _check_bindings(lib: libraries.Library, mapped: list[libraries.Library],
+                    env: dict[str, str] | None, seen: set[str] | None = None
+                    ) -> list[libraries.Binding]:
+    """Refuse when a DT_NEEDED would bring a second copy of a core TVM library."""
+    seen = set() if seen is None else seen
+    bindings = libraries.resolve(lib, mapped, env, tvm_only=True)
+    for b in bindings:
+        fam = libraries.family(b.needed) or (libraries.family(b.path) if b.path else None)
+        if fam is None or b.how == "already loaded":
+            continue
+        if b.path is None:
+            raise LoadRefused(
+                f"{Path(lib.path).name} needs {b.needed}, which the loader cannot find "
+                f"(RUNPATH {lib.runpath or '-'}, RPATH {lib.rpath or '-'})",
+                "import tvm first (tk's loader does) or rebuild it with tk ext build so its "
+                "RUNPATH names the TVM it was built against")
+        other = next((m for m in mapped if m.family == libraries.family(b.path)
+                      and not libraries.same_file(m.path, b.path)), None)
+        if other is not None:
+            raise LoadRefused(
+                f"loading {Path(lib.path).name} would map a second {fam}: its {b.needed} "
+                f"resolves (by {b.how}) to {b.path}, while this process already maps "
+                f"{other.path}, which ld.so knows as {other.soname or 'its path only'}: a "
+                "second copy would be loaded and abort in its static initialisers",
+                "rebuild the extension against the TVM this process uses (tk ext build DIR "
+                "with this Python), or run it in a process that imports the TVM it was "
+                "built for")
+        if b.path not in seen and libraries.is_core(b.path):
+            seen.add(b.path)
+            bindings += [x for x in _check_bindings(libraries.describe(b.path), mapped, env,
+                                                    seen) if x.needed != b.needed]
+    return bindings
+
+
+def _check_manifest(lib_path: Path, data: dict[str, Any], mapped: list[libraries.Library],
+                    versions: dict[str, str] | None = None) -> None:
+    """Refuse when the libraries the extension was built against are not the mapped ones."""
+    for link in manifest_mod.links(data):
+        fam = libraries.family(link.get("soname") or link["path"])
+        now = next((m for m in mapped if m.family == fam), None)
+        if now is None:
+            continue
+        if link.get("build_id") and now.build_id:
+            same = link["build_id"] == now.build_id
+            built, have = f"build id {link['build_id'][:12]}", f"build id {now.build_id[:12]}"
+        else:
+            same = link.get("sha256") == now.sha256_()
+            built, have = f"sha256 {str(link.get('sha256'))[:12]}", f"sha256 {now.sha256_()[:12]}"
+        if not same:
+            what = link.get("package") or fam
+            version = f" {link['version']}" if link.get("version") else ""
+            source = data.get("source_dir")
+            raise LoadRefused(
+                f"{lib_path.name} was built against {what}{version} ({fam} {built} at "
+                f"{link['path']}), but this process maps {now.path} ({have}"
+                f"{_version_of(fam, versions)})",
+                f"rebuild it with this Python's TVM: tk ext build {source or 'DIR'}"
+                " (or run it with the TVM it was built for)")
+
+
+def _version_of(fam: str | None, versions: dict[str, str] | None) -> str:
+    """', tvm-ffi X' / ', tvm X' for the versions the process imported, when known."""
+    name = "tvm-ffi" if fam == "libtvm_ffi" else "tvm"
+    if versions is not None:
+        version = versions.get(fam or "")
+    else:
+        version = getattr(sys.modules.get("tvm_ffi" if fam == "libtvm_ffi" else "tvm"),
+                          "__version__", None)
+    return f", {name} {version}" if version else ""
+
+
+def load_extension(path: str | Path, expect_globals: list[str] | None = None) -> Extension:
+    """Load an extension library after ``import tvm``; refuse rather than crash.
+
+    ``expect_globals`` (else the manifest's ``globals``) must appear in the registry.
+    Loading the same file twice returns the first Extension.
+    """
+    real = str(Path(path).resolve())
+    if real in _LOADED:
+        return _LOADED[real]
+    lib, bindings, data = plan(real, mapped=ensure_tvm())
+    for other in _LOADED.values():
+        if Path(other.path).name == Path(real).name:
+            raise LoadRefused(
+                f"another {Path(real).name} is already loaded from {other.path}",
+                "load each extension from one place; remove the other copy from the path")
+    declared = list(expect_globals if expect_globals is not None else
+                    (data or {}).get("globals", []))
+    before = global_names()
+    taken = sorted(set(declared) & before)
+    if taken:
+        owner = next((e.path for e in _LOADED.values() if taken[0] in e.registered), None)
+        raise LoadRefused(
+            f"{Path(real).name} registers {taken[0]}, which is already registered"
+            + (f" by {owner}" if owner else " (another copy of this extension, or TVM itself)")
+            + "; tvm-ffi would abort the process",
+            "rename the function in the extension, or do not load both")
+    handle = _dlopen(real, lib)
+    registered = sorted(global_names() - before)
+    absent = [g for g in declared if g not in registered and g not in before]
+    if absent:
+        raise TkError(f"{Path(real).name} loaded but did not register {', '.join(absent)}: "
+                      "its static initialisers (TVM_FFI_STATIC_INIT_BLOCK) did not run or "
+                      "use other names; rebuild it (tk ext build)")
+    ext = Extension(real, handle, registered, data, bindings)
+    _LOADED[real] = ext
+    return ext
+
+
+def _dlopen(path: str, lib: libraries.Library) -> Any:
+    """tvm_ffi.load_module for a library that exports FFI module symbols, else a global
+    dlopen so the registrations of its static initialisers see libtvm's symbols."""
+    from toolkit.tvm_side.probes import elfread
+
+    defined, _ = elfread.dynamic_symbols(path)
+    if "__tvm_ffi__library_ctx" in defined or any(s.startswith("__tvm_ffi_") for s in defined):
+        import tvm_ffi
+
+        return tvm_ffi.load_module(path)
+    return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)

@@ -1,0 +1,59 @@
+"""The records a profile is made of: raw VM-call timings and what each kernel is.
+
+Pure data, shared by the in-TVM half that measures (``toolkit.tvm_side.profile``) and the
+host half that reports and compares (``toolkit.profile.report``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+BUILTIN_PREFIX = "vm."
+# Builtins without side effects that are safe to call twice (the second result is dropped).
+PURE_BUILTINS = frozenset({
+    "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor", "vm.builtin.null_value",
+    "vm.builtin.match_shape", "vm.builtin.make_shape", "vm.builtin.check_tensor_info",
+    "vm.builtin.check_shape_info", "vm.builtin.check_tuple_info", "vm.builtin.check_func_info",
+    "vm.builtin.check_prim_value_info", "vm.builtin.tuple_getitem", "vm.builtin.make_tuple",
+    "vm.builtin.shape_of", "vm.builtin.reshape", "vm.builtin.read_if_cond",
+})
+
+
+def is_builtin(symbol: str) -> bool:
+    return symbol.startswith(BUILTIN_PREFIX)
+
+
+@dataclass
+class Timings:
+    """Raw measurements of one profiling session."""
+
+    method: str  # "instrument" or "vm.profile"
+    # Per instrumented run: the calls in order, (symbol, seconds).
+    runs: list[list[tuple[str, float]]]
+    # Per call index of the first instrumented run: tensor arguments as "dtype[d0,d1]".
+    signatures: list[tuple[str, tuple[str, ...]]]
+    end_to_end: list[float]  # seconds, entry function without any instrument
+    instrumented: list[float] = field(default_factory=list)  # seconds, with the timing hook
+    hooked_noop: list[float] = field(default_factory=list)  # seconds, with a no-op hook
+
+    builtin_note = ("externs and builtins outside PURE_BUILTINS are timed between the "
+                    "instrument's callbacks and include their entry cost")
+
+
+@dataclass
+class KernelInfo:
+    name: str
+    flops: float | None  # per call; None where the TIR does not say (symbolic extents, externs)
+    struct_hash: str | None  # of the PrimFunc without its name: matches renamed kernels
+    fused_ops: list[str] = field(default_factory=list)
+
+
+_DIGITS = re.compile(r"\d+$")
+
+
+def base_op(name: str) -> str:
+    """``matmul3`` -> ``matmul``: LegalizeOps numbers the PrimFuncs of one op."""
+    return _DIGITS.sub("", name) or name
+
+

@@ -1,0 +1,208 @@
+"""What the TVM at hand can do, probed by feature rather than by version string.
+
+Forks lag or lead upstream, so a version number says little; each probe asks for the
+thing itself (see shared/tvm-facts/FACTS.md for when each moved).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+
+@functools.cache
+def tvm() -> ModuleType:
+    import tvm as _tvm
+
+    return _tvm
+
+
+def _first_module(*names: str) -> ModuleType | None:
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
+@functools.cache
+def tir() -> ModuleType:
+    """``tvm.tirx`` from v0.24 on, ``tvm.tir`` before."""
+    mod = _first_module("tvm.tirx", "tvm.tir")
+    if mod is None:
+        raise ImportError("this TVM has neither tvm.tirx nor tvm.tir")
+    return mod
+
+
+@functools.cache
+def dlight() -> ModuleType | None:
+    """TVM's default GPU schedules: ``tvm.s_tir.dlight`` (v0.24+) or ``tvm.dlight``."""
+    return _first_module("tvm.s_tir.dlight", "tvm.dlight")
+
+
+@functools.cache
+def compile_fn() -> Callable[..., Any]:
+    """``tvm.compile`` where it exists, else ``relax.build``."""
+    t = tvm()
+    if hasattr(t, "compile"):
+        return t.compile
+    from tvm import relax
+
+    return relax.build
+
+
+@functools.cache
+def tensor_fn() -> Callable[..., Any]:
+    """Host array -> device tensor: ``tvm.runtime.tensor`` or the older ``tvm.nd.array``."""
+    t = tvm()
+    if hasattr(t.runtime, "tensor"):
+        return t.runtime.tensor
+    return t.nd.array
+
+
+@functools.cache
+def structural_hash() -> Callable[[Any], int]:
+    """``tvm_ffi.structural_hash`` (v0.25+) or ``tvm.ir.structural_hash``."""
+    ffi = _first_module("tvm_ffi")
+    if ffi is not None and hasattr(ffi, "structural_hash"):
+        return ffi.structural_hash
+    return tvm().ir.structural_hash
+
+
+@functools.cache
+def structural_equal() -> Callable[[Any, Any], bool]:
+    ffi = _first_module("tvm_ffi")
+    if ffi is not None and hasattr(ffi, "structural_equal"):
+        return ffi.structural_equal
+    return tvm().ir.structural_equal
+
+
+def vm_has_instrument() -> bool:
+    """``VirtualMachine.set_instrument`` (v0.16+): the per-call hook profiling relies on."""
+    from tvm import relax
+
+    return hasattr(relax.VirtualMachine, "set_instrument")
+
+
+def vm_has_profiler() -> bool:
+    """The built-in ``vm.profile()`` (removed in v0.24)."""
+    from tvm import relax
+
+    return hasattr(relax.VirtualMachine, "profile")
+
+
+def target_strings_with_options() -> bool:
+    """Whether ``Target("llvm -mcpu=generic")`` is still accepted (refused from 0.27.0.post1)."""
+    try:
+        tvm().target.Target("llvm -mcpu=generic")
+        return True
+    except Exception:  # noqa: BLE001 - any refusal means "use the dict form"
+        return False
+
+
+def var_name(var: Any) -> str:
+    """A Relax/TIR variable's name: ``name`` on the unified IR (0.27), ``name_hint`` before."""
+    name = getattr(var, "name_hint", None)
+    return str(name if name is not None else var.name)
+
+
+def var_tensor_info(var: Any) -> tuple[Any, str] | None:
+    """(shape values, dtype) of a Relax tensor variable, or None when it is not a tensor.
+
+    0.27's unified IR puts the annotation on ``var.ty``; earlier ones on ``struct_info``.
+    """
+    info = getattr(var, "struct_info", None)
+    if info is None:
+        info = getattr(var, "ty", None)
+    shape = getattr(info, "shape", None)
+    values = getattr(shape, "values", None)
+    if values is None:
+        return None
+    return values, str(info.dtype)
+
+
+def gpu_pipeline_schedules() -> bool:
+    """Whether the default Relax pipeline schedules GPU kernels itself (per-target backends).
+
+    Older TVMs' default pipeline leaves PrimFuncs unscheduled, so tk applies dlight first.
+    """
+    try:
+        from tvm.relax.backend import cuda
+    except ImportError:
+        return False
+    return hasattr(cuda, "get_default_pipeline")
+
+
+def object_handle(obj: Any) -> int:
+    """The address of the C++ object behind a Python wrapper (stable while the object lives).
+
+    tvm_ffi objects expose ``__chandle__()``; the older ctypes FFI kept it in ``.handle``.
+    """
+    chandle = getattr(obj, "__chandle__", None)
+    if chandle is not None:
+        return int(chandle())
+    return int(obj.handle.value)
+
+
+def pass_factory(name: str) -> str | None:
+    """Python expression constructing the pass that reports ``name``, when one takes no arguments.
+
+    ``tirx.FlattenBuffer`` -> ``tvm.tirx.transform.FlattenBuffer()``; Relax passes report bare
+    names (``LegalizeOps``). None when no module of this TVM has a constructor by that name.
+    """
+    prefix, dot, attr = name.rpartition(".")
+    if prefix in ("tir", "tirx", "s_tir"):
+        candidates = ["tvm.s_tir.transform", "tvm.tirx.transform", "tvm.tir.transform"]
+        if prefix != "s_tir":
+            candidates.reverse()
+    elif not dot:
+        candidates = ["tvm.relax.transform", "tvm.transform"]
+    else:
+        candidates = [f"tvm.{prefix}.transform"]
+    for module_name in candidates:
+        module = _first_module(module_name)
+        factory = getattr(module, attr, None) if module else None
+        if not callable(factory):
+            continue
+        try:
+            factory()
+        except Exception:  # noqa: BLE001 - needs arguments: the repro must say so instead
+            continue
+        return f"{module_name}.{attr}()"
+    return None
+
+
+@functools.cache
+def flops_estimator() -> Callable[[Any], float] | None:
+    """PrimFunc -> estimated FLOPs: ``s_tir.analysis`` (v0.24+, IRModule only) or ``tir.analysis``."""
+    mod = _first_module("tvm.s_tir.analysis", "tvm.tir.analysis")
+    estimate = getattr(mod, "estimate_tir_flops", None) if mod else None
+    if estimate is None:
+        return None
+    make_module = tvm().IRModule
+    return lambda func: estimate(make_module({"main": func}))
+
+
+def script_printer() -> Callable[[Any, str], str]:
+    """``(func, name) -> TVMScript``, reusing one printer config per name where possible.
+
+    ``obj.script(name=...)`` builds a fresh PrinterConfig through the FFI on every call, about
+    a tenth of the cost of printing one function; dump-ir prints thousands.
+    """
+    try:
+        from tvm.runtime.script_printer import PrinterConfig, _script
+    except ImportError:
+        return lambda obj, name: obj.script(name=name)
+    configs: dict[str, Any] = {}
+
+    def print_with_cached_config(obj: Any, name: str) -> str:
+        config = configs.get(name)
+        if config is None:
+            config = configs[name] = PrinterConfig(name=name)
+        return _script(obj, config)
+
+    return print_with_cached_config

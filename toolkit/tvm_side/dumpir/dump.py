@@ -1,0 +1,143 @@
+"""Compile a workload under dump-ir's recorder into a work directory (the in-TVM half).
+
+``toolkit.dumpir.directory`` says what may be written where (refusal, swap-in); this module
+runs the compile, indexes what the recorder saw, writes the page and, when a pass raises, its
+repro.
+"""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from toolkit.dumpir import directory, html, index
+from toolkit.dumpir.directory import FAILED, JOURNAL, MODULES, DumpResult
+from toolkit.dumpir.store import DIRECTORY as STORE
+from toolkit.dumpir.store import FunctionStore, write_atomic
+from toolkit.errors import TkError, TvmFailure
+from toolkit.tvm_side import compat, stack
+from toolkit.tvm_side.dumpir.recorder import Recorder, instrument
+from toolkit.tvm_side.dumpir.repro import write_repro
+from toolkit.tvm_side.workload import Workload
+
+
+def dump(
+    workload: Workload,
+    target_spec: str,
+    out: Path,
+    *,
+    passes: str | None = None,
+    funcs: str | None = None,
+    full_modules: bool = False,
+    pass_config: dict[str, Any] | None = None,
+) -> DumpResult:
+    """Compile ``workload`` for ``target_spec`` recording every pass into ``out``."""
+    directory.check_output_dir(out)
+    crashed = directory.crashed_runs(out)
+    work = directory.work_dir(out)
+    try:
+        result = record(
+            workload, target_spec, work, out, passes, funcs, full_modules, pass_config
+        )
+        directory.swap_in(work, out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    result.directory = out
+    result.crashed_runs = crashed
+    return result
+
+
+def record(
+    workload: Workload, target_spec: str, work: Path, out: Path,
+    passes: str | None, funcs: str | None,
+    full_modules: bool, pass_config: dict[str, Any] | None,
+) -> DumpResult:
+    store = FunctionStore(work / STORE)
+    journal = (work / JOURNAL).open("w")
+    recorder = Recorder(
+        store, modules_dir=work / MODULES if full_modules else None,
+        pass_glob=passes, func_glob=funcs, journal=journal,
+    )
+    failure: TvmFailure | None = None
+    failed_at = 0.0
+    start = time.perf_counter()
+    try:
+        stack.compile(
+            workload, target_spec, instruments=[instrument(recorder)], pass_config=pass_config
+        )
+    except TvmFailure as e:
+        failure, failed_at = e, time.perf_counter()
+    journal.close()
+    (work / JOURNAL).unlink()
+    try:
+        recorder.finish()
+    except Exception as e:  # noqa: BLE001 - a bug of ours, not a failure of the pass
+        raise TkError(f"dump-ir's pass instrument failed: {type(e).__name__}: {e}") from e
+    seconds = time.perf_counter() - start
+
+    failed_pass = None
+    if failure is not None:
+        cause = failure.__cause__ or failure
+        frame = recorder.fail(_error_text(cause), failed_at)
+        if frame is not None:
+            failed_pass = frame.record
+            failed_pass.module = _save_failed(work, frame.mod, workload.mod)
+            write_repro(work, failed_pass.name, workload.source, target_spec, pass_config)
+            failure = TvmFailure(
+                f"pass {failed_pass.name} (#{failed_pass.seq}) raised while compiling "
+                f"{workload.source} for {target_spec}: {_first_line(cause)}",
+                reproduce=f"python {out / 'repro.py'}",
+            )
+
+    records = recorder.records
+    leaves = [r for r in records if r.kind == "pass"]
+    summary = {
+        "workload": workload.source,
+        "target": target_spec,
+        "tvm_version": getattr(compat.tvm(), "__version__", "unknown"),
+        "status": "failed" if failure else "ok",
+        "failed_pass": failed_pass.seq if failed_pass else None,
+        "passes": len(leaves),
+        "wrappers": len(records) - len(leaves),
+        "changed_passes": sum(1 for r in leaves if r.change not in (None, index.UNCHANGED)),
+        "functions_stored": len(store.loaded()),
+        "compile_seconds": round(seconds, 4),
+        "instrument_seconds": round(recorder.overhead, 4),
+        "worker_seconds": round(recorder.worker_seconds, 4),
+        "pass_filter": passes,
+        "func_filter": funcs,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    dump_index = index.DumpIndex(summary, recorder.input or {}, records)
+    index.write(work, dump_index)
+    write_atomic(work / "index.html", html.render(dump_index, store.loaded()).encode())
+    return DumpResult(work, dump_index, failure)
+
+
+def _error_text(e: BaseException) -> str:
+    lines = [ln.rstrip() for ln in str(e).splitlines() if ln.strip()]
+    return "\n".join(lines[-20:]) if lines else type(e).__name__
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def _save_failed(work: Path, received: Any, compile_input: Any) -> str:
+    """The module as the failing pass received it, and the one the compile started from."""
+    directory = work / FAILED
+    directory.mkdir(exist_ok=True)
+    for name, mod in (("input.py", received), ("compile_input.py", compile_input)):
+        try:
+            text = mod.script()
+        except Exception as e:  # noqa: BLE001 - keep going: the index still says what failed
+            text = f"# printing the module failed: {e}\n"
+        write_atomic(directory / name, text.encode())
+    return f"{FAILED}/input.py"
+
+

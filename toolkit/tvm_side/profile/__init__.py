@@ -1,0 +1,126 @@
+"""Per-operator timing of a compiled workload (``tk profile``) and comparison of two profiles.
+
+``profile()`` compiles through the hosted stack with a kernel-capturing PassInstrument,
+times every VM call (``timing``), estimates each kernel's work (``cost``) and returns a
+``report.Report`` whose ``operators`` DataFrame is the table; ``compare`` matches two.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+from dataclasses import dataclass
+from typing import Any
+
+from toolkit.profile.report import Report
+
+__all__ = ["Prepared", "Report", "header_for", "prepare", "profile"]
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _device_name(dev: Any, gpu: bool) -> str:
+    if gpu:
+        name = getattr(dev, "device_name", None)
+        return f"{dev} {name}" if name else str(dev)
+    return f"{dev} {_cpu_model()} x{os.cpu_count()}"
+
+
+def header_for(workload: str, target_spec: str, target: Any, dev: Any, gpu: bool,
+               repeat: int, warmup: int, method: str) -> dict[str, Any]:
+    """What makes two profiles comparable, plus when and where this one was taken."""
+    import tvm
+
+    from toolkit import __version__
+
+    return {
+        "workload": workload,
+        "target": target_spec,
+        "target_kind": target.kind.name,
+        "device": _device_name(dev, gpu),
+        "tk_version": __version__,
+        "tvm_version": getattr(tvm, "__version__", "unknown"),
+        "repeat": repeat,
+        "warmup": warmup,
+        "method": method,
+        "threads": os.environ.get("TVM_NUM_THREADS", "default"),
+        "host": platform.node(),
+        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+@dataclass
+class Prepared:
+    """A workload compiled for profiling, its kernels analysed, inputs on the device."""
+
+    workload: Any  # toolkit.tvm_side.workload.Workload
+    target_spec: str
+    target: Any
+    compiled: Any  # toolkit.tvm_side.stack.Compiled
+    kernels: dict[str, Any]  # symbol -> cost.KernelInfo
+    dev: Any
+    args: list[Any]
+    gpu: bool
+
+    def make_vm(self, **kwargs: Any) -> Any:
+        from tvm import relax
+
+        return relax.VirtualMachine(self.compiled.executable, self.dev, **kwargs)
+
+
+def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0) -> Prepared:
+    """Load and compile ``source`` with the kernel capture; refuse absent devices first."""
+    from toolkit.errors import DeviceAbsent
+    from toolkit.tvm_side import stack
+    from toolkit.tvm_side import target as targets
+    from toolkit.tvm_side import workload as workloads
+    from toolkit.tvm_side.profile import cost
+
+    target = targets.to_tvm(target_spec)
+    try:
+        dev = targets.device_for(target)
+    except DeviceAbsent as e:  # before a compile whose result could not run anyway
+        raise DeviceAbsent(f"cannot profile on {target.kind.name}: {e}") from None
+    wl = workloads.load(source, seed=seed)
+    capture = cost.KernelCapture()
+    compiled = stack.compile(wl, target_spec, instruments=[cost.instrument(capture)])
+    args = stack.to_device([*wl.make_inputs(seed), *wl.params], dev)
+    return Prepared(wl, target_spec, target, compiled, cost.analyse(capture), dev, args,
+                    targets.is_gpu(target))
+
+
+def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup: int = 3,
+            seed: int = 0) -> Report:
+    """Compile ``source`` for ``target_spec``, time every VM call, return the report."""
+    from toolkit.errors import TvmFailure, UserError
+    from toolkit.profile import report
+    from toolkit.tvm_side import stack
+    from toolkit.tvm_side.profile import timing
+
+    if repeat < 1 or warmup < 0:
+        raise UserError("--repeat must be >= 1 and --warmup >= 0")
+    p = prepare(source, target_spec, seed=seed)
+    wl = p.workload
+    try:
+        timings = timing.measure(p.make_vm, wl.entry, p.args, p.dev, repeat=repeat,
+                                 warmup=warmup, gpu=p.gpu, kernels=p.kernels)
+    except (UserError, KeyboardInterrupt):
+        raise
+    except Exception as e:  # noqa: BLE001 - a kernel failing under timing is TVM's failure
+        raise TvmFailure(
+            f"running {wl.source} on {p.dev} failed: {stack._first_line(e)}",
+            reproduce=stack.reproduce_command("run", wl, target_spec, "--debug"),
+        ) from e
+    header = header_for(wl.source, target_spec, p.target, p.dev, p.gpu, repeat, warmup,
+                        timings.method)
+    return report.build(timings, p.kernels, header)
