@@ -45,6 +45,17 @@ def tk():
     return run_tk
 
 
+@pytest.fixture(scope="session")
+def absent_gpu() -> str:
+    """A GPU target kind with no device 0 on this machine - cuda where there is no GPU - so
+    tests of the absent-device refusal hold on a machine with a GPU too."""
+    tvm = pytest.importorskip("tvm")
+    for kind in ("cuda", "rocm", "vulkan", "metal", "opencl"):
+        if not tvm.device(kind, 0).exist:
+            return kind
+    pytest.skip("every GPU kind TVM knows has a device 0 here: no absent device to refuse")
+
+
 def chromium_binary() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -108,6 +108,17 @@ def test_tvm_ffi_mismatch_names_versions_and_the_fix(tk, tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, system_site_packages=True, with_pip=True)
     python = env_dir / "bin" / "python"
+    # A venv sees its base interpreter's site-packages, not those of the environment running
+    # the tests, which is where this tvm may be: put that directory after the venv's own, so
+    # the tvm-ffi installed below still comes first.
+    site = str(Path(tvm.__file__).resolve().parent.parent)
+    purelib = subprocess.check_output(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True)
+    (Path(purelib.strip()) / "tk-test-tvm.pth").write_text(site + "\n")
+    found = subprocess.run([str(python), "-c", "import importlib.util as u; "
+                            "assert u.find_spec('tvm')"], capture_output=True)
+    if found.returncode != 0:
+        pytest.skip(f"the test venv cannot see the tvm at {site}")
     pip = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "apache-tvm-ffi==0.1.12"],
         capture_output=True, text=True, env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},

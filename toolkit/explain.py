@@ -431,7 +431,8 @@ PATTERNS: list[Pattern] = [
         "tvm-ffi's dlpack submodule is stale",
         "3rdparty/tvm-ffi was checked out with an older 3rdparty/dlpack than it needs.",
         "git submodule update --init --recursive (and record submodule SHAs in the build).",
-        "FACTS.md: building TVM from source",
+        "apache/tvm-ffi's environment C API (TVMFFIEnvSetDLPackManagedTensorAllocator) built "
+        "against a stale 3rdparty/dlpack (seen building apache/tvm main)",
     ),
 ]
 

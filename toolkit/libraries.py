@@ -56,10 +56,6 @@ class Library:
     def family(self) -> str | None:
         return family(os.path.realpath(self.path)) or family(self.soname or "")
 
-    def identity(self) -> str:
-        """What makes two files the same build: the build id, else the content hash."""
-        return f"build-id:{self.build_id}" if self.build_id else f"sha256:{self.sha256_()}"
-
     def sha256_(self) -> str:
         if self.sha256 is None:
             self.sha256 = sha256_of(self.path)

@@ -75,9 +75,3 @@ def answer(commits: Sequence[str], marks: Mapping[str, str]) -> list[str]:
     if not b.done:
         return []
     return list(commits[b.lo + 1: b.hi + 1])
-
-
-def inconsistent(commits: Sequence[str], marks: Mapping[str, str]) -> list[str]:
-    """Commits marked good that come after the first bad one: a flaky or wrong check."""
-    b = bounds(commits, marks)
-    return [c for c in commits[b.hi + 1:] if marks.get(c) == GOOD]

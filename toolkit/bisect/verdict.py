@@ -23,7 +23,6 @@ NOT_EXECUTABLE = 126
 NOT_FOUND = 127
 
 REGRESS_MODES = ("error", "success", "crash", "match:REGEX")
-FAILURE_POLICIES = ("skip", "bad", "good")
 
 
 @dataclass(frozen=True)

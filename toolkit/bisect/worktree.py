@@ -61,10 +61,6 @@ def commit_info(repo: git.Repo, sha: str) -> dict[str, Any]:
     }
 
 
-def changed_paths(repo: git.Repo, a: str, b: str) -> list[str]:
-    return repo.git.diff("--name-only", a, b).split("\n") if a != b else []
-
-
 class Worktree:
     """A detached worktree of the user's repository at ``path``."""
 

@@ -110,11 +110,6 @@ class BuildPlan:
         return {**asdict(self), "hash": self.hash, "config_cmake": self.config_cmake(),
                 "cmake_args": self.cmake_args()}
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> BuildPlan:
-        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        return cls(**known)
-
 
 def is_on(value: str) -> bool:
     return str(value).upper() not in ("OFF", "0", "FALSE", "NO", "N", "", "NONE", "AUTO")

@@ -49,10 +49,6 @@ class Extension:
 _LOADED: dict[str, Extension] = {}
 
 
-def loaded_extensions() -> list[Extension]:
-    return list(_LOADED.values())
-
-
 def ensure_tvm() -> list[libraries.Library]:
     """Import tvm (mapping libtvm_ffi and libtvm_runtime RTLD_GLOBAL) and refuse to go on
     when the process already holds two copies of a TVM library; the mapped TVM libraries."""

@@ -1,7 +1,9 @@
 """What the TVM at hand can do, probed by feature rather than by version string.
 
 Forks lag or lead upstream, so a version number says little; each probe asks for the
-thing itself (see shared/tvm-facts/FACTS.md for when each moved).
+thing itself. Where each one moved is in the docstrings below, with the apache/tvm pull
+request that moved it where there is one (``tvm.tirx``/``tvm.s_tir``: #18913; ``vm.profile``
+deleted: #19455; ``structural_hash`` into tvm-ffi in v0.25).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Change is decided per function by object identity first (a pass that did not touch a
 function hands back the same object) and structural hash second. Printing, not hashing, is
-the cost (FACTS.md), so a function is printed only when it is a version not seen before,
-and the text is cached per (structural hash, name).
+the cost (on the 0.27 wheel, one ``.script()`` takes about 1.3 ms a function, while
+``tvm_ffi.structural_hash`` adds 1.2-1.4x to a compile), so a function is printed only when
+it is a version not seen before, and the text is cached per (structural hash, name).
 
 The hooks themselves only take a snapshot (name -> function object) and time the pass;
 hashing, printing and writing run in one worker thread, in pass order. TVM's FFI releases

@@ -22,7 +22,6 @@ import sys
 import elfread  # beside this file: sys.path[0] when run by path
 
 ENV_VARS = ("PYTHONPATH", "TVM_LIBRARY_PATH", "TVM_HOME", "LD_LIBRARY_PATH")
-DISTS = ("apache-tvm", "apache-tvm-ffi", "tvm", "tlcpack", "mlc-ai-nightly", "apache-tvm-cu")
 
 
 def emit(stage, **facts):
