@@ -45,3 +45,48 @@ def test_unknown_command_exit_2(tk):
     result = tk("frobnicate")
     assert result.returncode == 2
     assert "frobnicate" in result.stderr
+
+
+def parse_tk_line(line: str) -> list[str]:
+    """Parse a suggested tk command line with tk's own click tree, running nothing: click
+    raises UsageError for any option or argument the command does not take."""
+    import shlex
+
+    import click
+
+    from toolkit.cli import cli
+
+    words = shlex.split(line)
+    assert words[0] == "tk", line
+    ctx = cli.make_context("tk", words[1:])
+    path = ["tk"]
+    while isinstance(ctx.command, click.Group):
+        # A group leaves the subcommand's name and words unparsed for the subcommand.
+        rest = [*ctx._protected_args, *ctx.args]
+        name, cmd, args = ctx.command.resolve_command(ctx, rest)
+        ctx = cmd.make_context(name, args, parent=ctx)
+        path.append(name)
+    return path
+
+
+def test_parse_tk_line_refuses_what_click_refuses():
+    import click
+    import pytest
+
+    assert parse_tk_line("tk --debug compile x.py --target llvm") == ["tk", "compile"]
+    assert parse_tk_line("tk profile x.py -n 3") == ["tk", "profile", "run"]
+    with pytest.raises(click.UsageError):
+        parse_tk_line("tk compile x.py --target llvm --debug")  # the line tk used to suggest
+
+
+def test_groups_with_a_default_command_share_one_behaviour(tk):
+    for group, default_words, sub in (("dump-ir", ["dump", "--help"], ["show", "--help"]),
+                                      ("profile", ["run", "--help"], ["compare", "--help"])):
+        bare = tk(group)
+        assert bare.returncode == 2 and len(bare.stderr.strip().splitlines()) == 1
+        assert "missing WORKLOAD" in bare.stderr and sub[0] in bare.stderr
+        # A first word that is not a subcommand goes to the default one.
+        implicit = tk(group, "builtin:mlp", "--help")
+        assert implicit.returncode == 0
+        assert implicit.stdout == tk(group, *default_words).stdout
+        assert tk(group, *sub).returncode == 0

@@ -138,6 +138,28 @@ mod = bb.get()
     assert f"reproduce: TK_NO_FORK=1 python -X faulthandler -m toolkit run {path}" in result.stderr
 
 
+RAISING_PIPELINE = """
+import tvm
+
+@tvm.transform.module_pass(opt_level=0, name="Refuse")
+def pipeline(mod, ctx):
+    raise ValueError("Refuse: this pass refuses every module")
+"""
+
+
+def test_failed_compile_suggests_a_command_tk_accepts(tk, tmp_path):
+    from test_cli import parse_tk_line
+
+    path = add_square(tmp_path)
+    path.write_text(path.read_text() + RAISING_PIPELINE)
+    result = tk("compile", str(path))
+    assert result.returncode == 1
+    assert "refuses every module" in result.stderr
+    line = result.stderr.split("reproduce: ", 1)[1].splitlines()[0]
+    assert parse_tk_line(line) == ["tk", "compile"]
+    assert str(path) in line and "--debug" in line
+
+
 @pytest.mark.parametrize("example", sorted(p.name for p in (REPO / "examples").glob("*.py")))
 def test_examples_match_their_reference(tk, example):
     result = tk("run", str(REPO / "examples" / example), "--check", "--json")

@@ -47,6 +47,20 @@ def test_missing_interpreter_is_exit_2(tk):
     assert "no such interpreter" in result.stderr
 
 
+def test_relative_interpreter_path_is_taken_from_where_the_user_is(tk, tmp_path):
+    # The probe runs in another directory: a relative path must be made absolute first.
+    # A bare venv (no tvm) is enough: the probe starts and says what it found.
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "venv")
+    result = tk("doctor", "--python", "venv/bin/python", "--json", cwd=tmp_path)
+    assert "no such interpreter" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    assert report["python"] == str(tmp_path / "venv" / "bin" / "python")
+    assert checks_by_name(report)["python"][0]["status"] == "pass"
+    assert checks_by_name(report)["tvm import"][0]["status"] == "fail"  # not ours: its own
+    result = tk("doctor", "--python", "venv/bin/nope", cwd=tmp_path)
+    assert result.returncode == 2 and "no such interpreter" in result.stderr
+
+
 def shadow_tvm_without_runtime(tmp_path: Path) -> Path:
     """A copy of the installed tvm package (by symlinks) whose libtvm_runtime.so is gone."""
     import tvm

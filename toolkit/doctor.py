@@ -253,7 +253,7 @@ def check_smoke(facts: dict[str, Any]) -> list[Check]:
         else:
             err = llvm.get("error", f"wrong result {llvm.get('output')}")
             rows.append(Check("smoke llvm", FAIL, f"compile-and-run failed: {first_line(err)}",
-                              "run tk run builtin:mlp --target llvm --debug to reproduce"))
+                              "run tk --debug run builtin:mlp --target llvm to reproduce"))
     cuda = facts.get("smoke_cuda")
     if cuda is not None and cuda.get("ok") is not None:
         if cuda["ok"]:
@@ -261,7 +261,7 @@ def check_smoke(facts: dict[str, Any]) -> list[Check]:
         else:
             rows.append(Check("smoke cuda", FAIL, f"CUDA compile failed: "
                               f"{first_line(cuda.get('error', ''))}",
-                              "tk compile builtin:mlp --target 'cuda -arch=sm_80' --debug"))
+                              "tk --debug compile builtin:mlp --target 'cuda -arch=sm_80'"))
     return rows
 
 
@@ -451,7 +451,7 @@ def check_global_owners(facts: dict[str, Any]) -> list[Any]:
         else:
             rows.append(Check("globals", FAIL, f"loading {last_loading} ended the process "
                               f"(exit {ended['code']})",
-                              finding.one_line() if finding else "run tk doctor --debug"))
+                              finding.one_line() if finding else "run tk --debug doctor"))
     return rows
 
 

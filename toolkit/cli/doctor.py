@@ -1,15 +1,12 @@
 from __future__ import annotations
 
-import sys
-
 import click
 
-from toolkit.cli.options import echo_json, json_option
+from toolkit.cli.options import echo_json, json_option, python_option
 
 
 @click.command("doctor")
-@click.option("--python", "python", default=sys.executable, show_default="this Python",
-              help="Check the TVM importable by another interpreter.")
+@python_option("Check the TVM importable by another interpreter.")
 @json_option
 def doctor_cmd(python: str, as_json: bool) -> int:
     """Check the TVM install: version, libraries, runtimes, smoke tests, environment."""

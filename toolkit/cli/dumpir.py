@@ -6,26 +6,12 @@ from pathlib import Path
 
 import click
 
+from toolkit.cli.lazy import DefaultGroup
 from toolkit.cli.options import echo_json, json_option, target_option, workload_argument
 
 
-class DefaultGroup(click.Group):
-    """A group whose first argument, when it is not a subcommand, goes to the default one.
-
-    ``tk dump-ir builtin:mlp -o out`` runs ``dump``; ``tk dump-ir show out`` runs ``show``.
-    """
-
-    default_command = "dump"
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
-            args = [self.default_command, *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group("dump-ir", cls=DefaultGroup, invoke_without_command=True, no_args_is_help=False)
-@click.pass_context
-def dumpir_group(ctx: click.Context) -> None:
+@click.group("dump-ir", cls=DefaultGroup, default_command="dump")
+def dumpir_group() -> None:
     """Record the IR after every pass of a compile, and read such dumps.
 
     \b
@@ -34,8 +20,6 @@ def dumpir_group(ctx: click.Context) -> None:
     tk dump-ir find DIR REGEX [--func F]
     tk dump-ir compare DIR_A DIR_B
     """
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
 
 
 @dumpir_group.command("dump")

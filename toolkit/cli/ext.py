@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
+from toolkit.cli import options
 from toolkit.cli.options import echo_json, json_option
 
-python_option = click.option(
-    "--python", "python", default=sys.executable, show_default="this Python",
-    help="Interpreter whose TVM to build against / check against.")
+python_option = options.python_option("Interpreter whose TVM to build against / check against.")
 
 
 @click.group("ext")

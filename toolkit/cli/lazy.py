@@ -37,3 +37,24 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+class DefaultGroup(click.Group):
+    """A group whose first argument, when it names no subcommand, goes to ``default_command``.
+
+    ``tk dump-ir builtin:mlp -o out`` runs ``dump`` and ``tk dump-ir show out`` runs ``show``;
+    ``tk profile builtin:mlp`` runs ``run`` and ``tk profile compare a b`` compares. With no
+    argument at all the user gets one usage line naming both forms.
+    """
+
+    def __init__(self, *args, default_command: str, **kw):
+        super().__init__(*args, **kw)
+        self.default_command = default_command
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args:
+            others = ", ".join(n for n in self.list_commands(ctx) if n != self.default_command)
+            raise click.UsageError(f"missing WORKLOAD (or a subcommand: {others})", ctx)
+        if args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)

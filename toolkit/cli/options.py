@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +17,19 @@ target_option = click.option(
     help="Target: 'llvm', 'cuda -arch=sm_80', or JSON like '{\"kind\": \"cuda\"}'.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _interpreter(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    # The interpreter runs with another working directory (the probe's), where a relative
+    # path like venv/bin/python names nothing: make it absolute here, where the user typed
+    # it. Not resolved: a venv's python is a symlink, and following it leaves the venv.
+    return os.path.abspath(value) if os.sep in value else value
+
+
+def python_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--python PATH``: the interpreter whose TVM a command looks at (default: this one)."""
+    return click.option("--python", "python", default=sys.executable,
+                        show_default="this Python", callback=_interpreter, help=help)
 
 
 def echo_json(value: Any) -> None:

@@ -6,26 +6,11 @@ from pathlib import Path
 
 import click
 
+from toolkit.cli.lazy import DefaultGroup
 from toolkit.cli.options import echo_json, json_option, target_option, workload_argument
 
 
-class DefaultGroup(click.Group):
-    """A group whose first argument, when it names no subcommand, goes to ``default``.
-
-    So ``tk profile builtin:mlp`` profiles and ``tk profile compare a.json b.json`` compares.
-    """
-
-    default = "run"
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args:
-            raise click.UsageError("missing WORKLOAD (or: compare A.json B.json)", ctx)
-        if args[0] not in self.commands and args[0] not in ctx.help_option_names:
-            args = [self.default, *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group("profile", cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("profile", cls=DefaultGroup, default_command="run")
 def profile_group() -> None:
     """Time every operator of a compiled workload, or compare two profiles.
 

@@ -34,7 +34,12 @@ class Compiled:
 
 
 def reproduce_command(command: str, workload: Workload, target_spec: str, *extra: str) -> str:
-    words = ["tk", command, workload.source, "--target", target_spec, *extra]
+    """The tk command line that repeats the failing work, with tracebacks shown.
+
+    ``--debug`` is tk's own option, so it goes before the command (``tk compile --debug`` is
+    refused by click); ``extra`` are options of ``command``.
+    """
+    words = ["tk", "--debug", command, workload.source, "--target", target_spec, *extra]
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -83,7 +88,7 @@ def compile(
     except Exception as e:  # noqa: BLE001 - any TVM error is a compile failure to report
         raise TvmFailure(
             f"compiling {workload.source} for {target_spec} failed: {_first_line(e)}",
-            reproduce=reproduce_command("compile", workload, target_spec, "--debug"),
+            reproduce=reproduce_command("compile", workload, target_spec),
         ) from e
     return Compiled(workload, target_spec, target, executable, time.perf_counter() - start)
 
@@ -184,7 +189,7 @@ def run(compiled: Compiled, inputs: Sequence[np.ndarray]) -> RunResult:
     except Exception as e:  # noqa: BLE001
         raise TvmFailure(
             f"running {compiled.workload.source} on {dev} failed: {_first_line(e)}",
-            reproduce=reproduce_command("run", compiled.workload, compiled.target_spec, "--debug"),
+            reproduce=reproduce_command("run", compiled.workload, compiled.target_spec),
         ) from e
     return RunResult(flatten_outputs(out), time.perf_counter() - start, str(dev))
 

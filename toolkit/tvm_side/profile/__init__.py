@@ -119,7 +119,7 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
     except Exception as e:  # noqa: BLE001 - a kernel failing under timing is TVM's failure
         raise TvmFailure(
             f"running {wl.source} on {p.dev} failed: {stack._first_line(e)}",
-            reproduce=stack.reproduce_command("run", wl, target_spec, "--debug"),
+            reproduce=stack.reproduce_command("profile", wl, target_spec),
         ) from e
     header = header_for(wl.source, target_spec, p.target, p.dev, p.gpu, repeat, warmup,
                         timings.method)
