@@ -3,11 +3,19 @@
 The dump is built in a temporary sibling directory and swapped in whole at the end, so a
 directory from an earlier run is either kept or replaced, never half-overwritten. A pass
 that raises still yields a complete dump (status ``failed``) and a ``repro.py``.
+
+tk deletes or replaces only what it can prove it wrote: every dump carries a manifest
+(:data:`MARKER`) naming each file tk put there with its sha256. A directory holding anything
+else (a file the user added or edited, a copied ``index.json`` without a manifest) is refused,
+never replaced because of one file's name. The private work directories carry the marker
+from their first moment, so those a killed run left behind are recognised and reaped.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -16,12 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.dumpir import index
+from toolkit.dumpir.store import write_atomic
 from toolkit.errors import TvmFailure, UserError
 
 MODULES = "modules"
 # "+SEQ NAME" when a pass starts, "-SEQ" when it ends: what survives a segfault in a pass.
 JOURNAL = "passes.journal"
 FAILED = "failed"
+MARKER = ".tk-dump"
+MARKER_FORMAT = "tk-dump-files/1"
 
 
 @dataclass
@@ -37,46 +48,122 @@ class DumpResult:
 
 
 def check_output_dir(out: Path) -> None:
-    """Refuse a directory tk would have to mix its files into (user data is never touched)."""
+    """Refuse a directory unless it is new, empty, or exactly a dump tk wrote (user data is
+    never touched)."""
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not index.is_dump(out):
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    if not (out / MARKER).is_file():
+        what = ("holds an index.json but no tk manifest (.tk-dump): tk replaces only a dump it "
+                "can prove it wrote" if (out / index.INDEX).exists()
+                else "is not empty and is not a tk dump")
+        raise UserError(f"{out} {what}; pick a new or empty directory")
+    stranger = foreign_file(out)
+    if stranger is not None:
         raise UserError(
-            f"{out} is not empty and is not a tk dump; pick a new or empty directory"
-        )
+            f"{out} holds {stranger}, which tk did not write (or which changed since); tk "
+            "replaces only its own files: move it out or pick a new or empty directory")
+
+
+def foreign_file(out: Path) -> str | None:
+    """The first path under ``out`` that its manifest does not vouch for, or None."""
+    files = _manifest(out)
+    if files is None:
+        return MARKER
+    dirs = {str(Path(f).parent) for f in files}
+    dirs |= {str(p) for f in files for p in Path(f).parents}
+    for root, subdirs, names in os.walk(out):
+        rel_root = Path(root).relative_to(out)
+        for d in subdirs:
+            rel = rel_root / d
+            if Path(root, d).is_symlink() or str(rel) not in dirs:
+                return str(rel)
+        for name in names:
+            rel = str(rel_root / name)
+            if rel == MARKER:
+                continue
+            path = Path(root, name)
+            if rel not in files or path.is_symlink() or _sha256(path) != files[rel]:
+                return rel
+    return None
+
+
+def _manifest(out: Path) -> dict[str, str] | None:
+    try:
+        data = json.loads((out / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != MARKER_FORMAT:
+        return None
+    files = data.get("files")
+    if not isinstance(files, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+    ):
+        return None
+    return files
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_manifest(work: Path) -> None:
+    """Name every file now in ``work`` as tk's own (the last file a dump writes)."""
+    files = {}
+    for root, _, names in os.walk(work):
+        for name in names:
+            path = Path(root, name)
+            rel = str(path.relative_to(work))
+            if rel != MARKER:
+                files[rel] = _sha256(path)
+    write_atomic(work / MARKER, json.dumps(
+        {"format": MARKER_FORMAT, "files": dict(sorted(files.items()))}, indent=0).encode())
 
 
 def work_dir(out: Path) -> Path:
-    """A private sibling of ``out`` to build the dump in (swapped in by :func:`swap_in`)."""
+    """A private sibling of ``out`` to build the dump in (swapped in by :func:`swap_in`).
+
+    Marked at once (an empty manifest) so that, should this process die, a later run knows
+    the directory as tk's and reaps it.
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.tk-{os.getpid()}-", dir=out.parent))
     work.chmod(0o777 & ~_umask())  # mkdtemp makes it private; the dump is an ordinary directory
+    write_atomic(work / MARKER, json.dumps({"format": MARKER_FORMAT, "files": {}}).encode())
     return work
 
 
-def crashed_runs(out: Path) -> list[str]:
-    """Notes on earlier runs into ``out`` whose process died (a segfault in a pass).
+def reap_dead_runs(out: Path) -> list[str]:
+    """Remove the private directories of earlier runs into ``out`` whose process died.
 
-    Their private directories are left alone (they hold what was recorded); the journal
+    Only directories named like :func:`work_dir`'s, with a dead pid and tk's marker inside, are
+    removed. Returns a note for each run that died inside a pass (a segfault): the journal
     says which pass was running.
     """
     notes = []
     for work in sorted(out.parent.glob(f".{glob.escape(out.name)}.tk-*-*")):
         pid = work.name[len(out.name) + 5:].split("-")[0]
-        journal = work / JOURNAL
-        if not pid.isdigit() or _alive(int(pid)) or not journal.is_file():
+        if (not pid.isdigit() or _alive(int(pid)) or work.is_symlink()
+                or not (work / MARKER).is_file()):
             continue
+        journal = work / JOURNAL
         running: dict[str, str] = {}
-        for line in journal.read_text().splitlines():
-            if line.startswith("+"):
-                seq, _, name = line[1:].partition(" ")
-                running[seq] = name
-            elif line.startswith("-"):
-                running.pop(line[1:], None)
+        if journal.is_file():
+            for line in journal.read_text(errors="replace").splitlines():
+                if line.startswith("+"):
+                    seq, _, name = line[1:].partition(" ")
+                    running[seq] = name
+                elif line.startswith("-"):
+                    running.pop(line[1:], None)
         if running:
             seq, name = list(running.items())[-1]
-            notes.append(f"an earlier run died inside pass {name} (#{seq}); "
-                         f"what it recorded is in {work}")
+            notes.append(f"an earlier run (pid {pid}) died inside pass {name} (#{seq})")
+        shutil.rmtree(work, ignore_errors=True)
     return notes
 
 
@@ -101,12 +188,14 @@ def swap_in(work: Path, out: Path) -> None:
     if out.is_dir():
         # Checked again: another process may have written there while we compiled.
         check_output_dir(out)
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.replace(out, old / "dump")
+        # Renamed onto an empty directory of ours (named like a work directory, so a kill
+        # right here leaves something the next run reaps), then removed.
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.tk-{os.getpid()}-old-", dir=out.parent))
+        os.replace(out, old)
         try:
             os.replace(work, out)
         except OSError:
-            os.replace(old / "dump", out)
+            os.replace(old, out)
             raise
         shutil.rmtree(old, ignore_errors=True)
     else:

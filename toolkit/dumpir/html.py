@@ -11,23 +11,33 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import re
 
 from toolkit.dumpir.index import DumpIndex
 
 
 def _script_json(value: object) -> str:
-    # Inside <script>, only "</" can end the element early.
-    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
+    # Inside <script> not only "</script" ends the element early: "<!--" followed by
+    # "<script" puts the parser in a state where the real "</script>" is not seen (a
+    # function named "<!--<script>" blanked the page). JSON written with no raw "<", ">"
+    # or "&" cannot do either, and parses to the same value.
+    text = json.dumps(value, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def render(dump_index: DumpIndex, texts: dict[str, str]) -> str:
     blob = gzip.compress(json.dumps(texts).encode(), compresslevel=6, mtime=0)
     title = f"tk dump-ir: {dump_index.summary.get('workload')} for {dump_index.summary.get('target')}"
-    return (
-        PAGE.replace("__TITLE__", _escape(title))
-        .replace("__INDEX__", _script_json(dump_index.to_json()))
-        .replace("__STORE__", base64.b64encode(blob).decode())
-    )
+    fill = {
+        "__TITLE__": _escape(title),
+        "__INDEX__": _script_json(dump_index.to_json()),
+        "__STORE__": base64.b64encode(blob).decode(),
+    }
+    # One pass over the template: a name containing "__STORE__" is not filled in again.
+    return _SLOT.sub(lambda m: fill[m.group(0)], PAGE)
+
+
+_SLOT = re.compile("__TITLE__|__INDEX__|__STORE__")
 
 
 def _escape(text: str) -> str:

@@ -9,14 +9,30 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import re
 from pathlib import Path
+
+from toolkit.errors import UserError
 
 SUFFIX = ".py.gz"
 DIRECTORY = "store"  # the store inside a dump directory
 
 
+KEY_LENGTH = 24
+_KEY = re.compile(f"[0-9a-f]{{{KEY_LENGTH}}}")
+
+
 def text_key(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
+    return hashlib.sha256(text.encode()).hexdigest()[:KEY_LENGTH]
+
+
+def check_key(key: object) -> str:
+    """``key`` if it is a store key; a crafted index (``../x``, ``/etc/x``) is refused here,
+    before it names a file outside the store."""
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise UserError(f"store key {key!r} in the index is not a tk store key "
+                        "(a corrupt or crafted index.json)")
+    return key
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -57,7 +73,7 @@ class FunctionStore:
         return text
 
     def path(self, key: str) -> Path:
-        return self.root / f"{key}{SUFFIX}"
+        return self.root / f"{check_key(key)}{SUFFIX}"
 
     def loaded(self) -> dict[str, str]:
         """Every text read or written so far, by key."""

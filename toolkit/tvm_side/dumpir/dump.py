@@ -36,12 +36,13 @@ def dump(
 ) -> DumpResult:
     """Compile ``workload`` for ``target_spec`` recording every pass into ``out``."""
     directory.check_output_dir(out)
-    crashed = directory.crashed_runs(out)
+    crashed = directory.reap_dead_runs(out)
     work = directory.work_dir(out)
     try:
         result = record(
-            workload, target_spec, work, out, passes, funcs, full_modules, pass_config
+            workload, target_spec, work, out, passes, funcs, full_modules, pass_config, crashed
         )
+        directory.write_manifest(work)
         directory.swap_in(work, out)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -54,7 +55,7 @@ def dump(
 def record(
     workload: Workload, target_spec: str, work: Path, out: Path,
     passes: str | None, funcs: str | None,
-    full_modules: bool, pass_config: dict[str, Any] | None,
+    full_modules: bool, pass_config: dict[str, Any] | None, crashed: list[str],
 ) -> DumpResult:
     store = FunctionStore(work / STORE)
     journal = (work / JOURNAL).open("w")
@@ -110,6 +111,7 @@ def record(
         "worker_seconds": round(recorder.worker_seconds, 4),
         "pass_filter": passes,
         "func_filter": funcs,
+        "earlier_crashes": crashed,  # runs into the same directory that died (reaped)
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     dump_index = index.DumpIndex(summary, recorder.input or {}, records)

@@ -13,6 +13,7 @@ brought in through the workload's ``pipeline``); else the compile is rerun from 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,11 @@ from toolkit.dumpir.store import write_atomic
 from toolkit.tvm_side import compat
 from toolkit.tvm_side import target as targets
 
+# Text from outside (pass name, workload path, target) enters the script only as Python
+# literals made by repr()/json (never inside the docstring): a workload file may be named
+# 'x"""; __import__("os").system(...); """.py'.
 TEMPLATE = '''\
-"""Reproduce: pass {name!r} raised during `tk dump-ir {workload}` for target {target_spec!r}.
+"""Reproduce: the pass PASS_NAME raised during `tk dump-ir WORKLOAD_SOURCE` for TARGET_SPEC.
 
 Runs only that pass on the module it received (failed/input.py) when the pass can be built
 here; otherwise reruns the compile from its input (failed/compile_input.py).
@@ -37,6 +41,8 @@ import tvm.script
 
 HERE = pathlib.Path(__file__).resolve().parent
 PASS_NAME = {name!r}
+WORKLOAD_SOURCE = {workload!r}
+TARGET_SPEC = {target_spec!r}
 WORKLOAD = {workload_file!r}  # the workload's .py file, when it was one
 target = tvm.target.Target(json.loads({target_json!r}))
 config = json.loads({config_json!r})
@@ -74,11 +80,16 @@ print(f"{{PASS_NAME}} ran without raising on this TVM")
 '''
 
 
+_FACTORY = re.compile(r"tvm(\.[A-Za-z_]\w*)+\(\)")
+
+
 def write_repro(
     directory: Path, pass_name: str, workload_source: str, target_spec: str,
     pass_config: dict[str, Any] | None,
 ) -> Path:
     factory = compat.pass_factory(pass_name)
+    if factory is not None and not _FACTORY.fullmatch(factory):
+        factory = None  # only ever "tvm.a.b.Name()": anything else is not pasted into code
     factory_code = f"    return {factory}" if factory else "    # not a TVM pass buildable by name"
     workload_file = (
         str(Path(workload_source).resolve()) if workload_source.endswith(".py") else None
