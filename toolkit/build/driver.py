@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import __version__
-from toolkit.build import preflight
-from toolkit.build import store
+from toolkit.build import preflight, store
 from toolkit.build.backends import (
     PLAN_STAMP,
     BuildJob,
@@ -30,9 +29,9 @@ from toolkit.build.backends import (
     read_build_options,
     read_cmake_cache,
 )
-from toolkit.errors import TkError, UserError
 from toolkit.build.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
 from toolkit.build.source import SourceTree, inspect
+from toolkit.errors import TkError, UserError
 
 LIBRARY_NAMES = ("libtvm.so", "libtvm_compiler.so", "libtvm_runtime.so", "libtvm_ffi.so",
                  "libtvm_allvisible.so")

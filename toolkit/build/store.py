@@ -16,8 +16,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import UserError
 from toolkit.build.source import python_dirs
+from toolkit.errors import UserError
 
 MANIFEST = "manifest.json"
 

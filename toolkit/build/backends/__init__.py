@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import TvmFailure, UserError
 from toolkit.build.recipes import BuildPlan
+from toolkit.errors import TvmFailure, UserError
 
 BACKENDS = ("native", "docker")
 NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")

@@ -33,8 +33,8 @@ from toolkit.build.backends import (
     configure_argv,
 )
 from toolkit.build.backends.native import ccache_args, version_line
-from toolkit.errors import TkError, UserError
 from toolkit.build.recipes import BuildPlan
+from toolkit.errors import TkError, UserError
 
 if TYPE_CHECKING:
     import docker
