@@ -8,9 +8,11 @@ Go's ``cmd/bisect`` injects ``TestRun``; ``open_bisector`` wires the real ones.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,28 +47,36 @@ class BisectStopped(TkError):
 
 def run_check(argv: Sequence[str], env: Mapping[str, str], cwd: Path,
               timeout: float | None) -> v.Outcome:
-    """Run the check in its own process group, so a timeout kills everything it started."""
+    """Run the check in its own process group, so a timeout kills everything it started.
+
+    Its output goes to a file, not a pipe: a daemon the check leaves behind may hold its
+    output open for ever, and waiting for the end of a pipe would wait for the daemon.
+    """
     start = time.perf_counter()
-    try:
-        proc = subprocess.Popen(
-            list(argv), cwd=cwd, env=dict(env), stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True,
-        )
-    except FileNotFoundError:
-        return v.Outcome(v.NOT_FOUND, f"{argv[0]}: command not found", 0.0)
-    except PermissionError:
-        return v.Outcome(v.NOT_EXECUTABLE, f"{argv[0]}: permission denied", 0.0)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return v.Outcome(proc.returncode, out, time.perf_counter() - start)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return v.Outcome(None, out, time.perf_counter() - start, timed_out=True)
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
+    with tempfile.TemporaryFile() as out:
+        try:
+            proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdout=out,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        except FileNotFoundError:
+            return v.Outcome(v.NOT_FOUND, f"{argv[0]}: command not found", 0.0)
+        except PermissionError:
+            return v.Outcome(v.NOT_EXECUTABLE, f"{argv[0]}: permission denied", 0.0)
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            # What the check left running in its group goes with it, on every path.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    seconds = time.perf_counter() - start
+    if timed_out:
+        return v.Outcome(None, text, seconds, timed_out=True)
+    return v.Outcome(proc.returncode, text, seconds)
 
 
 def tail(text: str, lines: int = 15) -> str:

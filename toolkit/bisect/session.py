@@ -76,13 +76,22 @@ def locked(st: BisectState) -> Iterator[None]:
         yield
 
 
-def reset(source: Path | None) -> BisectState:
-    """Remove the worktree and the state - nothing else (the store keeps its builds)."""
-    st = current(source)
-    with locked(st):
-        Worktree(open_repo(Path(st.source)), st.worktree).remove()
-    shutil.rmtree(st.directory)
-    return st
+def reset(source: Path | None) -> Path:
+    """Remove the worktree and the state - nothing else (the store keeps its builds). Works on
+    a state that cannot be read (corrupt, or written by another tk): its place is known."""
+    root = source_of(source)
+    directory = states.state_dir(root)
+    if not directory.exists():
+        current(root)  # no bisection: says how to start one
+    lock = directory / "lock"
+    with open(lock, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(f"another tk bisect is working on {root} right now") from None
+        Worktree(open_repo(root), directory / "worktree").remove()
+        shutil.rmtree(directory)
+    return root
 
 
 def check_env(build_env: dict[str, str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.build.store import cache_root
+from toolkit.errors import UserError
 
 FORMAT = 1
 
@@ -105,11 +106,23 @@ class BisectState:
         return sha[:10]
 
 
+class CorruptState(UserError):
+    """state.json cannot be read back: every command but reset refuses, and says so."""
+
+
 def load(source: Path) -> BisectState | None:
     path = state_dir(source) / "state.json"
     if not path.exists():
         return None
-    data = json.loads(path.read_text())
-    data["steps"] = [Step(**s) for s in data.get("steps", [])]
-    known = {f.name for f in dataclasses.fields(BisectState)}
-    return BisectState(**{k: v for k, v in data.items() if k in known})
+    try:
+        data = json.loads(path.read_text())
+        data["steps"] = [Step(**s) for s in data.get("steps", [])]
+        known = {f.name for f in dataclasses.fields(BisectState)}
+        st = BisectState(**{k: v for k, v in data.items() if k in known})
+        if not (isinstance(st.commits, list) and st.commits and isinstance(st.marks, dict)
+                and isinstance(st.check, list)):
+            raise TypeError("commits, marks or check of the wrong kind")
+    except (OSError, ValueError, TypeError, AttributeError, KeyError) as e:
+        raise CorruptState(f"the bisection state {path} is corrupt ({type(e).__name__}: "
+                           f"{str(e)[:120]}): 'tk bisect reset' drops it") from None
+    return st

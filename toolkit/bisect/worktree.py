@@ -8,7 +8,9 @@ incrementally from one step to the next.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +77,7 @@ class Worktree:
         if not self.exists():
             if self.path.exists():
                 shutil.rmtree(self.path)
-            self.repo.git.worktree("prune")
+            self._forget()
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.repo.git.worktree("add", "--detach", "--force", str(self.path), sha)
         wt = git.Repo(self.path)
@@ -85,7 +87,34 @@ class Worktree:
         # directories) stay, so builds in the worktree stay incremental.
         wt.git.clean("-ffd", "--quiet")
         if (self.path / ".gitmodules").exists():
-            wt.git.submodule("update", "--init", "--recursive", "--quiet")
+            self._update_submodules(wt, sha)
+
+    def _update_submodules(self, wt: git.Repo, sha: str) -> None:
+        """Check out the commit's submodules without writing the user's .git/config.
+
+        A worktree shares its config with the user's repository, and ``submodule init`` records
+        each URL there; URLs given with ``-c`` count as already recorded, so nothing is written.
+        A submodule the user has cloned (``.git/modules/NAME``) is cloned from that, offline;
+        when it lacks the commit wanted, from the URL ``.gitmodules`` names.
+        """
+        urls = submodule_urls(self.repo, wt)
+        local = {name: str(Path(self.repo.common_dir) / "modules" / name)
+                 for name in urls if (Path(self.repo.common_dir) / "modules" / name).is_dir()}
+        # The user's own clones are trusted as local paths; other URLs follow their settings.
+        tries = ([(["-c", "protocol.file.allow=always"], {**urls, **local})] if local else [])
+        tries.append(([], urls))
+        for config, chosen in tries:
+            for name, url in chosen.items():
+                config += ["-c", f"submodule.{name}.url={url}"]
+            proc = subprocess.run(["git", *config, "submodule", "update", "--init", "--recursive",
+                                   "--quiet"], cwd=self.path, capture_output=True, text=True)
+            if proc.returncode == 0:
+                return
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        raise UserError(f"{sha[:10]}: its submodules cannot be checked out in the bisection's "
+                        f"worktree ({lines[-1].strip() if lines else 'git submodule update failed'})"
+                        "; make them reachable (clone them in your checkout), or bisect a range "
+                        "where they are")
 
     def head(self) -> str | None:
         return git.Repo(self.path).head.commit.hexsha if self.exists() else None
@@ -98,4 +127,48 @@ class Worktree:
                 pass
         if self.path.exists():
             shutil.rmtree(self.path)
-        self.repo.git.worktree("prune")
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop git's record of this worktree, when its directory is gone: ours alone, by exact
+        path (``git worktree prune`` would also drop the user's worktrees on unmounted disks)."""
+        admin = Path(self.repo.common_dir) / "worktrees"
+        if not admin.is_dir() or self.exists():
+            return
+        mine = os.path.abspath(self.path / ".git")
+        for entry in admin.iterdir():
+            gitdir = entry / "gitdir"
+            try:
+                recorded = gitdir.read_text().strip()
+            except OSError:
+                continue
+            if os.path.abspath(recorded) == mine:
+                shutil.rmtree(entry)
+
+
+def submodule_urls(repo: git.Repo, wt: git.Repo) -> dict[str, str]:
+    """name -> URL of the top-level submodules of the worktree's commit, relative URLs resolved
+    the way ``git submodule init`` does (against the remote's URL, else the repository)."""
+    proc = subprocess.run(["git", "config", "-f", ".gitmodules", "--get-regexp",
+                           r"^submodule\..*\.url$"], cwd=wt.working_tree_dir,
+                          capture_output=True, text=True)
+    urls = {}
+    for line in proc.stdout.splitlines():
+        key, _, url = line.partition(" ")
+        name = key[len("submodule."):-len(".url")]
+        urls[name] = relative_url(repo, url.strip()) if url.startswith(("./", "../")) else url
+    return urls
+
+
+def relative_url(repo: git.Repo, url: str) -> str:
+    try:
+        remote = repo.git.config("--get", f"remote.{repo.remotes[0].name}.url")
+    except (IndexError, git.GitCommandError):
+        remote = str(repo.working_tree_dir)
+    base = remote.rstrip("/")
+    for part in url.split("/"):
+        if part == "..":
+            base = base.rsplit("/", 1)[0] if "/" in base else base.rsplit(":", 1)[0]
+        elif part and part != ".":
+            base = f"{base}/{part}"
+    return base

@@ -9,6 +9,9 @@ from typing import Any
 import click
 
 from toolkit.cli.options import (
+    COUNT,
+    POSITIVE_SECONDS,
+    TOLERANCE,
     echo_json,
     json_option,
     recipe_options,
@@ -62,10 +65,10 @@ def bisect_group() -> None:
 @click.option("--build-failure", type=click.Choice(["skip", "bad"]), default=None,
               help="Verdict for a commit that does not build (default skip; bad for "
                    "build-only).")
-@click.option("--timeout", type=float, default=None, help="Seconds per check run.")
+@click.option("--timeout", type=POSITIVE_SECONDS, default=None, help="Seconds per check run.")
 @click.option("--on-timeout", type=click.Choice(["skip", "bad", "good"]), default="skip",
               show_default=True, help="Verdict for a check run that timed out.")
-@click.option("--count", type=int, default=1, show_default=True,
+@click.option("--count", type=COUNT, default=1, show_default=True,
               help="Runs per probe; runs that disagree make the commit flaky (skipped).")
 @recipe_options
 @click.option("--build-cmd", default=None, metavar="CMD",
@@ -127,6 +130,10 @@ def _mark(value: str, rev: str | None, source: Path | None) -> None:
                                f"{value} REV')")
     if sha not in st.commits:
         raise click.UsageError(f"{rev or sha[:10]} is not in the range being bisected")
+    ends = {st.good: "good", st.bad: "bad"}
+    if sha in ends and ends[sha] != value:
+        raise click.UsageError(f"{rev or sha[:10]} is the {ends[sha]} end of the range: it cannot "
+                               f"be {value} (start again with other ends: 'tk bisect reset')")
     with session.locked(st):
         b = session.bisector(st, _progress)
         nxt = b.mark(sha, value)
@@ -263,8 +270,8 @@ def reset_cmd(source: Path | None) -> None:
     """Remove the bisection's worktree and state; nothing else."""
     from toolkit.bisect import session
 
-    st = session.reset(source)
-    click.echo(f"removed the bisection of {st.source} ({st.directory})")
+    root = session.reset(source)
+    click.echo(f"removed the bisection of {root}")
 
 
 @bisect_group.command("passes")
@@ -278,9 +285,9 @@ def reset_cmd(source: Path | None) -> None:
               help="A pass that must always run (repeatable); others are learned.")
 @click.option("--no-learn", is_flag=True, help="Do not learn required passes; report prefixes "
                                                "that do not compile instead.")
-@click.option("--rtol", default=1e-3, show_default=True)
-@click.option("--atol", default=1e-4, show_default=True)
-@click.option("--timeout", type=float, default=600, show_default=True,
+@click.option("--rtol", type=TOLERANCE, default=1e-3, show_default=True)
+@click.option("--atol", type=TOLERANCE, default=1e-4, show_default=True)
+@click.option("--timeout", type=POSITIVE_SECONDS, default=600, show_default=True,
               help="Seconds per probe (a compile and a run).")
 @click.option("--rev", default=None,
               help="Use this commit's build from the bisection in progress (e.g. its culprit) "

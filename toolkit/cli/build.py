@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from toolkit.cli.options import echo_json, json_option, recipe_options
+from toolkit.cli.options import COUNT, echo_json, json_option, recipe_options
 
 
 @click.group("build", invoke_without_command=True)
@@ -18,7 +18,7 @@ from toolkit.cli.options import echo_json, json_option, recipe_options
               help="The TVM source tree (or fork) to build.")
 @recipe_options
 @click.option("--build-dir", metavar="DIR", help="Build directory (default: <source>/build-<plan>).")
-@click.option("--jobs", "-j", type=click.IntRange(1), help="Parallel compile jobs.")
+@click.option("--jobs", "-j", type=COUNT, help="Parallel compile jobs.")
 @click.option("--dry-run", is_flag=True, help="Print the resolved plan; build nothing.")
 @click.option("--force", is_flag=True, help="Build even when the store has this build.")
 @click.option("--no-check", is_flag=True, help="Skip the post-build check in the build's env.")

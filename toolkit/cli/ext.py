@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from toolkit.cli import options
-from toolkit.cli.options import echo_json, json_option
+from toolkit.cli.options import COUNT, echo_json, json_option
 
 python_option = options.python_option("Interpreter whose TVM to build against / check against.")
 
@@ -35,7 +35,7 @@ def new_cmd(name: str, directory: str) -> None:
               help="A prebuilt TVM (include/ + lib/); default: the tvm of --python.")
 @click.option("--tvm-source", default=None, metavar="DIR", help="A built TVM source tree.")
 @click.option("--build-type", default="RelWithDebInfo", show_default=True)
-@click.option("--jobs", "-j", type=int, default=None, help="Parallel compile jobs.")
+@click.option("--jobs", "-j", type=COUNT, default=None, help="Parallel compile jobs.")
 @json_option
 def build_cmd(directory: str, python: str, tvm_prebuild: str | None, tvm_source: str | None,
               build_type: str, jobs: int | None, as_json: bool) -> None:

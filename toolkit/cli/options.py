@@ -4,12 +4,48 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
+
+
+class Number(click.ParamType):
+    """A number from the command line: finite (no nan/inf) and within its bounds, else a usage
+    error (exit 2) that names the bound. One type for every numeric option, ints and floats."""
+
+    def __init__(self, kind: type = float, min: float | None = None, max: float | None = None,
+                 min_open: bool = False) -> None:
+        self.kind, self.min, self.max, self.min_open = kind, min, max, min_open
+        self.name = "integer" if kind is int else "number"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, self.kind) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = self.kind(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a{'n integer' if self.kind is int else ' number'}",
+                          param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if self.min is not None and (number <= self.min if self.min_open else number < self.min):
+            self.fail(f"{value!r} must be {'above' if self.min_open else 'at least'} "
+                      f"{self.min:g}", param, ctx)
+        if self.max is not None and number > self.max:
+            self.fail(f"{value!r} must be at most {self.max:g}", param, ctx)
+        return number
+
+
+POSITIVE_SECONDS = Number(float, min=0, min_open=True)
+TOLERANCE = Number(float, min=0)
+COUNT = Number(int, min=1)
+SEED = Number(int, min=0, max=2**32 - 1)  # numpy's seeds
 
 workload_argument = click.argument("workload", metavar="WORKLOAD")
 target_option = click.option(

@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from toolkit.cli.lazy import DefaultGroup
-from toolkit.cli.options import echo_json, json_option, target_option, workload_argument
+from toolkit.cli.options import (
+    COUNT,
+    SEED,
+    Number,
+    echo_json,
+    json_option,
+    target_option,
+    workload_argument,
+)
 
 
 @click.group("profile", cls=DefaultGroup, default_command="run")
@@ -23,14 +31,14 @@ def profile_group() -> None:
 @profile_group.command("run")
 @workload_argument
 @target_option
-@click.option("--repeat", "-n", default=20, show_default=True, help="Timed runs.")
-@click.option("--warmup", default=3, show_default=True, help="Untimed runs first.")
-@click.option("--seed", default=0, show_default=True, help="Seed for random inputs.")
+@click.option("--repeat", "-n", type=COUNT, default=20, show_default=True, help="Timed runs.")
+@click.option("--warmup", type=Number(int, min=0), default=3, show_default=True, help="Untimed runs first.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for random inputs.")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path),
               help="Write the report into this directory (profile.csv/.json/.md/.html).")
 @click.option("--format", "formats", default="csv,json,md,html", show_default=True,
               help="Which files to write with -o.")
-@click.option("--top", default=15, show_default=True, help="Rows shown in the terminal.")
+@click.option("--top", type=COUNT, default=15, show_default=True, help="Rows shown in the terminal.")
 @json_option
 def profile_cmd(workload: str, target: str, repeat: int, warmup: int, seed: int,
                 output: Path | None, formats: str, top: int, as_json: bool) -> int:
@@ -66,7 +74,7 @@ def echo_document(result, written: dict[str, Path]) -> None:
 @profile_group.command("compare")
 @click.argument("a", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("b", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--threshold", default=5.0, show_default=True,
+@click.option("--threshold", type=Number(float, min=0), default=5.0, show_default=True,
               help="Smallest change in percent worth flagging (noise permitting).")
 @click.option("--force", is_flag=True,
               help="Compare reports taken on different targets or devices anyway.")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from toolkit.cli.options import echo_json, json_option, target_option, workload_argument
+from toolkit.cli.options import SEED, TOLERANCE, echo_json, json_option, target_option, workload_argument
 
 
 @click.command("run")
@@ -12,12 +12,12 @@ from toolkit.cli.options import echo_json, json_option, target_option, workload_
 @target_option
 @click.option("--inputs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help=".npz with the inputs, by argument name or in order (arr_0, arr_1, ...).")
-@click.option("--seed", default=0, show_default=True, help="Seed for random inputs.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for random inputs.")
 @click.option("--check", is_flag=True,
               help="Compare with the workload's reference, else with the llvm build; exit 1 "
                    "on mismatch.")
-@click.option("--rtol", default=1e-3, show_default=True)
-@click.option("--atol", default=1e-4, show_default=True)
+@click.option("--rtol", type=TOLERANCE, default=1e-3, show_default=True)
+@click.option("--atol", type=TOLERANCE, default=1e-4, show_default=True)
 @json_option
 def run_cmd(workload: str, target: str, inputs: Path | None, seed: int, check: bool,
             rtol: float, atol: float, as_json: bool) -> int:

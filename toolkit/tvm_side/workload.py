@@ -114,6 +114,12 @@ def _run_file(path: Path, source: str) -> dict[str, Any]:
         raise UserError(
             f"workload {source}: syntax error at line {e.lineno}: {e.msg}; fix the file"
         ) from None
+    except SystemExit as e:
+        # Left alone it would end tk with the workload's code: sys.exit(0) a silent pass.
+        raise UserError(
+            f"workload {source} called sys.exit({e.code!r}) while being loaded; a workload "
+            "file defines 'mod' (or 'model' + 'spec') and must not exit"
+        ) from None
     except Exception as e:  # noqa: BLE001 - anything the user's file raises is their error
         frame = traceback.extract_tb(e.__traceback__)[-1]
         raise UserError(
@@ -255,6 +261,10 @@ def _from_onnx(path: Path, source: str) -> Workload:
         model = onnx.load(str(path))
     except Exception as e:  # noqa: BLE001 - protobuf raises several kinds
         raise UserError(f"workload {source}: not a readable ONNX model: {e}") from None
+    if not model.graph.node:
+        # protobuf reads an empty (or foreign) file as an empty model without complaint.
+        raise UserError(f"workload {source}: not an ONNX model (no graph nodes; "
+                        f"{path.stat().st_size} bytes)")
     initializers = {i.name for i in model.graph.initializer}
     shapes, dtypes = {}, {}
     for inp in model.graph.input:

