@@ -53,12 +53,17 @@ def test_profile_rows_and_totals_of_mlp(mlp_dir: Path) -> None:
     assert totals == sorted(totals, reverse=True)
     assert sum(r["share"] for r in rows) == pytest.approx(1.0)
     assert summary["accounted_us"] == pytest.approx(sum(totals))
-    assert summary["unaccounted_us"] == pytest.approx(summary["e2e_median_us"] - sum(totals))
+    split = summary["split_us"]  # end to end, all of it, in three parts
+    assert list(split) == ["kernels", "builtins", "VM and other"]
+    assert sum(split.values()) == pytest.approx(summary["e2e_median_us"])
+    assert summary["unaccounted_us"] == pytest.approx(split["VM and other"])
+    assert header["threads"] == 1 and summary["clock"] == "thread CPU time"
     assert summary["vm_calls_per_run"] == sum(r["calls"] for r in rows)
     assert len(doc["runs_us"]) == len(rows) + 1 and "(end to end)" in doc["runs_us"]
     assert all(len(v) == 7 for v in doc["runs_us"].values())
     out = (mlp_dir / "stdout.txt").read_text()
-    assert "matmul" in out and "end to end (no instrument)" in out and "unaccounted" in out
+    assert "matmul" in out and "end to end (no instrument)" in out and "VM and other" in out
+    assert "1 TVM thread(s)" in out
 
 
 def test_report_agrees_with_independent_timing() -> None:

@@ -23,7 +23,8 @@ def profile_group() -> None:
     """Time every operator of a compiled workload, or compare two profiles.
 
     \b
-    tk profile WORKLOAD --target T [--repeat N] [--warmup N] [-o DIR] [--format csv,json,md,html]
+    tk profile WORKLOAD --target T [--repeat N] [--warmup N] [--inputs F.npz] [-o DIR]
+               [--format csv,json,md,html] [--trace FILE]
     tk profile compare A.json B.json [--threshold PCT] [--force]
     """
 
@@ -33,37 +34,54 @@ def profile_group() -> None:
 @target_option
 @click.option("--repeat", "-n", type=COUNT, default=20, show_default=True, help="Timed runs.")
 @click.option("--warmup", type=Number(int, min=0), default=3, show_default=True, help="Untimed runs first.")
+@click.option("--inputs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help=".npz with the inputs, by argument name or in order (arr_0, arr_1, ...).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for random inputs.")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path),
               help="Write the report into this directory (profile.csv/.json/.md/.html).")
 @click.option("--format", "formats", default="csv,json,md,html", show_default=True,
               help="Which files to write with -o.")
+@click.option("--trace", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write one run as a Chrome/Perfetto trace (host calls and device kernels).")
 @click.option("--top", type=COUNT, default=15, show_default=True, help="Rows shown in the terminal.")
 @json_option
-def profile_cmd(workload: str, target: str, repeat: int, warmup: int, seed: int,
-                output: Path | None, formats: str, top: int, as_json: bool) -> int:
+def profile_cmd(workload: str, target: str, repeat: int, warmup: int, inputs: Path | None,
+                seed: int, output: Path | None, formats: str, trace: Path | None, top: int,
+                as_json: bool) -> int:
     """Profile WORKLOAD: compile it, time every VM call, report per operator."""
     from toolkit import reports
+    from toolkit.cli.run import read_inputs
     from toolkit.tvm_side.profile import profile
 
     wanted = reports.parse_formats(formats)
-    report = profile(workload, target, repeat=repeat, warmup=warmup, seed=seed)
+    report = profile(workload, target, repeat=repeat, warmup=warmup, seed=seed,
+                     inputs=(lambda wl: read_inputs(inputs, wl)) if inputs else None)
     written = report.write(output, wanted) if output else {}
+    if trace:
+        written["trace"] = report.write_trace(trace)
     if as_json:
         echo_document(report, written)
         return 0
     h, s = report.header, report.summary
     click.echo(f"{h['workload']} on {h['device']} ({h['target']}), TVM {h['tvm_version']}, "
-               f"{h['repeat']} runs after {h['warmup']} warm-up, timed via {h['method']}")
+               f"{h['threads']} TVM thread(s), {h['repeat']} runs after {h['warmup']} warm-up, "
+               f"timed via {h['method']}; clock: {s['clock']}; device times: "
+               f"{s['device_timer']}")
     click.echo(report.table(top))
-    click.echo(
-        f"end to end (no instrument): median {s['e2e_median_us']:.1f} us "
-        f"(spread {s['e2e_spread_us']:.1f}); operators: {s['accounted_us']:.1f} us "
-        f"(kernels {s['kernels_us']:.1f}, builtins {s['builtins_us']:.1f}); "
-        f"unaccounted {s['unaccounted_us']:.1f} us")
+    click.echo(breakdown_line(s))
+    for line in s.get("warnings", []):
+        click.echo(f"warning: {line}", err=True)
     for fmt, path in written.items():
-        click.echo(f"wrote {path}" if fmt == wanted[0] else f"      {path}")
+        click.echo(f"wrote {path}" if fmt == next(iter(written)) else f"      {path}")
     return 0
+
+
+def breakdown_line(s: dict) -> str:
+    """End to end and where it went, then the verdict."""
+    parts = ", ".join(f"{name} {us:.1f}" for name, us in s.get("split_us", {}).items())
+    wall = (f" (wall {s['e2e_wall_median_us']:.1f})" if "e2e_wall_median_us" in s else "")
+    return (f"end to end (no instrument): median {s['e2e_median_us']:.1f} us{wall} "
+            f"(spread {s['e2e_spread_us']:.1f}) = {parts} us\n{s.get('verdict', '')}")
 
 
 def echo_document(result, written: dict[str, Path]) -> None:

@@ -25,17 +25,48 @@ def is_builtin(symbol: str) -> bool:
 
 
 @dataclass
+class Call:
+    """One VM call of one run. Times in seconds from the run's start, on the host clock.
+
+    ``device``: what the device spent on it, from the device timer's marks (kernels and
+    externs; on the CPU the same span as the host's); None for builtins, which run on the
+    host, and where no device timer exists (then host times include a sync around the call).
+    """
+
+    symbol: str
+    start: float
+    end: float
+    device: float | None = None
+
+    @property
+    def host(self) -> float:
+        return self.end - self.start
+
+    @property
+    def time(self) -> float:
+        """The row's time: on the device where it was measured there, else on the host."""
+        return self.host if self.device is None else self.device
+
+
+@dataclass
 class Timings:
     """Raw measurements of one profiling session."""
 
     method: str  # "instrument" or "vm.profile"
-    # Per instrumented run: the calls in order, (symbol, seconds).
-    runs: list[list[tuple[str, float]]]
+    # Per instrumented run: the calls in order.
+    runs: list[list[Call]]
     # Per call index of the first instrumented run: tensor arguments as "dtype[d0,d1]".
     signatures: list[tuple[str, tuple[str, ...]]]
-    end_to_end: list[float]  # seconds, entry function without any instrument
+    end_to_end: list[float]  # seconds on ``clock``, entry function without any instrument
     instrumented: list[float] = field(default_factory=list)  # seconds, with the timing hook
     hooked_noop: list[float] = field(default_factory=list)  # seconds, with a no-op hook
+    end_to_end_wall: list[float] = field(default_factory=list)  # wall seconds, same runs
+    clock: str = "wall"  # what end_to_end and host times are: "wall" or "thread CPU time"
+    device_timer: str = "host clock"  # what Call.device is (devtimer.*.name)
+    gpu: bool = False
+    # GPU runs timed on the device: issued while the filler kept the stream busy / redone.
+    device_runs: int = 0
+    device_runs_redone: int = 0
 
     builtin_note = ("externs and builtins outside PURE_BUILTINS are timed between the "
                     "instrument's callbacks and include their entry cost")

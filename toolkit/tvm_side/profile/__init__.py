@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,7 @@ def header_for(workload: str, target_spec: str, target: Any, dev: Any, gpu: bool
     import tvm
 
     from toolkit import __version__
+    from toolkit.tvm_side.profile.timing import tvm_threads
 
     return {
         "workload": workload,
@@ -53,7 +55,8 @@ def header_for(workload: str, target_spec: str, target: Any, dev: Any, gpu: bool
         "repeat": repeat,
         "warmup": warmup,
         "method": method,
-        "threads": os.environ.get("TVM_NUM_THREADS", "default"),
+        # TVM's CPU thread pool; a GPU run uses it only for host-side builtins.
+        "threads": tvm_threads(),
         "host": platform.node(),
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -78,8 +81,16 @@ class Prepared:
         return relax.VirtualMachine(self.compiled.executable, self.dev, **kwargs)
 
 
-def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0) -> Prepared:
-    """Load and compile ``source`` with the kernel capture; refuse absent devices first."""
+InputsReader = Callable[[Any], Sequence[Any]]  # Workload -> its input arrays
+
+
+def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0,
+            inputs: InputsReader | None = None) -> Prepared:
+    """Load and compile ``source`` with the kernel capture; refuse absent devices first.
+
+    ``inputs`` reads the entry's inputs for the loaded workload (``tk profile --inputs``);
+    without it they are the workload's own or seeded-random ones.
+    """
     from toolkit.errors import DeviceAbsent
     from toolkit.tvm_side import stack
     from toolkit.tvm_side import target as targets
@@ -94,13 +105,14 @@ def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0) -> Prepare
     wl = workloads.load(source, seed=seed)
     capture = cost.KernelCapture()
     compiled = stack.compile(wl, target_spec, instruments=[cost.instrument(capture)])
-    args = stack.to_device([*wl.make_inputs(seed), *wl.params], dev)
+    arrays = inputs(wl) if inputs is not None else wl.make_inputs(seed)
+    args = stack.to_device([*arrays, *wl.params], dev)
     return Prepared(wl, target_spec, target, compiled, cost.analyse(capture), dev, args,
                     targets.is_gpu(target))
 
 
 def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup: int = 3,
-            seed: int = 0) -> Report:
+            seed: int = 0, inputs: InputsReader | None = None) -> Report:
     """Compile ``source`` for ``target_spec``, time every VM call, return the report."""
     from toolkit.errors import TvmFailure, UserError
     from toolkit.profile import report
@@ -109,7 +121,7 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
 
     if repeat < 1 or warmup < 0:
         raise UserError("--repeat must be >= 1 and --warmup >= 0")
-    p = prepare(source, target_spec, seed=seed)
+    p = prepare(source, target_spec, seed=seed, inputs=inputs)
     wl = p.workload
     try:
         timings = timing.measure(p.make_vm, wl.entry, p.args, p.dev, repeat=repeat,

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from toolkit.profile.records import PURE_BUILTINS, Timings
+from toolkit.profile.records import PURE_BUILTINS, Call, Timings, is_builtin
 
 SKIP_RUN = 1  # VMInstrumentReturnKind::kSkipRun
 GO_ON = 0
@@ -41,52 +41,109 @@ def describe_args(args: Sequence[Any]) -> tuple[str, ...]:
 
 
 class CallTimer:
-    """The instrument: times each VM call, syncing the device around it on GPUs."""
+    """The instrument: times each VM call on the host and, with ``marks``, on the device.
+
+    ``marks`` is a device timer (``devtimer``) or None. ``sync`` (GPU runtimes without a
+    device timer only) syncs the device around every call, so host times cover the work.
+    """
 
     def __init__(self, sync: Callable[[], None] | None, kernels: Collection[str] = (),
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.sync = sync
         self.kernels = frozenset(kernels)  # symbols safe to call here and skip in the VM
         self.clock = clock
-        self.calls: list[tuple[str, float]] = []
+        self.marks: Any = None
+        self.calls: list[Call] = []
+        self.pairs: list[tuple[Any, Any]] = []  # device marks of self.calls[i] for i in marked
+        self.marked: list[int] = []
         self.signatures: list[tuple[str, tuple[str, ...]]] | None = None
-        self._start = 0.0
+        self._t0 = 0.0
+        self._open: tuple[float, Any] = (0.0, None)
 
-    def begin_run(self, describe: bool) -> None:
-        self.calls = []
+    def begin_run(self, describe: bool, marks: Any = None) -> None:
+        self.calls, self.pairs, self.marked = [], [], []
+        self.marks = marks
         self.signatures = [] if describe else None
+        self._t0 = self.clock()
+
+    def finish_run(self) -> list[Call]:
+        """After the run was synchronised: the device time of every marked call."""
+        if self.marks is not None:
+            for i, seconds in zip(self.marked, self.marks.durations(self.pairs)):
+                self.calls[i].device = seconds
+        return self.calls
 
     def __call__(self, func: Any, symbol: Any, before: bool, ret: Any, *args: Any) -> int:
-        clock = self.clock
+        clock, marks = self.clock, self.marks
         if before:
             symbol = str(symbol)
             if self.signatures is not None:
                 self.signatures.append((symbol, describe_args(args)))
-            sync = self.sync
-            if sync is not None:
-                sync()
+            if self.sync is not None:
+                self.sync()
             kernel = symbol in self.kernels
             if not kernel and symbol not in PURE_BUILTINS:
-                self._start = clock()
+                # Timed until the "after" callback; an extern may run work on the device.
+                start = clock()
+                self._open = (start, marks.mark() if marks is not None and
+                              not is_builtin(symbol) else None)
                 return GO_ON
+            first = marks.mark() if marks is not None and kernel else None
             start = clock()
             func(*args)
-            if sync is not None:
-                sync()
-            self.calls.append((symbol, clock() - start))
+            if self.sync is not None:
+                self.sync()
+            end = clock()
+            if first is not None:
+                self.marked.append(len(self.calls))
+                self.pairs.append((first, marks.mark()))
+            self.calls.append(self._call(symbol, start, end))
             return SKIP_RUN if kernel else GO_ON
         # The VM does not call "after" for a skipped call; pure builtins were timed already.
         symbol = str(symbol)
         if symbol in PURE_BUILTINS:
             return GO_ON
+        start, first = self._open
+        if first is not None:
+            self.marked.append(len(self.calls))
+            self.pairs.append((first, marks.mark()))
         if self.sync is not None:
             self.sync()
-        self.calls.append((symbol, self.clock() - self._start))
+        self.calls.append(self._call(symbol, start, clock()))
         return GO_ON
+
+    def _call(self, symbol: str, start: float, end: float) -> Call:
+        # With a sync around each call (no device timer) the host span holds the device work.
+        synced = self.sync is not None and not is_builtin(symbol)
+        return Call(symbol, start - self._t0, end - self._t0, end - start if synced else None)
 
 
 def _noop(*_: Any) -> int:
     return GO_ON
+
+
+def tvm_threads() -> int:
+    """Worker threads of TVM's CPU thread pool (TVM_NUM_THREADS, else TVM's default)."""
+    import tvm
+
+    return int(tvm.get_global_func("runtime.NumThreads")())
+
+
+def clock_for(gpu: bool) -> tuple[Callable[[], float], str]:
+    """The profiling clock: the calling thread's CPU time where that is the whole run.
+
+    With one TVM thread on the CPU every kernel, builtin and the VM itself run on the
+    calling thread, so its CPU time is the run's cost and other processes taking the core
+    do not add to it (on a loaded 2-core machine the wall-clock sum of per-call medians fell
+    to 0.53-0.70 of the end-to-end median; CPU time keeps it near 1). With more threads the
+    workers' time is not the caller's, and on a GPU the host waits on the device: wall time.
+    """
+    if not gpu and tvm_threads() == 1:
+        return time.thread_time, "thread CPU time"
+    return time.perf_counter, "wall"
+
+
+REDO = 3  # device-timed runs tried again when the filler ran out before the run was issued
 
 
 def measure(
@@ -99,19 +156,22 @@ def measure(
     warmup: int,
     gpu: bool,
     kernels: Collection[str] = (),
-    clock: Callable[[], float] = time.perf_counter,
+    clock: tuple[Callable[[], float], str] | None = None,
 ) -> Timings:
     """Time the entry function per call (instrumented) and end to end (plain), interleaved.
 
     ``make_vm(**kwargs)`` makes a fresh VirtualMachine for the compiled executable;
-    ``kernels`` are the symbols of the module's PrimFuncs (see ``CallTimer``).
-    ``clock`` is wall time; ``time.thread_time`` (CPU time of this thread, blind to other
-    processes) suits only single-threaded CPU runs, as benchmarks/profile_accuracy.py uses.
+    ``kernels`` are the symbols of the module's PrimFuncs (see ``CallTimer``); ``clock`` is
+    (function, name), by default ``clock_for(gpu)``.
 
     Each repeat runs the plain VM, the instrumented VM and a VM with a do-nothing hook back
-    to back, so load from other processes lands on all three alike.
+    to back, so load from other processes lands on all alike. On the CPU the instrumented
+    run gives host and device spans at once (they are the same). On a GPU with a device
+    timer it is two runs: one timed on the host only (launch costs and builtins as in a
+    real run, no syncs), one with device marks behind a filler (``devtimer``).
     """
     from toolkit.tvm_side import compat
+    from toolkit.tvm_side.profile import devtimer
 
     if not compat.vm_has_instrument():
         if compat.vm_has_profiler():
@@ -119,34 +179,78 @@ def measure(
         from toolkit.errors import TkError
 
         raise TkError("this TVM's VM has neither set_instrument nor profile(); cannot time calls")
-    sync = dev.sync if gpu else None
+    now, clock_name = clock or clock_for(gpu)
+    marks, timer_name = devtimer.for_device(dev, gpu, now)
+    separate = gpu and marks is not None  # device marks in runs of their own
     plain, timed, hooked = make_vm(), make_vm(), make_vm()
-    timer = CallTimer(sync, kernels, clock)
+    timer = CallTimer(dev.sync if gpu and marks is None else None, kernels, now)
     timed.set_instrument(timer)
     hooked.set_instrument(_noop)
     f_plain, f_timed, f_hooked = plain[entry], timed[entry], hooked[entry]
 
     def wall(fn: Callable[..., Any]) -> float:
-        start = clock()
+        start = now()
         fn(*args)
         dev.sync()
-        return clock() - start
+        return now() - start
 
-    timer.begin_run(describe=True)
-    wall(f_timed)  # the first call also loads code; its shapes name the rows
-    signatures = timer.signatures or []
-    for _ in range(warmup):
-        wall(f_plain)
-        wall(f_hooked)
-        timer.begin_run(describe=False)
-        wall(f_timed)
-    result = Timings("instrument", [], signatures, [])
-    for _ in range(repeat):
-        result.end_to_end.append(wall(f_plain))
-        timer.begin_run(describe=False)
-        result.instrumented.append(wall(f_timed))
-        result.runs.append(timer.calls)
-        result.hooked_noop.append(wall(f_hooked))
+    def plain_run() -> tuple[float, float]:
+        start_wall, start = time.perf_counter(), now()
+        f_plain(*args)
+        dev.sync()
+        return now() - start, time.perf_counter() - start_wall
+
+    def device_run() -> list[Call] | None:
+        """One run timed on the device; None when the filler ran out while issuing it."""
+        timer.begin_run(describe=False, marks=marks)
+        marks.begin()
+        f_timed(*args)
+        backed_up = marks.issued()
+        dev.sync()
+        calls = timer.finish_run()
+        marks.size_filler(calls[-1].end if calls else 0.0)
+        return calls if backed_up else None
+
+    try:
+        timer.begin_run(describe=True, marks=None if separate else marks)
+        wall(f_timed)  # the first call also loads code; its shapes name the rows
+        signatures = timer.signatures or []
+        if separate:
+            marks.size_filler(timer.calls[-1].end if timer.calls else 0.0)
+        for _ in range(warmup):
+            wall(f_plain)
+            wall(f_hooked)
+            timer.begin_run(describe=False, marks=None if separate else marks)
+            wall(f_timed)
+            timer.finish_run()
+            if separate:
+                device_run()
+        result = Timings("instrument", [], signatures, [], clock=clock_name,
+                         device_timer=timer_name, gpu=gpu)
+        for _ in range(repeat):
+            e2e, e2e_wall = plain_run()
+            result.end_to_end.append(e2e)
+            result.end_to_end_wall.append(e2e_wall)
+            timer.begin_run(describe=False, marks=None if separate else marks)
+            result.instrumented.append(wall(f_timed))
+            host = timer.finish_run()
+            if separate:
+                device = None
+                for _ in range(REDO):
+                    device = device_run()
+                    if device is not None:
+                        break
+                    result.device_runs_redone += 1
+                if device is not None and len(device) == len(host):
+                    for h, d in zip(host, device):
+                        h.device = d.device
+                    result.device_runs += 1
+            result.runs.append(host)
+            result.hooked_noop.append(wall(f_hooked))
+    finally:
+        close = getattr(marks, "close", None)
+        if close is not None:
+            close()
     return result
 
 
@@ -164,7 +268,8 @@ def _measure_old_profiler(
     plain = make_vm()
     profiled = make_vm(profile=True)
     signatures: list[tuple[str, tuple[str, ...]]] = []
-    result = Timings("vm.profile", [], signatures, [])
+    result = Timings("vm.profile", [], signatures, [],
+                     device_timer="TVM's vm.profile() (its own timers)")
     for i in range(warmup + repeat):
         start = time.perf_counter()
         plain[entry](*args)
@@ -172,14 +277,15 @@ def _measure_old_profiler(
         e2e = time.perf_counter() - start
         # Report::AsJSON: strings bare, durations {"microseconds": x}, counts {"count": n}.
         report = json.loads(profiled.profile(entry, *args).json())
-        calls = []
+        calls: list[Call] = []
         for call in report.get("calls", []):
             name = str(call.get("Name", "?"))
             micros = float(call.get("Duration (us)", {}).get("microseconds", 0.0))
             count = int(call.get("Count", {}).get("count", 1) or 1)
             shapes = _old_shapes(str(call.get("Argument Shapes", "")))
             for _ in range(count):
-                calls.append((name, micros / count * 1e-6))
+                start = calls[-1].end if calls else 0.0
+                calls.append(Call(name, start, start + micros / count * 1e-6))
                 if i == 0:
                     signatures.append((name, shapes))
         if i >= warmup:
