@@ -8,12 +8,18 @@ faults of item 8.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import signal
+import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 
 def git(repo: Path, *args: str) -> str:
@@ -194,3 +200,125 @@ def test_item8_numbers_from_the_command_line_are_validated(tk, tmp_path, args, n
     assert r.returncode == 2, r.stderr
     line = r.stderr.strip()
     assert needle in line and "\n" not in line, line
+
+
+# --- item 3: leaked containers -----------------------------------------------------------------
+
+HOLD_CONTAINER = """
+import sys, time
+from toolkit.build import image
+from toolkit.build.backends import docker as d
+client = image.connect()
+with d.build_container(client, sys.argv[1], user="0:0", binds={}, env={}, workdir="/",
+                       labels={"org.tk.test": sys.argv[2]}) as cid:
+    print(cid, flush=True)
+    if sys.argv[3] == "raise":
+        raise RuntimeError("a failing step")
+    time.sleep(120)
+"""
+
+
+@pytest.fixture(scope="module")
+def docker_image():
+    """An image to start containers of: the offline base image tk makes (skip, with the
+    reason, without an engine or a way to make it)."""
+    from toolkit.build import image
+    from toolkit.errors import TkError, UserError
+
+    try:
+        client = image.connect()
+    except UserError as e:
+        pytest.skip(f"no Docker engine: {e}")
+    try:
+        return client, image.bootstrap(client=client).tag
+    except TkError as e:
+        pytest.skip(f"no base image can be made here: {e}")
+
+
+def containers(client, test: str) -> list:
+    return client.containers.list(all=True, filters={"label": f"org.tk.test={test}"})
+
+
+def gone_within(client, test: str, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not containers(client, test):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+@pytest.mark.docker
+def test_item3_build_container_removed_on_every_exit_path(docker_image, tmp_path):
+    from toolkit.build.backends import docker as d
+
+    client, tag = docker_image
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for how in ("raise", "SIGTERM", "SIGKILL"):
+        test = f"faults-{os.getpid()}-{how}"
+        proc = subprocess.Popen([sys.executable, "-c", HOLD_CONTAINER, tag, test, how],
+                                stdout=subprocess.PIPE, text=True, env=env)
+        cid = proc.stdout.readline().strip()
+        assert cid, how
+        if how != "raise":
+            assert [c.id for c in containers(client, test)] == [cid]
+            proc.send_signal(getattr(signal, how))
+        proc.wait(timeout=60)
+        assert gone_within(client, test, 30), f"{how}: container {cid[:12]} left running"
+
+    # A stray whose owner is dead (an engine that missed its end) goes at the next build; one
+    # whose owner lives (another tk building now) stays.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    test = f"faults-{os.getpid()}-stray"
+    common = {"org.tk.test": test, d.OWNER_HOST: socket.gethostname()}
+    stray = client.containers.run(tag, ["sleep", "infinity"], detach=True, labels={
+        **common, d.OWNER_PID: str(dead.pid), d.OWNER_START: "1"})
+    alive = client.containers.run(tag, ["sleep", "infinity"], detach=True, labels={
+        **common, d.OWNER_PID: str(os.getpid()), d.OWNER_START: d.process_start(os.getpid())})
+    try:
+        with d.build_container(client, tag, user="0:0", binds={}, env={}, workdir="/",
+                               labels={"org.tk.test": test + "-new"}):
+            pass
+        assert [c.id for c in containers(client, test)] == [alive.id]
+    finally:
+        for ctr in (stray, alive):
+            with contextlib.suppress(Exception):
+                ctr.remove(force=True)
+
+
+# --- item 4: root-owned files in the user's tree ----------------------------------------------
+
+def foreign_owned(root: Path, uid: int) -> list[str]:
+    return [str(p.relative_to(root)) for p in [root, *root.rglob("*")]
+            if p.lstat().st_uid != uid]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (it builds another user's tree)")
+@pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")),
+                    reason="needs cmake and ninja")
+@pytest.mark.parametrize("sudo", [True, False], ids=["under-sudo", "root-for-another-user"])
+def test_item4_files_tk_writes_belong_to_the_trees_owner(tk, tmp_path, sudo):
+    from minifork import make_minifork
+
+    uid = gid = 1000  # no such user needs to exist
+    fork = make_minifork(tmp_path / "tvm")
+    for path in [fork, *fork.rglob("*")]:
+        os.chown(path, uid, gid, follow_symlinks=False)
+    (fork / "src" / "runtime").touch()  # a stale index entry: git status would rewrite it
+    for p in (fork / "src").rglob("*.cc"):
+        os.utime(p)
+    index = fork / ".git" / "index"
+    before = index.read_bytes(), index.stat().st_mtime_ns
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    if sudo:
+        env.update(SUDO_UID=str(uid), SUDO_GID=str(gid), SUDO_USER="someone")
+    r = tk("build", "-C", str(fork), "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert foreign_owned(fork, uid) == []
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before  # never touched
+    assert any(fork.glob("build-*/.tk-plan"))
+    # A custom build directory, with parents tk makes, belongs to the owner as well.
+    r = tk("build", "-C", str(fork), "--json", "--force", "--build-dir", "out/a/b", env=env)
+    assert r.returncode == 0, r.stderr
+    assert foreign_owned(fork, uid) == []

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import __version__
-from toolkit.build import preflight, store
+from toolkit.build import ownership, preflight, store
 from toolkit.build.backends import (
     PLAN_STAMP,
     BuildJob,
@@ -93,6 +93,24 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
         if stored is not None:
             raise_if_check_failed(stored)
             return Outcome(stored, from_store=True)
+    entry = store.entry_dir(key)
+    entry.mkdir(parents=True, exist_ok=True)
+    # One build per key at a time: two clones of one tree share keys, and the second waits,
+    # then is served what the first built rather than building it again into the same log.
+    with locked(entry / ".lock"):
+        if not force:
+            stored = store.load(key)
+            if stored is not None:
+                say(f"{key} was built by another tk while this one waited: served from the store")
+                raise_if_check_failed(stored)
+                return Outcome(stored, from_store=True)
+        return _build(plan, tree, key, started, build_dir=build_dir, jobs=jobs,
+                      progress=progress, check=check, say=say)
+
+
+def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
+           build_dir: str | None, jobs: int | None, progress: Callable[[int, int], None] | None,
+           check: bool, say: Callable[[str], None]) -> Outcome:
     checks = preflight.run(plan, tree)
     failed = [c for c in checks if not c.ok]
     if failed:
@@ -100,18 +118,24 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
     preflight_s = time.monotonic() - started
     bdir = build_dir_for(plan, tree, build_dir)
     refuse_foreign_config(bdir)
+    owner = ownership.owner_of(tree.root)
+    made = [p for p in (bdir, *bdir.parents) if not p.exists()]
     bdir.mkdir(parents=True, exist_ok=True)
-    entry = store.entry_dir(key)
-    entry.mkdir(parents=True, exist_ok=True)
-    log = entry / "build.log"
+    log = store.entry_dir(key) / "build.log"
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
                    progress=progress, files_key=tree.files_key)
     with locked(bdir / ".tk-lock"):
-        write_if_changed(job.config_cmake, plan.config_cmake())
-        log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
-        say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
-        result = backend(plan.backend).build(job)
-        (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
+        try:
+            write_if_changed(job.config_cmake, plan.config_cmake())
+            log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
+            say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
+            result = backend(plan.backend).build(job)
+            (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
+        finally:
+            # Built or not, what tk made in the owner's tree is the owner's.
+            for path in made[1:]:
+                ownership.hand_over(path, owner, recursive=False)
+            ownership.hand_over(bdir, owner)
         libs = find_artifacts(bdir, tree.layout)
         if not libs:
             raise TkError(f"the build finished but left no TVM library in {bdir} (log: {log})")

@@ -10,6 +10,7 @@ checkout: ``tk bisect`` uses it to find the nearest already-built commit.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -46,8 +47,15 @@ def build_relevant(path: str) -> bool:
     return not p.name.endswith(NOT_BUILT_SUFFIXES)
 
 
+def git_env() -> dict[str, str]:
+    """The environment of tk's git reads of a user's tree: ``git status`` would otherwise
+    refresh and rewrite the user's .git/index (as root, under sudo: a root-owned index)."""
+    return {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+
+
 def git(repo: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          env=git_env())
     if check and proc.returncode != 0:
         raise UserError(f"git {' '.join(args)} in {repo}: {proc.stderr.strip().splitlines()[-1:]}")
     return proc.stdout
@@ -55,14 +63,14 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 
 def is_git(repo: Path) -> bool:
     return subprocess.run(["git", "-C", str(repo), "rev-parse", "--show-toplevel"],
-                          capture_output=True, text=True).returncode == 0
+                          capture_output=True, text=True, env=git_env()).returncode == 0
 
 
 def tree_key(repo: Path | str, commit: str = "HEAD") -> str:
     """Build key of ``commit`` from git objects only: blob and gitlink SHAs of build paths."""
     repo = Path(repo)
     proc = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--full-tree", commit],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=git_env())
     if proc.returncode != 0:
         raise UserError(f"{commit!r} is not a commit of {repo}: {proc.stderr.strip()}")
     digest = hashlib.sha256()

@@ -12,18 +12,21 @@ user, so every file it writes belongs to them.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.build import image
+from toolkit.build import image, ownership
 from toolkit.build.backends import (
     NINJA_PROGRESS,
     BackendResult,
@@ -205,11 +208,10 @@ def base_image_for(client: docker.DockerClient, base: str, log: Path, echo: Any)
         ) from None
 
 
-def build_user() -> tuple[int, int]:
-    """The uid:gid builds run as: the caller's, or under sudo the user who ran sudo."""
-    if os.geteuid() == 0 and os.environ.get("SUDO_UID", "").isdigit():
-        return int(os.environ["SUDO_UID"]), int(os.environ.get("SUDO_GID", "0") or 0)
-    return os.getuid(), os.getgid()
+def build_user(source_dir: Path) -> tuple[int, int]:
+    """The uid:gid builds run as: the caller's; when root, the tree's owner (under sudo, the
+    user who ran it, as a rule), so that every file the build writes there is theirs."""
+    return ownership.owner_of(source_dir) or (os.getuid(), os.getgid())
 
 
 def mounts(job: BuildJob) -> dict[str, str]:
@@ -233,13 +235,14 @@ def mounts(job: BuildJob) -> dict[str, str]:
 
 def build(job: BuildJob) -> BackendResult:
     client = image.connect(timeout=API_TIMEOUT)
-    uid, gid = build_user()
+    uid, gid = build_user(job.source_dir)
     built = ensure_image(job.plan, client, job.log, _echo)
     result = BackendResult(image_id=built.image_id)
     result.timings["image"] = built.seconds
     result.extra["image"] = {"tag": built.tag, "base": built.base, "cached": built.cached,
                              "steps": built.steps, "cached_steps": built.cached_steps}
-    _hand_over(job.build_dir, uid, gid)
+    # The container writes as the tree's owner into the build directory tk made (as root).
+    ownership.hand_over(job.build_dir, ownership.owner_of(job.source_dir))
     volume = f"tk-ccache-{uid}"
     env = {**job.plan.env, "CCACHE_DIR": CCACHE_DIR, "HOME": "/home/tk",
            # git (run by CMake for the commit id) refuses trees of other owners otherwise.
@@ -252,12 +255,9 @@ def build(job: BuildJob) -> BackendResult:
                   + [a for src, b in binds.items()
                      for a in ("-v", f"{src}:{b['bind']}" + (":ro" if b["mode"] == "ro" else ""))]
                   + [a for k, v in env.items() for a in ("-e", f"{k}={v}")] + [built.tag])
-    container = client.containers.run(
-        built.image_id, ["sleep", "infinity"], detach=True, init=True, user=f"{uid}:{gid}",
-        volumes=binds, environment=env, working_dir=str(job.build_dir),
-        labels={"org.tk.plan": job.plan.hash}, network_mode=NETWORK,
-    )
-    try:
+    labels = {"org.tk.plan": job.plan.hash}
+    with build_container(client, built.image_id, user=f"{uid}:{gid}", binds=binds, env=env,
+                         workdir=str(job.build_dir), labels=labels) as container_id:
         # The image always has ccache, and the volume keeps its cache across builds.
         steps = [("configure", configure_argv(job) + ccache_args(job.plan, available=True)),
                  ("compile", compile_argv(job))]
@@ -267,16 +267,86 @@ def build(job: BuildJob) -> BackendResult:
         for step, argv in steps:
             line = shlex.join(run_prefix + argv)
             result.commands.append(line)
-            rc, seconds = exec_logged(client, container.id, argv, job,
+            rc, seconds = exec_logged(client, container_id, argv, job,
                                       progress=job.progress if step == "compile" else None)
             result.timings[step] = round(seconds, 3)
             if rc != 0:
                 raise BuildFailed(step, job, reproduce=line)
-        result.toolchain = toolchain(client, container.id, job.plan)
+        result.toolchain = toolchain(client, container_id, job.plan)
         result.toolchain["image"] = built.tag
-    finally:
-        container.remove(force=True)
     return result
+
+
+OWNER_PID, OWNER_START, OWNER_HOST = "org.tk.owner-pid", "org.tk.owner-start", "org.tk.owner-host"
+
+
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot), or None when there is none: with
+    the pid it names one process for good, where a pid alone may be reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22, counted after the command name
+
+
+def owner_labels() -> dict[str, str]:
+    return {OWNER_PID: str(os.getpid()), OWNER_START: process_start(os.getpid()) or "",
+            OWNER_HOST: socket.gethostname()}
+
+
+def reap_strays(client: docker.DockerClient) -> list[str]:
+    """Remove build containers of this host whose tk process is gone (killed before it could
+    remove them: an engine that missed their end); the ids removed."""
+    import docker as docker_sdk
+
+    removed = []
+    for ctr in client.containers.list(all=True, filters={"label": OWNER_PID}):
+        labels = ctr.labels or {}
+        if labels.get(OWNER_HOST) != socket.gethostname():
+            continue  # another machine's tk, on a shared engine
+        pid = labels.get(OWNER_PID, "")
+        if pid.isdigit() and process_start(int(pid)) == labels.get(OWNER_START):
+            continue  # its tk is alive
+        with contextlib.suppress(docker_sdk.errors.NotFound):
+            ctr.remove(force=True)
+        removed.append(ctr.id)
+    return removed
+
+
+@contextlib.contextmanager
+def build_container(client: docker.DockerClient, image_id: str, *, user: str,
+                    binds: dict[str, dict[str, str]], env: dict[str, str], workdir: str,
+                    labels: dict[str, str]) -> Iterator[str]:
+    """A container that lives exactly as long as this process wants it, however it ends.
+
+    Its main process reads its stdin, which this process holds open through an attached socket
+    (StdinOnce): when tk exits, is killed (SIGTERM, SIGKILL) or crashes, the kernel closes the
+    socket, the main process sees the end of its input and exits, taking the build's processes
+    with it, and the engine removes the container (AutoRemove). Removal on the way out is the
+    ordinary path; labels name the owner, so a later build reaps what an engine missed.
+    """
+    import docker as docker_sdk
+
+    reap_strays(client)
+    host_config = client.api.create_host_config(binds=binds, auto_remove=True, init=True,
+                                                network_mode=NETWORK)
+    created = client.api.create_container(
+        image_id, ["sh", "-c", "cat >/dev/null"], user=user, environment=env,
+        working_dir=workdir, labels={**labels, **owner_labels()}, host_config=host_config,
+        stdin_open=True, detach=False)
+    container_id = created["Id"]
+    lifeline = None
+    try:
+        lifeline = client.api.attach_socket(container_id, params={"stdin": 1, "stream": 1})
+        client.api.start(container_id)
+        yield container_id
+    finally:
+        # NotFound, or a 409 when the engine is already removing it (AutoRemove).
+        with contextlib.suppress(docker_sdk.errors.APIError):
+            client.api.remove_container(container_id, force=True)
+        if lifeline is not None:
+            lifeline.close()
 
 
 def exec_logged(client: docker.DockerClient, container_id: str, argv: list[str], job: BuildJob,
@@ -321,15 +391,6 @@ def toolchain(client: docker.DockerClient, container_id: str, plan: BuildPlan) -
         name, _, text = block.partition("\n")
         versions[name.strip()] = version_line(text)
     return versions
-
-
-def _hand_over(build_dir: Path, uid: int, gid: int) -> None:
-    """Give the build directory tk made (as root) to the user the container runs as."""
-    if os.geteuid() != 0 or uid == 0:
-        return
-    for path in [build_dir, *build_dir.iterdir()]:
-        if path.stat().st_uid == 0:
-            os.chown(path, uid, gid, follow_symlinks=False)
 
 
 def _echo(line: str) -> None:

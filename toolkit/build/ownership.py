@@ -1,0 +1,41 @@
+"""Files tk writes into a user's tree belong to that tree's owner, even when tk runs as root.
+
+Under sudo, or when root builds a tree another user owns, everything tk (and the build it runs)
+creates there would otherwise be root's, and the owner's next ``tk build`` or ``git`` fails
+with a PermissionError. Only files that root owns are handed over: a file of a third user
+stays theirs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def owner_of(root: Path) -> tuple[int, int] | None:
+    """(uid, gid) that files written under ``root`` should have, when tk runs as root and the
+    tree is someone else's; None when what tk writes is already right."""
+    if os.geteuid() != 0:
+        return None
+    st = root.stat()
+    return (st.st_uid, st.st_gid) if st.st_uid != 0 else None
+
+
+def hand_over(path: Path, owner: tuple[int, int] | None, recursive: bool = True) -> None:
+    """Give ``path`` and, for a directory, everything under it that root owns to ``owner``
+    (symbolic links themselves, never what they point to)."""
+    if owner is None or not os.path.lexists(path):
+        return
+    _chown(path, owner)
+    if recursive and path.is_dir() and not path.is_symlink():
+        for top, dirs, files in os.walk(path):
+            for name in (*dirs, *files):
+                _chown(Path(top) / name, owner)
+
+
+def _chown(path: Path, owner: tuple[int, int]) -> None:
+    try:
+        if path.lstat().st_uid == 0:
+            os.chown(path, *owner, follow_symlinks=False)
+    except FileNotFoundError:
+        pass  # removed while we walked (a build's temporary file)
