@@ -9,6 +9,7 @@ faults of item 8.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -322,3 +323,50 @@ def test_item4_files_tk_writes_belong_to_the_trees_owner(tk, tmp_path, sudo):
     r = tk("build", "-C", str(fork), "--json", "--force", "--build-dir", "out/a/b", env=env)
     assert r.returncode == 0, r.stderr
     assert foreign_owned(fork, uid) == []
+
+
+# --- item 8: the store ------------------------------------------------------------------------
+
+needs_cmake = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")),
+                                 reason="needs cmake and ninja")
+
+
+@needs_cmake
+def test_item8_store_serves_only_intact_libraries_and_builds_a_key_once(tk, tmp_path):
+    from minifork import make_minifork
+
+    env = {**os.environ, "TK_CACHE": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
+    fork = make_minifork(tmp_path / "tvm")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(fork), str(clone)], check=True)
+    # Two clones of one tree build the same key at once: one builds, the other waits for it.
+    procs = [subprocess.Popen([sys.executable, "-m", "toolkit", "build", "-C", str(tree),
+                               "--json"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for tree in (fork, clone)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    manifests = [json.loads(o[0]) for o in outs]
+    assert manifests[0]["id"] == manifests[1]["id"]
+    assert sorted(m["from_store"] for m in manifests) == [False, True]
+    log = Path(manifests[0]["log"]).read_text()
+    assert log.count("# tk build ") == 1
+
+    # A stored library damaged in place (same size) is never served.
+    lib = Path(manifests[0]["artifacts"][0]["path"])
+    data = bytearray(lib.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    lib.write_bytes(bytes(data))
+    r = tk("env", manifests[0]["id"], env={"TK_CACHE": env["TK_CACHE"]})
+    assert r.returncode == 1 and "is damaged" in r.stderr, r.stderr
+    r = tk("build", "-C", str(fork), "--json", env={"TK_CACHE": env["TK_CACHE"]})
+    assert r.returncode == 0, r.stderr
+    again = json.loads(r.stdout)
+    assert again["from_store"] is False  # built again, not served
+    assert store_sha(lib) == again["artifacts"][0]["sha256"]
+    assert tk("env", again["id"], env={"TK_CACHE": env["TK_CACHE"]}).returncode == 0
+
+
+def store_sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()

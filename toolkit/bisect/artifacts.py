@@ -58,9 +58,9 @@ class StoreBuilder:
             self._keys[sha] = store.build_key(self.plan().hash, tree)
         return self._keys[sha]
 
-    def stored(self, sha: str) -> dict | None:
+    def stored(self, sha: str, verify: bool = False) -> dict | None:
         try:
-            return store.load(self.key(sha))
+            return store.load(self.key(sha), verify=verify)
         except TkError:
             return None
 
@@ -69,7 +69,7 @@ class StoreBuilder:
 
     def build(self, sha: str) -> BuildResult:
         start = time.perf_counter()
-        manifest = self.stored(sha)
+        manifest = self.stored(sha, verify=True)  # served: its libraries must be what was built
         if manifest is not None:
             # Straight from git objects: no tree inspection, no pre-flight for a stored build.
             return BuildResult(ok=True, env=store.env_of(manifest, self.worktree),

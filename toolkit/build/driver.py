@@ -89,17 +89,19 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
     started = time.monotonic()
     key = store.build_key(plan.hash, tree.key)
     if not force:
-        stored = store.load(key)
+        stored = store.load(key, verify=True)
         if stored is not None:
             raise_if_check_failed(stored)
             return Outcome(stored, from_store=True)
+        if store.load(key) is not None:
+            say(f"stored build {key} is damaged (a library's sha256 differs): building it again")
     entry = store.entry_dir(key)
     entry.mkdir(parents=True, exist_ok=True)
     # One build per key at a time: two clones of one tree share keys, and the second waits,
     # then is served what the first built rather than building it again into the same log.
     with locked(entry / ".lock"):
         if not force:
-            stored = store.load(key)
+            stored = store.load(key, verify=True)
             if stored is not None:
                 say(f"{key} was built by another tk while this one waited: served from the store")
                 raise_if_check_failed(stored)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.build.source import python_dirs
-from toolkit.errors import UserError
+from toolkit.errors import TkError, UserError
 
 MANIFEST = "manifest.json"
 
@@ -39,20 +39,35 @@ def entry_dir(key: str) -> Path:
     return builds_root() / key
 
 
-def load(key: str) -> dict[str, Any] | None:
-    """The manifest of a complete stored build, or None (absent, or its libraries are gone)."""
+def load(key: str, verify: bool = False) -> dict[str, Any] | None:
+    """The manifest of a complete stored build, or None (absent, or its libraries are gone).
+
+    ``verify`` (for a build about to be served) also compares each library's sha256 with the
+    manifest's: a library damaged in place keeps its size, and would load and crash, or worse.
+    """
     path = entry_dir(key) / MANIFEST
     if not path.exists():
         return None
     try:
         manifest = json.loads(path.read_text())
-    except json.JSONDecodeError:
+        arts = manifest["artifacts"]
+        for art in arts:
+            stored = Path(art["path"])
+            if not stored.exists() or stored.stat().st_size != art["size"]:
+                return None
+    except (ValueError, TypeError, KeyError, OSError):
+        return None  # a manifest tk did not write whole: no build
+    if verify and damaged(manifest):
         return None
-    for art in manifest.get("artifacts", []):
-        stored = Path(art["path"])
-        if not stored.exists() or stored.stat().st_size != art["size"]:
-            return None
     return manifest
+
+
+def damaged(manifest: dict[str, Any]) -> str | None:
+    """The first stored library whose content is not what was stored, or None."""
+    for art in manifest.get("artifacts", []):
+        if sha256_file(Path(art["path"])) != art.get("sha256"):
+            return str(art["path"])
+    return None
 
 
 def save(manifest: dict[str, Any]) -> Path:
@@ -100,21 +115,27 @@ def all_builds() -> list[dict[str, Any]]:
 
 
 def find(build_id: str) -> dict[str, Any]:
-    """A stored build by id or unique id prefix; a user error when none or several match."""
+    """A stored build by id or unique id prefix, its libraries verified; a user error when none
+    or several match."""
     if not build_id or "/" in build_id:
         raise UserError(f"{build_id!r} is not a build id (see tk build ls)")
-    exact = load(build_id)
-    if exact is not None:
-        return exact
-    root = builds_root()
-    matches = sorted(p.name for p in root.glob(f"{build_id}*")) if root.is_dir() else []
-    complete = [m for m in (load(name) for name in matches) if m is not None]
-    if not complete:
-        raise UserError(f"no stored build {build_id!r} in {root} (see tk build ls)")
-    if len(complete) > 1:
-        ids = ", ".join(m["id"] for m in complete[:5])
-        raise UserError(f"build id {build_id!r} is ambiguous: {ids}")
-    return complete[0]
+    found = load(build_id)
+    if found is None:
+        root = builds_root()
+        matches = sorted(p.name for p in root.glob(f"{build_id}*")) if root.is_dir() else []
+        complete = [m for m in (load(name) for name in matches) if m is not None]
+        if not complete:
+            raise UserError(f"no stored build {build_id!r} in {root} (see tk build ls)")
+        if len(complete) > 1:
+            ids = ", ".join(m["id"] for m in complete[:5])
+            raise UserError(f"build id {build_id!r} is ambiguous: {ids}")
+        found = complete[0]
+    bad = damaged(found)
+    if bad:
+        raise TkError(f"stored build {found['id']} is damaged: {bad} is not the library that was "
+                      f"stored (sha256 differs); rebuild it with tk build --force -C "
+                      f"{found['source']['dir']}")
+    return found
 
 
 def env_of(manifest: dict[str, Any], source_dir: Path | str | None = None) -> dict[str, str]:
