@@ -148,12 +148,13 @@ def test_index_matches_an_independent_count_of_the_passes(mlp_dump: Path):
 
     stack.compile(workload.load("builtin:mlp"), "llvm", instruments=[Witness()])
     index = load_index(mlp_dump)
-    records = index["passes"]
+    # The passes TVM ran, in order; the dump adds records of wrappers' own work and codegen.
+    records = [p for p in index["passes"] if p["kind"] in ("pass", "wrapper")]
     assert [p["name"] for p in records] == seen
     assert [p["change"] == "unchanged" for p in records] == [unchanged[i] for i in range(len(seen))]
-    leaves = [p for p in records if p["kind"] == "pass"]
+    leaves = [p for p in index["passes"] if p["kind"] in ("pass", "own")]
     assert index["summary"]["passes"] == len(leaves)
-    assert index["summary"]["changed_passes"] == sum(not unchanged[p["seq"]] for p in leaves)
+    assert index["summary"]["changed_passes"] == sum(p["change"] != "unchanged" for p in leaves)
     wrappers = {p["seq"] for p in records if p["kind"] == "wrapper"}
     assert {p["name"] for p in records if p["seq"] in wrappers} >= {"_pipeline", "sequential"}
     assert all(p["parent"] in wrappers for p in records if p["parent"] is not None)
@@ -172,7 +173,7 @@ def test_store_holds_each_distinct_text_once(mlp_dump: Path):
     for p in index["passes"]:
         keys |= set(p["added"].values()) | set(p["removed"].values())
         keys |= {k for c in p["changed"] for k in (c["before"], c["after"])}
-        keys |= set((p["received"] or {}).values())
+        keys |= set((p["received"] or {}).values()) | set((p["sources"] or {}).values())
     files = list((mlp_dump / "store").iterdir())
     assert {f.name.removesuffix(".py.gz") for f in files} == keys
     assert index["summary"]["functions_stored"] == len(files)
@@ -250,6 +251,90 @@ def test_cuda_dump_follows_host_and_device_modules(tmp_path: Path):
     assert any(p["received"] for p in index["passes"])  # moved on to the device module
     r = run_tk("dump-ir", "find", str(out), "threadIdx.x", "--json")
     assert any(h["appears"] == "ApplyDefaultSchedule" for h in json.loads(r.stdout))
+
+
+@pytest.mark.slow
+def test_cuda_kernels_appear_at_split_host_device_and_modules_are_followed(tmp_path: Path):
+    out = tmp_path / "cuda"
+    r = dump_ir(out, "builtin:mlp", "cuda -arch=sm_80")
+    assert r.returncode == 0, r.stderr
+    passes = load_index(out)["passes"]
+    split = next(p for p in passes if p["name"] == "tirx.SplitHostDevice" and p["kind"] == "wrapper")
+    own = [p for p in passes if p["parent"] == split["seq"] and p["kind"] == "own"]
+    kernels = sorted(n for p in own for n in p["added"])
+    assert kernels and all(n.endswith("_kernel") for n in kernels)
+    # find and show --diff see the wrapper's own work, not "no function diff".
+    r = run_tk("dump-ir", "find", str(out), "is_global_func", "--json")
+    hits = {h["function"]: h for h in json.loads(r.stdout)}
+    assert sorted(hits) == kernels
+    assert {h["appears"] for h in hits.values()} == {"tirx.SplitHostDevice"}
+    assert {h["appears_seq"] for h in hits.values()} == {own[0]["seq"]}
+    r = run_tk("dump-ir", "show", str(out), "--pass", "tirx.SplitHostDevice", "--diff")
+    assert all(f"+++ {k} (after #{split['seq']} tirx.SplitHostDevice)" in r.stdout for k in kernels)
+    # After the split each record names the module it ran on: host (llvm) or device (cuda).
+    filters = [p for p in passes if p["name"] == "tirx.Filter"]
+    assert [(p["lane"], p["lane_target"]) for p in filters] == [
+        ("host", "llvm"), ("device", "cuda -arch=sm_80")]
+    assert split["seq"] > 0 and all(
+        p["lane"] == "main" for p in passes if p["kind"] == "pass" and p["seq"] < split["seq"])
+    # Codegen: the last records, one per module, with the generated source.
+    codegen = [p for p in passes if p["kind"] == "codegen"]
+    assert passes[-len(codegen):] == codegen
+    assert {(p["lane"], tuple(sorted(p["sources"]))) for p in codegen} == {
+        ("device", ("cuda.cu",)), ("host", ("host.ll", "host.s"))}
+    cuda = next(p for p in codegen if p["lane"] == "device")
+    r = run_tk("dump-ir", "show", str(out), "--pass", str(cuda["seq"]), "--func", "cuda.cu")
+    assert all("void __launch_bounds__" in r.stdout and f" {k}(" in r.stdout for k in kernels)
+
+
+BIG_SHARED = '''\
+"""A CUDA kernel staging 256 KiB through shared memory: more than any GPU has per block."""
+from tvm.script import ir as I
+from tvm.script import relax as R
+from tvm.script import tirx as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def stage(x: T.Buffer((65536,), "float32"), y: T.Buffer((65536,), "float32")):
+        T.func_attr({"tirx.is_scheduled": True, "tirx.noalias": True})
+        tx = T.launch_thread("threadIdx.x", 256)
+        s = T.decl_buffer((65536,), "float32", scope="shared")
+        for i in range(256):
+            s[i * 256 + tx] = x[i * 256 + tx]
+        for i in range(256):
+            y[i * 256 + tx] = s[65535 - i * 256 - tx]
+
+    @R.function
+    def main(x: R.Tensor((65536,), "float32")) -> R.Tensor((65536,), "float32"):
+        cls = Module
+        y = R.call_tir(cls.stage, (x,), out_ty=R.Tensor((65536,), "float32"))
+        return y
+
+
+mod = Module
+'''
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_verify_surfaces_what_ptxas_rejects_without_a_gpu(tmp_path: Path):
+    workload = tmp_path / "big_shared.py"
+    workload.write_text(BIG_SHARED)
+    out = tmp_path / "dump"
+    r = run_tk("dump-ir", str(workload), "--target", "cuda -arch=sm_80", "-o", str(out))
+    assert r.returncode == 0, r.stderr  # TVM itself accepts it
+    r = run_tk("dump-ir", str(workload), "--target", "cuda -arch=sm_80", "-o", str(out),
+               "--verify")
+    assert r.returncode == 1
+    assert "too much shared data" in r.stderr and "reproduce: nvcc -cubin -arch=sm_80" in r.stderr
+    index = load_index(out)
+    failed = index["passes"][index["summary"]["failed_pass"]]
+    assert failed["kind"] == "codegen" and failed["verify"]["ok"] is False
+    assert "stage_kernel" in (out / "failed" / "cuda.cu").read_text()
+    reproduce = r.stderr.split("reproduce: ")[1].split()
+    proc = subprocess.run(reproduce, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "too much shared data" in proc.stderr
 
 
 @pytest.mark.slow

@@ -32,9 +32,11 @@ def dumpir_group() -> None:
 @click.option("--funcs", metavar="GLOB", help="Store texts only of functions matching GLOB.")
 @click.option("--all", "full_modules", is_flag=True,
               help="Also write every pass's whole module to DIR/modules/ (DumpIR's layout).")
+@click.option("--verify", is_flag=True,
+              help="Compile generated CUDA C with nvcc/ptxas (no GPU needed); exit 1 if rejected.")
 @json_option
 def dump_cmd(workload: str, target: str, out: Path, passes: str | None, funcs: str | None,
-             full_modules: bool, as_json: bool) -> int:
+             full_modules: bool, verify: bool, as_json: bool) -> int:
     """Compile WORKLOAD for a target, recording what every pass did into DIR."""
     from toolkit.dumpir import directory
     from toolkit.tvm_side import workload as workloads
@@ -43,7 +45,7 @@ def dump_cmd(workload: str, target: str, out: Path, passes: str | None, funcs: s
     directory.check_output_dir(out)  # before the slow part: a refused directory costs nothing
     result = dumper.dump(
         workloads.load(workload), target, out, passes=passes, funcs=funcs,
-        full_modules=full_modules,
+        full_modules=full_modules, verify=verify,
     )
     for note in result.crashed_runs:
         click.echo(f"tk: note: {note}", err=True)

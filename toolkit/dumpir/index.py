@@ -19,6 +19,18 @@ from toolkit.errors import UserError
 FORMAT = "tk-dump-ir/1"
 INDEX = "index.json"
 
+# Record kinds. A wrapper's "own" record is the change it made itself, before its first or
+# after its last nested pass (SplitHostDevice adds the kernels, then runs ConvertSSA); it
+# replays like a leaf. "codegen" records hold the generated source of one module.
+PASS = "pass"
+WRAPPER = "wrapper"
+OWN = "own"
+CODEGEN = "codegen"
+LEAF_KINDS = (PASS, OWN)
+
+# Which module a record ran on: "main" until the host/device split, then "host" or "device".
+MAIN, HOST, DEVICE = "main", "host", "device"
+
 # How a pass changed the module, from least to most.
 UNCHANGED = "unchanged"
 RENAMED = "renamed-only"
@@ -47,7 +59,7 @@ class PassRecord:
     name: str
     depth: int
     parent: int | None
-    kind: str = "pass"  # or "wrapper"
+    kind: str = PASS  # or WRAPPER, OWN, CODEGEN
     seconds: float = 0.0
     status: str = "ok"  # "failed" for the pass that raised and the wrappers around it
     change: str | None = None
@@ -60,6 +72,10 @@ class PassRecord:
     renamed: list[Rename] = field(default_factory=list)
     error: str | None = None
     module: str | None = None  # full-module file under --all, or the failed pass's input
+    lane: str | None = None  # MAIN, HOST or DEVICE: the module the record produced
+    lane_target: str | None = None  # that module's target ("cuda -arch=sm_80", "llvm")
+    sources: dict[str, str] | None = None  # codegen: file name -> store key
+    verify: dict[str, Any] | None = None  # codegen under --verify: tool, ok, first error
 
 
 def _record_dict(record: PassRecord) -> dict[str, Any]:
@@ -72,10 +88,13 @@ def _record_dict(record: PassRecord) -> dict[str, Any]:
 
 
 def record_from_dict(d: dict[str, Any]) -> PassRecord:
-    d = dict(d)
+    d = {k: v for k, v in d.items() if k in _FIELDS}  # fields of a newer tk are ignored
     d["changed"] = [FuncChange(**c) for c in d.get("changed", [])]
     d["renamed"] = [Rename(**r) for r in d.get("renamed", [])]
     return PassRecord(**d)
+
+
+_FIELDS = set(PassRecord.__dataclass_fields__)
 
 
 @dataclass
@@ -92,7 +111,7 @@ class DumpIndex:
 
     @property
     def leaves(self) -> list[PassRecord]:
-        return [p for p in self.passes if p.kind == "pass"]
+        return [p for p in self.passes if p.kind in LEAF_KINDS]
 
 
 def write(directory: Path, index: DumpIndex) -> Path:
@@ -117,9 +136,15 @@ def read(directory: Path) -> DumpIndex:
         data = json.loads(path.read_text())
     except ValueError as e:
         raise UserError(f"{path} is not valid JSON: {e}") from None
-    if data.get("format") != FORMAT:
-        raise UserError(f"{path} is not a {FORMAT} index (format {data.get('format')!r})")
-    return DumpIndex(data["summary"], data["input"], [record_from_dict(p) for p in data["passes"]])
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        got = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise UserError(f"{path} is not a {FORMAT} index (format {got!r})")
+    try:
+        return DumpIndex(data["summary"], data["input"],
+                         [record_from_dict(p) for p in data["passes"]])
+    except (KeyError, TypeError, AttributeError) as e:
+        raise UserError(f"{path} is not a well-formed {FORMAT} index "
+                        f"({type(e).__name__}: {e})") from None
 
 
 # Pass-name prefixes per generation: ``tir.X`` until v0.23, ``tirx.X`` / ``s_tir.X`` after.

@@ -73,7 +73,7 @@ class Dump:
     def span(self, record: PassRecord) -> tuple[State, State]:
         """States around a pass; a wrapper spans its first to its last leaf."""
         states = self.states()
-        if record.kind == "pass":
+        if record.kind in index.LEAF_KINDS:
             return states[record.seq]
         inside = [r.seq for r in self.leaves if self._within(r, record.seq)]
         if not inside:
@@ -100,6 +100,9 @@ class Dump:
             p for p in passes if fnmatch.fnmatchcase(p.name, spec)
             or fnmatch.fnmatchcase(canonical_pass_name(p.name), canonical_pass_name(spec))
         ]
+        # A wrapper and the record of its own work share its name: the name means the wrapper.
+        named = {p.seq for p in matches}
+        matches = [p for p in matches if p.kind != index.OWN or p.parent not in named]
         if not matches:
             raise UserError(f"no pass named {spec!r}; 'tk dump-ir show {self.directory}' lists them")
         if len(matches) > 1:
@@ -119,7 +122,7 @@ def timeline(dump: Dump) -> list[dict[str, Any]]:
             "seq": r.seq, "name": r.name, "depth": r.depth, "kind": r.kind,
             "seconds": r.seconds, "status": r.status, "change": r.change,
             "added": len(r.added), "removed": len(r.removed), "changed": len(r.changed),
-            "renamed": len(r.renamed),
+            "renamed": len(r.renamed), "lane": r.lane, "lane_target": r.lane_target,
         }
         for r in dump.index.passes
     ]
@@ -127,12 +130,17 @@ def timeline(dump: Dump) -> list[dict[str, Any]]:
 
 def format_timeline_row(row: dict[str, Any]) -> str:
     name = "  " * row["depth"] + row["name"]
+    if row["kind"] == index.OWN:
+        name += " (own work)"
+    elif row["kind"] == index.CODEGEN:
+        name = "  " * row["depth"] + f"codegen {row['name']}"
+    lane = row.get("lane") or ""
     what = row["change"] or ""
-    if row["kind"] == "pass" and row["change"] not in (None, index.UNCHANGED):
+    if row["kind"] in index.LEAF_KINDS and row["change"] not in (None, index.UNCHANGED):
         counts = [f"{row[k]} {k}" for k in ("changed", "added", "removed", "renamed") if row[k]]
         what += f" ({', '.join(counts)})" if counts else ""
     status = "FAILED" if row["status"] == "failed" else ""
-    return f"{row['seq']:4d}  {name:<52} {row['seconds']:9.4f} s  {what}{status}"
+    return f"{row['seq']:4d}  {lane:<6} {name:<52} {row['seconds']:9.4f} s  {what}{status}"
 
 
 def input_texts(dump: Dump, func: str | None) -> dict[str, str | None]:
@@ -143,9 +151,13 @@ def input_texts(dump: Dump, func: str | None) -> dict[str, str | None]:
 
 
 def texts_after(dump: Dump, record: PassRecord, func: str | None) -> dict[str, str | None]:
-    """Each function's text after the pass (before it, for the pass that failed)."""
+    """Each function's text after the pass (before it, for the pass that failed); for a
+    codegen record, the generated sources (``--func`` then picks a file: ``cuda.cu``)."""
+    if record.kind == index.CODEGEN:
+        sources = {n: k for n, k in (record.sources or {}).items() if _wanted(n, func)}
+        return {n: dump.text(k) for n, k in sources.items()}
     before, after = dump.span(record)
-    state = before if record.status == "failed" and record.kind == "pass" else after
+    state = before if record.status == "failed" and record.kind in index.LEAF_KINDS else after
     chosen = {n: k for n, k in state.items() if _wanted(n, func)}
     if func is not None and not chosen:
         raise UserError(f"no function matching {func!r} after pass #{record.seq} {record.name}")
@@ -233,6 +245,14 @@ def find(dump: Dump, regex: str, func: str | None) -> list[dict[str, Any]]:
                                "disappears": None, "disappears_seq": None}
             elif not m1 and entry is not None and entry["disappears_seq"] is None:
                 entry["disappears"], entry["disappears_seq"] = r.name, r.seq
+    for r in dump.index.passes:
+        if r.kind != index.CODEGEN:
+            continue
+        for name, key in (r.sources or {}).items():
+            if _wanted(name, func) and hit(key):
+                found[f"{name} ({r.name})"] = {
+                    "function": name, "appears": f"codegen {r.name}", "appears_seq": r.seq,
+                    "disappears": None, "disappears_seq": None}
     return sorted(found.values(), key=lambda e: (e["appears_seq"] or -1, e["function"]))
 
 

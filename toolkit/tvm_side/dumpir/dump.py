@@ -19,7 +19,8 @@ from toolkit.dumpir.store import DIRECTORY as STORE
 from toolkit.dumpir.store import FunctionStore, write_atomic
 from toolkit.errors import TkError, TvmFailure
 from toolkit.tvm_side import compat, stack
-from toolkit.tvm_side.dumpir.recorder import Recorder, instrument
+from toolkit.tvm_side.dumpir import codegen
+from toolkit.tvm_side.dumpir.recorder import HOST_KINDS, Recorder, instrument
 from toolkit.tvm_side.dumpir.repro import write_repro
 from toolkit.tvm_side.workload import Workload
 
@@ -33,6 +34,7 @@ def dump(
     funcs: str | None = None,
     full_modules: bool = False,
     pass_config: dict[str, Any] | None = None,
+    verify: bool = False,
 ) -> DumpResult:
     """Compile ``workload`` for ``target_spec`` recording every pass into ``out``."""
     directory.check_output_dir(out)
@@ -40,7 +42,8 @@ def dump(
     work = directory.work_dir(out)
     try:
         result = record(
-            workload, target_spec, work, out, passes, funcs, full_modules, pass_config, crashed
+            workload, target_spec, work, out, passes, funcs, full_modules, pass_config, crashed,
+            verify,
         )
         directory.write_manifest(work)
         directory.swap_in(work, out)
@@ -56,6 +59,7 @@ def record(
     workload: Workload, target_spec: str, work: Path, out: Path,
     passes: str | None, funcs: str | None,
     full_modules: bool, pass_config: dict[str, Any] | None, crashed: list[str],
+    verify: bool = False,
 ) -> DumpResult:
     store = FunctionStore(work / STORE)
     journal = (work / JOURNAL).open("w")
@@ -67,9 +71,11 @@ def record(
     failed_at = 0.0
     start = time.perf_counter()
     try:
-        stack.compile(
-            workload, target_spec, instruments=[instrument(recorder)], pass_config=pass_config
-        )
+        with codegen.capture() as codegens:
+            stack.compile(
+                workload, target_spec, instruments=[instrument(recorder)],
+                pass_config=pass_config,
+            )
     except TvmFailure as e:
         failure, failed_at = e, time.perf_counter()
     journal.close()
@@ -95,7 +101,14 @@ def record(
             )
 
     records = recorder.records
-    leaves = [r for r in records if r.kind == "pass"]
+    verify_failure = _codegen_records(records, codegens, store, work, verify, out)
+    if failure is None and verify_failure is not None:
+        failure = verify_failure
+    if failed_pass is None and failure is not None:
+        # Codegen raised (or nvcc rejected its output): that record is the failure.
+        failed_pass = next((r for r in records if r.kind == index.CODEGEN
+                            and r.status == "failed"), None)
+    leaves = [r for r in records if r.kind in index.LEAF_KINDS]
     summary = {
         "workload": workload.source,
         "target": target_spec,
@@ -103,7 +116,7 @@ def record(
         "status": "failed" if failure else "ok",
         "failed_pass": failed_pass.seq if failed_pass else None,
         "passes": len(leaves),
-        "wrappers": len(records) - len(leaves),
+        "wrappers": sum(1 for r in records if r.kind == index.WRAPPER),
         "changed_passes": sum(1 for r in leaves if r.change not in (None, index.UNCHANGED)),
         "functions_stored": len(store.loaded()),
         "compile_seconds": round(seconds, 4),
@@ -118,6 +131,42 @@ def record(
     index.write(work, dump_index)
     write_atomic(work / "index.html", html.render(dump_index, store.loaded()).encode())
     return DumpResult(work, dump_index, failure)
+
+
+def _codegen_records(records: list[index.PassRecord], codegens: list[codegen.Codegen],
+                     store: FunctionStore, work: Path, verify: bool,
+                     out: Path) -> TvmFailure | None:
+    """Append one record per codegen call (device modules first, as TVM builds them); under
+    ``verify`` compile CUDA sources with nvcc. Returns the first verification failure."""
+    failure = None
+    for call in codegens:
+        lane = index.HOST if call.target_kind in HOST_KINDS else index.DEVICE
+        record = index.PassRecord(
+            seq=len(records), name=call.target, depth=0, parent=None, kind=index.CODEGEN,
+            seconds=round(call.seconds, 6), status="failed" if call.error else "ok",
+            change=index.CHANGED, functions=len(call.functions), lane=lane,
+            lane_target=call.target, error=call.error,
+            sources={name: store.put(text) for name, text in call.sources.items()},
+        )
+        records.append(record)
+        cuda = call.sources.get("cuda.cu")
+        if verify and cuda is not None:
+            verdict = codegen.verify_cuda(cuda, call.arch)
+            if verdict is None:
+                record.verify = {"tool": "nvcc", "ok": None, "error": "nvcc is not on PATH"}
+                continue
+            record.verify = {"tool": verdict.tool, "ok": verdict.ok, "error": verdict.error}
+            if not verdict.ok:
+                record.status = "failed"
+                failed = work / FAILED
+                failed.mkdir(exist_ok=True)
+                write_atomic(failed / "cuda.cu", cuda.encode())
+                write_atomic(failed / "nvcc.log", verdict.output.encode())
+                failure = failure or TvmFailure(
+                    f"{verdict.tool} rejects the CUDA source TVM generated: {verdict.error}",
+                    reproduce=f"{verdict.tool} -o /dev/null {out / FAILED / 'cuda.cu'}",
+                )
+    return failure
 
 
 def _error_text(e: BaseException) -> str:

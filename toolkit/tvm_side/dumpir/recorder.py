@@ -28,9 +28,14 @@ from typing import Any, TextIO
 
 from toolkit.dumpir.index import (
     CHANGED,
+    DEVICE,
+    HOST,
+    MAIN,
+    OWN,
     PRINTS_IDENTICALLY,
     RENAMED,
     UNCHANGED,
+    WRAPPER,
     FuncChange,
     PassRecord,
     Rename,
@@ -59,6 +64,7 @@ class _Frame:
     start: float
     overhead_at_start: float
     children: int = 0
+    last_out: tuple[Any, dict[str, Any]] | None = None  # the last nested pass's output
 
 
 @dataclass
@@ -86,6 +92,7 @@ class Recorder:
         self._by_handle: OrderedDict[int, tuple[Any, int]] = OrderedDict()
         self._keys: dict[tuple[int, str], str] = {}
         self._last_output: dict[str, int] | None = None
+        self._lane: tuple[str, str | None] | None = None
         self._jobs: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None] = (
             queue.SimpleQueue()
         )
@@ -100,7 +107,11 @@ class Recorder:
     def before(self, mod: Any, name: str) -> None:
         t0 = time.perf_counter()
         parent = self._stack[-1] if self._stack else None
+        funcs = _functions(mod)
         if parent is not None:
+            if parent.children == 0 and not _same_functions(parent.funcs, funcs):
+                # The wrapper changed the module before its first nested pass.
+                self._own_work(parent.record, parent.funcs, funcs, mod)
             parent.children += 1
         record = PassRecord(
             seq=len(self.records), name=name, depth=len(self._stack),
@@ -111,7 +122,6 @@ class Recorder:
         if self.journal is not None:
             self.journal.write(f"+{record.seq} {name}\n")
             self.journal.flush()
-        funcs = _functions(mod)
         if record.seq == 0:
             self._jobs.put((self._input, (funcs, mod)))
         now = time.perf_counter()
@@ -129,11 +139,28 @@ class Recorder:
         funcs = _functions(mod)
         record.functions = len(funcs)
         if frame.children:
-            record.kind = "wrapper"
+            record.kind = WRAPPER
             self._jobs.put((self._wrapper, (record, frame.funcs, funcs)))
+            assert frame.last_out is not None
+            _, last_funcs = frame.last_out
+            if not _same_functions(last_funcs, funcs):
+                # The wrapper changed the module after its last nested pass.
+                self._own_work(record, last_funcs, funcs, mod)
         else:
             self._jobs.put((self._leaf, (record, frame.funcs, funcs, mod)))
+        if self._stack:
+            self._stack[-1].last_out = (mod, funcs)
         self.overhead += time.perf_counter() - t0
+
+    def _own_work(self, wrapper: PassRecord, before: dict[str, Any], after: dict[str, Any],
+                  mod: Any) -> None:
+        """A record for what a wrapper did itself, between two of its module snapshots."""
+        record = PassRecord(
+            seq=len(self.records), name=wrapper.name, depth=wrapper.depth + 1,
+            parent=wrapper.seq, kind=OWN, stored=wrapper.stored, functions=len(after),
+        )
+        self.records.append(record)
+        self._jobs.put((self._leaf, (record, before, after, mod)))
 
     # -- after the compile -------------------------------------------------------------
 
@@ -144,6 +171,19 @@ class Recorder:
         self._worker.join()
         if self.internal_error is not None:
             raise self.internal_error
+        self._drop_empty_own_work()
+
+    def _drop_empty_own_work(self) -> None:
+        """A wrapper that handed its nested passes a new but equal module did no work of its
+        own: drop that record and number the rest consecutively again."""
+        kept = [r for r in self.records if r.kind != OWN or r.change != UNCHANGED]
+        if len(kept) == len(self.records):
+            return
+        new_seq = {r.seq: i for i, r in enumerate(kept)}
+        for r in kept:
+            r.seq = new_seq[r.seq]
+            r.parent = new_seq[r.parent] if r.parent is not None else None
+        self.records[:] = kept
 
     def fail(self, error: str, at: float) -> _Frame | None:
         """Mark the passes still open (the one that raised and its wrappers) as failed.
@@ -245,6 +285,10 @@ class Recorder:
                 k0, k1 = key(before, n), key(after, n)
                 same_text = k0 is not None and k0 == k1
                 record.changed.append(FuncChange(n, k0, k1, same_text))
+        if (self._lane is None or record.received is not None or record.added or record.removed
+                or record.renamed):
+            self._lane = _lane(after)  # only a new function set can change the module's lane
+        record.lane, record.lane_target = self._lane
         if record.added or record.removed or any(not c.prints_identically for c in record.changed):
             record.change = CHANGED
         elif record.changed:
@@ -275,6 +319,39 @@ def _position(thread: int) -> tuple[int, int] | None:
     """Where a thread's Python code is (frame, instruction); unchanged while it is in C."""
     frame = sys._current_frames().get(thread)
     return None if frame is None else (id(frame), frame.f_lasti)
+
+
+# Target kinds whose functions run on the host (tirx.build's own test, split_host_device_mods).
+HOST_KINDS = ("llvm", "c", "cuda_host")
+
+
+def _lane(funcs: dict[str, Any]) -> tuple[str, str | None]:
+    """(lane, target) of a module: MAIN while it holds Relax functions, functions without a
+    target or both sides, HOST when every function is host code, DEVICE when every function
+    is for one device and kernels are among them (before the split there are none)."""
+    targets = set()
+    kernels = False
+    for f in funcs.values():
+        attrs = getattr(f, "attrs", None)
+        is_tir = type(f).__name__ == "PrimFunc"  # Relax functions carry no target
+        target = attrs.get("target") if attrs is not None and is_tir else None
+        if target is None:
+            return MAIN, None
+        arch = target.attrs.get("arch") if hasattr(target, "attrs") else None
+        targets.add(f"{target.kind.name} -arch={arch}" if arch else str(target.kind.name))
+        kernels = kernels or int(attrs.get("calling_conv", 0)) == 2
+    if len(targets) != 1:
+        return MAIN, None
+    target = targets.pop()
+    if target.split()[0] in HOST_KINDS:
+        return HOST, target
+    return (DEVICE, target) if kernels else (MAIN, target)
+
+
+def _same_functions(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    # By function, not by module: passes such as SplitHostDevice update the IRModule object
+    # in place (IRModule's operator-> is not copy-on-write), so the module stays "the same".
+    return a.keys() == b.keys() and all(f.same_as(b[n]) for n, f in a.items())
 
 
 def _functions(mod: Any) -> dict[str, Any]:

@@ -1,0 +1,139 @@
+"""Codegen as the last records of a dump: the generated source of every module, timed.
+
+TVM turns each TIR module into a runtime module in ``codegen_build(mod, target)``
+(``tvm.tirx.build`` since the tirx rename, ``tvm.tir.build`` before), called once for the host
+module and once per device module. For the length of one compile that function is wrapped:
+each call is timed and its runtime module's source read (CUDA C; LLVM IR and assembly for
+the host). ``--verify`` compiles the CUDA source with nvcc to a cubin (ptxas runs), so
+shared-memory, register and architecture errors surface on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Sources per runtime-module kind: (file name suffix, inspect_source format).
+FORMATS: dict[str, list[tuple[str, str]]] = {
+    "llvm": [(".ll", "ll"), (".s", "asm")],
+    "cuda": [(".cu", "")],
+    "c": [(".c", "")],
+}
+
+
+@dataclass
+class Codegen:
+    """One ``codegen_build`` call: which module, for which target, what came out."""
+
+    target_kind: str
+    target: str
+    functions: list[str]
+    seconds: float
+    sources: dict[str, str] = field(default_factory=dict)  # file name -> text
+    arch: str | None = None
+    error: str | None = None
+
+
+@contextlib.contextmanager
+def capture() -> Iterator[list[Codegen]]:
+    """Record every codegen call made while the block runs (none on TVMs without the seam)."""
+    calls: list[Codegen] = []
+    module = _build_module()
+    original = getattr(module, "codegen_build", None) if module is not None else None
+    if original is None:
+        yield calls
+        return
+
+    def codegen_build(mod: Any, target: Any) -> Any:
+        start = time.perf_counter()
+        kind = str(target.kind.name)
+        arch = target.attrs.get("arch") if hasattr(target, "attrs") else None
+        call = Codegen(kind, f"{kind} -arch={arch}" if arch else kind,
+                       [gv.name_hint for gv in mod.functions], 0.0, arch=str(arch) if arch else None)
+        calls.append(call)
+        try:
+            runtime = original(mod, target)
+        except Exception as e:
+            call.error = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+            raise
+        finally:
+            call.seconds = time.perf_counter() - start
+        call.sources = _sources(runtime, kind)
+        return runtime
+
+    module.codegen_build = codegen_build
+    try:
+        yield calls
+    finally:
+        module.codegen_build = original
+
+
+def _build_module() -> Any:
+    for name in ("tvm.tirx.build", "tvm.tir.build"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "codegen_build"):
+            return module
+    return None
+
+
+def _sources(runtime: Any, kind: str) -> dict[str, str]:
+    out = {}
+    stem = "host" if kind in ("llvm", "c") else kind
+    for suffix, fmt in FORMATS.get(kind, [(".txt", "")]):
+        try:
+            text = runtime.inspect_source(fmt)
+        except Exception:  # noqa: BLE001 - a format this module cannot give
+            continue
+        if text:
+            out[stem + suffix] = text
+    return out
+
+
+@dataclass
+class Verdict:
+    tool: str
+    ok: bool
+    error: str | None  # the first error line
+    output: str
+
+
+def verify_cuda(source: str, arch: str | None) -> Verdict | None:
+    """Compile CUDA C with nvcc down to a cubin (ptxas runs); None without nvcc."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    arch = arch or "sm_80"
+    with tempfile.TemporaryDirectory(prefix="tk-verify-") as tmp:
+        cu = Path(tmp) / "kernels.cu"
+        cu.write_text(source)
+        command = [nvcc, "-cubin", f"-arch={arch}", "-o", str(Path(tmp) / "kernels.cubin"),
+                   str(cu)]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    output = (proc.stdout + proc.stderr).replace(str(cu), "kernels.cu")
+    tool = f"nvcc -cubin -arch={arch}"
+    if proc.returncode == 0:
+        return Verdict(tool, True, None, output)
+    return Verdict(tool, False, _first_error(output), output)
+
+
+_ERROR = re.compile(r"\berror\b", re.IGNORECASE)
+
+
+def _first_error(output: str) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for line in lines:
+        if _ERROR.search(line):
+            return line
+    return lines[0] if lines else "nvcc failed without output"
