@@ -94,5 +94,5 @@ def test_file_without_mod_or_model(tmp_path):
 
 def test_wrong_file_type(tmp_path):
     path = write(tmp_path, "model.txt", "")
-    with pytest.raises(UserError, match="expected a .py or .onnx"):
+    with pytest.raises(UserError, match="expected a .py, .onnx or .so"):
         workload.load(str(path))

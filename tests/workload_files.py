@@ -36,3 +36,45 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def add_square(tmp_path: Path, reference: str = "(x + y) ** 2") -> Path:
     return write(tmp_path, "add_square.py", ADD_SQUARE.format(reference=reference))
+
+
+# A TIR-only workload the way kernel writers make one: te.create_prim_func, with a reference.
+TE_MATMUL = PRELUDE + """
+A = te.placeholder((16, 8), name="A")
+B = te.placeholder((8, 12), name="B")
+k = te.reduce_axis((0, 8), name="k")
+C = te.compute((16, 12), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+mod = te.create_prim_func([A, B, C])
+
+def reference(a, b):
+    return {reference}
+"""
+
+# Hand-written TIR (TVMScript) with the output in the middle of the arguments, no reference.
+TIR_SCALE = """\
+try:
+    from tvm.script import tirx as T
+except ImportError:
+    from tvm.script import tir as T
+from tvm.script import ir as I
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def scale(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (32,), "float32")
+        B = T.match_buffer(b, (32,), "float32")
+        C = T.match_buffer(c, (32,), "float32")
+        for i in range(32):
+            B[i] = A[i] * C[i] + 1.0
+
+mod = Module
+"""
+
+
+def te_matmul(tmp_path: Path, reference: str = "a @ b") -> Path:
+    return write(tmp_path, "te_matmul.py", TE_MATMUL.format(reference=reference))
+
+
+def tir_scale(tmp_path: Path) -> Path:
+    return write(tmp_path, "tir_scale.py", TIR_SCALE)

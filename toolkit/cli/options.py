@@ -8,6 +8,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -105,5 +106,60 @@ def recipe_options(func: Callable[..., Any]) -> Callable[..., Any]:
         return func(*args, recipe=recipe, **kwargs)
 
     for option in reversed(_RECIPE_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+entry_option = click.option(
+    "--entry", metavar="NAME",
+    help="The function to compile and run (default: main, else forward, else the first).")
+
+# How to compile beyond the target; the command receives them as one ``build`` dict, checked
+# against the TVM at hand by ``toolkit.tvm_side.stack.build_options(**build)``.
+_BUILD_OPTIONS = [
+    click.option("--opt-level", type=int, default=3, show_default=True,
+                 help="PassContext opt_level (0..3)."),
+    click.option("--pass-config", "pass_config", multiple=True, metavar="KEY=VALUE",
+                 help="A PassContext config, e.g. tirx.disable_vectorize=1 (repeatable)."),
+    click.option("--pipeline", metavar="NAME",
+                 help="TVM's pipeline by name (Relax: zero, default, ...; TIR: s_tir, tirx, ...)."),
+    click.option("--db", "database", type=click.Path(path_type=Path), metavar="DIR",
+                 help="Apply a MetaSchedule database written by 'tk tune -o DIR'."),
+    click.option("--host", metavar="TARGET",
+                 help="The target's host, e.g. 'llvm -mtriple=aarch64-linux-gnu'."),
+]
+_BUILD_FIELDS = ("opt_level", "pass_config", "pipeline", "database", "host")
+
+
+def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        build = {name: kwargs.pop(name) for name in _BUILD_FIELDS}
+        build["pass_config"] = list(build["pass_config"])
+        return func(*args, build=build, **kwargs)
+
+    for option in reversed(_BUILD_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+# A remote device over TVM RPC: a server directly, or one leased from a tracker by key.
+_REMOTE_OPTIONS = [
+    click.option("--rpc", metavar="HOST:PORT", help="Run on the device of this TVM RPC server."),
+    click.option("--tracker", metavar="HOST:PORT", help="Lease a device from this RPC tracker."),
+    click.option("--key", metavar="KEY", help="The device key to ask the tracker for."),
+]
+_REMOTE_FIELDS = ("rpc", "tracker", "key")
+
+
+def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --rpc / --tracker / --key; the command receives ``remote`` (a dict, or None)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        remote = {name: kwargs.pop(name) for name in _REMOTE_FIELDS}
+        return func(*args, remote=remote if any(remote.values()) else None, **kwargs)
+
+    for option in reversed(_REMOTE_OPTIONS):
         wrapper = option(wrapper)
     return wrapper

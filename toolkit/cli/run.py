@@ -1,40 +1,62 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from toolkit.cli.options import SEED, TOLERANCE, echo_json, json_option, target_option, workload_argument
+from toolkit.cli.options import (
+    SEED,
+    TOLERANCE,
+    build_options,
+    echo_json,
+    entry_option,
+    json_option,
+    remote_options,
+    target_option,
+    workload_argument,
+)
 
 
 @click.command("run")
 @workload_argument
 @target_option
+@entry_option
+@build_options
+@remote_options
 @click.option("--inputs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help=".npz with the inputs, by argument name or in order (arr_0, arr_1, ...).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for random inputs.")
 @click.option("--check", is_flag=True,
-              help="Compare with the workload's reference, else with the llvm build; exit 1 "
-                   "on mismatch.")
+              help="Compare with the workload's reference, else onnxruntime (.onnx), else an "
+                   "unoptimised build on another code generator; exit 1 on mismatch.")
 @click.option("--rtol", type=TOLERANCE, default=1e-3, show_default=True)
 @click.option("--atol", type=TOLERANCE, default=1e-4, show_default=True)
 @json_option
-def run_cmd(workload: str, target: str, inputs: Path | None, seed: int, check: bool,
+def run_cmd(workload: str, target: str, entry: str | None, build: dict[str, Any],
+            remote: dict[str, Any] | None, inputs: Path | None, seed: int, check: bool,
             rtol: float, atol: float, as_json: bool) -> int:
-    """Run WORKLOAD on the target's device with given or seeded-random inputs."""
+    """Run WORKLOAD (or a library from 'tk compile -o') on the target's device, or a remote one."""
     from toolkit.tvm_side import stack
+    from toolkit.tvm_side import target as targets
     from toolkit.tvm_side import workload as workloads
 
-    wl = workloads.load(workload, seed=seed)
+    options = stack.build_options(**build)
+    wl = workloads.load(workload, seed=seed, entry=entry)
     args = read_inputs(inputs, wl) if inputs else wl.make_inputs(seed)
-    from toolkit.tvm_side import target as targets
+    session = None
+    if remote is not None:
+        from toolkit.tvm_side import remote as remotes
 
-    targets.device_for(targets.to_tvm(target))  # refuse before a compile that cannot run
-    compiled = stack.compile(wl, target)
-    result = stack.run(compiled, args)
+        session = remotes.connect(**remote)
+    elif wl.library is None:
+        targets.device_for(targets.to_tvm(target))  # refuse before a compile that cannot run
+    compiled = stack.compile(wl, target, options=options)
+    result = stack.run(compiled, args, remote=session)
     report = {
         "workload": wl.source,
-        "target": target,
+        "entry": wl.entry,
+        "target": compiled.target_spec,
         "device": result.device,
         "compile_seconds": round(compiled.seconds, 4),
         "run_seconds": round(result.seconds, 6),
@@ -48,7 +70,8 @@ def run_cmd(workload: str, target: str, inputs: Path | None, seed: int, check: b
     if as_json:
         echo_json(report)
         return status
-    click.echo(f"ran {wl.source} on {result.device} in {result.seconds * 1e3:.3f} ms")
+    click.echo(f"ran {wl.source} ({wl.entry}) on {result.device} in "
+               f"{result.seconds * 1e3:.3f} ms")
     for i, out in enumerate(report["outputs"]):
         click.echo(f"  output {i}: {out['dtype']}{out['shape']}")
     if check:

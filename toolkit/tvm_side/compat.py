@@ -208,3 +208,38 @@ def script_printer() -> Callable[[Any, str], str]:
         return _script(obj, config)
 
     return print_with_cached_config
+
+
+def prim_func_buffers(func: Any) -> list[tuple[tuple[str, Any, str] | None, bool]]:
+    """Per PrimFunc argument: ((name, shape, dtype) or None for a scalar, whether it is written).
+
+    Before the unified IR (0.27) arguments are handles mapped to buffers by ``buffer_map``;
+    on it the argument is the buffer. What is written comes from TVM's access analysis
+    (``DomainTouchedAccessMap``: buffer -> [reads, writes]).
+    """
+    touched = None
+    for name in ("s_tir.DomainTouchedAccessMap", "tir.analysis.DomainTouchedAccessMap"):
+        touched = tvm().get_global_func(name, allow_missing=True)
+        if touched is not None:
+            break
+    if touched is None:
+        raise ImportError("this TVM has no DomainTouchedAccessMap to find a PrimFunc's outputs")
+    access = touched(func)
+    buffer_map = getattr(func, "buffer_map", None)
+    out: list[tuple[tuple[str, Any, str] | None, bool]] = []
+    for param in func.params:
+        buf = buffer_map.get(param) if buffer_map is not None else param
+        ty = getattr(buf, "ty", None) if buffer_map is None else buf
+        if buf is None or getattr(ty, "shape", None) is None:
+            out.append((None, False))
+            continue
+        written = any(b.same_as(buf) and len(rw[1]) > 0 for b, rw in access.items())
+        out.append(((var_name(buf), list(ty.shape), str(ty.dtype)), written))
+    return out
+
+
+def first_error_line(e: BaseException) -> str:
+    """The line of a TVM error that says what went wrong (its traceback comes first)."""
+    lines = [ln for ln in str(e).splitlines() if ln.strip()]
+    tail = [ln for ln in lines if "Error" in ln or "error" in ln]
+    return (tail[-1] if tail else lines[-1] if lines else type(e).__name__).strip()

@@ -12,6 +12,8 @@ from typing import Any
 from toolkit.errors import DeviceAbsent, UserError
 from toolkit.target import GPU_KINDS, parse
 
+HOST_KINDS = ("llvm", "c")  # code generators whose code runs on the host CPU
+
 
 def _typed(kind: str, options: dict[str, Any]) -> dict[str, Any]:
     """Give string option values the types the target kind declares (int, bool, Array)."""
@@ -80,7 +82,7 @@ def device_for(target: Any, index: int = 0) -> Any:
     import tvm
 
     kind = target.kind.name
-    dev = tvm.device(kind if kind != "llvm" else "cpu", index)
+    dev = tvm.device("cpu" if kind in HOST_KINDS else kind, index)
     if not dev.exist:
         raise DeviceAbsent(
             f"no {kind} device {index} on this machine; compile-only work still runs "

@@ -9,11 +9,18 @@ Accepted forms:
   entry function's arguments as numpy arrays - inputs, then params - or the expected
   output arrays) and ``pipeline`` (a Relax pass given to ``tvm.compile`` as its
   ``relax_pipeline``: how a workload brings a fork's own passes into the compile);
-* an ``.onnx`` file, through TVM's ONNX frontend.
+* an ``.onnx`` file, through TVM's ONNX frontend;
+* a ``.so`` written by ``tk compile -o``, with the ``.params.npz`` written beside it.
+
+A ``mod`` holding only PrimFuncs (TVMScript, or ``te.create_prim_func``; a bare PrimFunc is
+taken too) is a TIR workload: the entry is called directly, the buffers it writes are its
+outputs (tk allocates them), the others its inputs, and ``reference`` takes the inputs and
+returns the outputs.
 """
 
 from __future__ import annotations
 
+import json
 import runpy
 import traceback
 from collections.abc import Callable, Sequence
@@ -35,9 +42,15 @@ class ArgSpec:
     dtype: str
 
 
+RELAX = "relax"
+TIR = "tir"
+PARAMS_SUFFIX = ".params.npz"
+META_KEY = "__tk__"  # the npz entry holding what a library needs to be run again
+
+
 @dataclass
 class Workload:
-    """A Relax module plus everything needed to call its entry function."""
+    """A Relax or TIR module plus everything needed to call its entry function."""
 
     name: str
     source: str  # what the user typed: reproduces the load
@@ -48,6 +61,27 @@ class Workload:
     inputs: list[np.ndarray] | None = None
     reference: Callable[..., Any] | Sequence[np.ndarray] | None = None
     pipeline: Any = None  # tvm.transform.Pass replacing the target's default Relax pipeline
+    kind: str = RELAX  # RELAX: entry run by the VM; TIR: a PrimFunc called directly
+    output_specs: list[ArgSpec] = field(default_factory=list)  # TIR: buffers the entry writes
+    output_positions: tuple[int, ...] = ()  # TIR: where those sit among the arguments
+    param_names: list[str] = field(default_factory=list)
+    library: Path | None = None  # already compiled (tk compile -o); mod is then its source's
+    library_target: str | None = None  # the target that library was compiled for
+
+    def entries(self) -> list[str]:
+        """The functions ``--entry`` may name."""
+        return [] if self.mod is None else _entries(self.mod)
+
+    def make_outputs(self) -> list[np.ndarray]:
+        """Zeroed buffers for a TIR entry's outputs (none for Relax: the VM allocates)."""
+        return [np.zeros(s.shape, s.dtype) for s in self.output_specs]
+
+    def call_args(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> list[Any]:
+        """A TIR entry's arguments in signature order: outputs slotted between inputs."""
+        args, ins, outs = [], iter(inputs), iter(outputs)
+        for i in range(len(self.input_specs) + len(self.output_specs)):
+            args.append(next(outs) if i in self.output_positions else next(ins))
+        return args
 
     def make_inputs(self, seed: int = 0) -> list[np.ndarray]:
         """The workload's own inputs, or seeded random ones of the declared shapes."""
@@ -60,6 +94,8 @@ class Workload:
         if self.reference is None:
             return None
         args = [*inputs, *self.params]
+        if self.kind == TIR:
+            args = list(inputs)
         out = self.reference(*args) if callable(self.reference) else self.reference
         return flatten_outputs(out)
 
@@ -84,8 +120,11 @@ def builtin_names() -> list[str]:
     return sorted(p.stem for p in BUILTIN_DIR.glob("*.py") if not p.stem.startswith("_"))
 
 
-def load(source: str, seed: int = 0) -> Workload:
-    """Load a workload from ``builtin:NAME``, a ``.py`` file or an ``.onnx`` file."""
+def load(source: str, seed: int = 0, entry: str | None = None) -> Workload:
+    """Load a workload from ``builtin:NAME``, a ``.py``, ``.onnx`` or ``tk compile -o`` ``.so``.
+
+    ``entry`` names the function to run (default: ``main``, else ``forward``, else the first).
+    """
     if source.startswith("builtin:"):
         name = source.split(":", 1)[1]
         path = BUILTIN_DIR / f"{name}.py"
@@ -93,18 +132,72 @@ def load(source: str, seed: int = 0) -> Workload:
             raise UserError(
                 f"unknown builtin workload {name!r}; available: {', '.join(builtin_names())}"
             )
-        return _from_namespace(_run_file(path, source), name, source, seed)
+        return _from_namespace(_run_file(path, source), name, source, seed, entry)
     path = Path(source)
     if not path.exists():
         raise UserError(f"workload file {source!r} does not exist")
     if path.suffix == ".onnx":
-        return _from_onnx(path, source)
+        return _from_onnx(path, source, entry)
+    if path.suffix == ".so":
+        return _from_library(path, source, seed, entry)
     if path.suffix != ".py":
         raise UserError(
-            f"workload {source!r}: expected a .py or .onnx file, or builtin:NAME "
-            f"({', '.join(builtin_names())})"
+            f"workload {source!r}: expected a .py, .onnx or .so (from tk compile -o) file, or "
+            f"builtin:NAME ({', '.join(builtin_names())})"
         )
-    return _from_namespace(_run_file(path, source), path.stem, source, seed)
+    return _from_namespace(_run_file(path, source), path.stem, source, seed, entry)
+
+
+def params_path(library: Path) -> Path:
+    """``model.so`` -> ``model.params.npz``: the file ``tk compile -o`` writes beside it."""
+    return library.with_name(library.stem + PARAMS_SUFFIX)
+
+
+def save_params(wl: Workload, library: Path, target_spec: str) -> Path:
+    """Write the params, by name, and what running the library needs, beside it."""
+    meta = {
+        "source": wl.source, "entry": wl.entry, "kind": wl.kind, "target": target_spec,
+        "inputs": [[s.name, list(s.shape), s.dtype] for s in wl.input_specs],
+        "outputs": [[s.name, list(s.shape), s.dtype] for s in wl.output_specs],
+        "output_positions": list(wl.output_positions), "params": wl.param_names,
+    }
+    path = params_path(library)
+    arrays = dict(zip(wl.param_names, wl.params))
+    np.savez(path, **arrays, **{META_KEY: np.array(json.dumps(meta))})
+    return path
+
+
+def _from_library(path: Path, source: str, seed: int, entry: str | None) -> Workload:
+    """A library from ``tk compile -o``: run it as compiled, with the params saved beside it.
+
+    The workload it was compiled from is loaded too when it is still there: it brings the
+    reference (and the module a ``--check`` baseline compiles).
+    """
+    npz = params_path(path)
+    if not npz.exists():
+        raise UserError(f"library {source}: no {npz.name} beside it; run it through "
+                        f"'tk compile WORKLOAD -o {path.name}', which writes both")
+    try:
+        with np.load(npz, allow_pickle=False) as data:
+            meta = json.loads(str(data[META_KEY]))
+            params = [data[n] for n in meta["params"]]
+    except Exception as e:  # noqa: BLE001 - a foreign or truncated npz
+        raise UserError(f"library {source}: {npz.name} is not one tk wrote ({e})") from None
+    if entry is not None and entry != meta["entry"]:
+        raise UserError(f"library {source} was compiled with entry {meta['entry']!r}; "
+                        f"recompile with --entry {entry}")
+    origin = None
+    if meta["source"].startswith("builtin:") or Path(meta["source"]).exists():
+        origin = load(meta["source"], seed, meta["entry"])
+    return Workload(
+        name=path.stem, source=source, mod=origin.mod if origin else None, entry=meta["entry"],
+        input_specs=[ArgSpec(n, tuple(s), d) for n, s, d in meta["inputs"]],
+        params=params, inputs=origin.inputs if origin else None,
+        reference=origin.reference if origin else None, kind=meta["kind"],
+        output_specs=[ArgSpec(n, tuple(s), d) for n, s, d in meta["outputs"]],
+        output_positions=tuple(meta["output_positions"]), param_names=meta["params"],
+        library=path, library_target=meta["target"],
+    )
 
 
 def _run_file(path: Path, source: str) -> dict[str, Any]:
@@ -128,25 +221,33 @@ def _run_file(path: Path, source: str) -> dict[str, Any]:
         ) from None
 
 
-def _from_namespace(ns: dict[str, Any], name: str, source: str, seed: int) -> Workload:
+def _from_namespace(
+    ns: dict[str, Any], name: str, source: str, seed: int, entry: str | None
+) -> Workload:
     """Both file shapes (``mod``, or ``model`` + ``spec``) end in the same Workload."""
     from tvm import IRModule
+
+    from toolkit.tvm_side import compat
 
     if "model" in ns:
         if "spec" not in ns:
             raise UserError(f"workload {source} defines 'model' but no 'spec' to export it with")
         mod, param_names, default_params = _export_nn(ns, source, seed)
-        entry = next(iter(ns["spec"]))
+        entry = _entry_of(mod, source, entry, prefer=next(iter(ns["spec"])))
     else:
         mod = ns.get("mod")
         if mod is None:
             raise UserError(
                 f"workload {source} defines neither 'mod' (an IRModule) nor 'model' + 'spec'"
             )
+        if isinstance(mod, compat.tir().PrimFunc):
+            mod = IRModule({"main": mod})
         if not isinstance(mod, IRModule):
             raise UserError(f"workload {source}: 'mod' is a {type(mod).__name__}, not an IRModule")
-        entry = _entry_of(mod, source)
+        entry = _entry_of(mod, source, entry)
         param_names, default_params = None, []
+        if not _relax_functions(mod):
+            return _tir_workload(ns, name, source, mod, entry)
     specs, num_input = _arg_specs(mod[entry], source, need_static=ns.get("inputs") is None)
     if param_names is None:
         param_names = [s.name for s in specs[num_input:]]
@@ -161,6 +262,38 @@ def _from_namespace(ns: dict[str, Any], name: str, source: str, seed: int) -> Wo
         inputs=_ordered(ns.get("inputs"), [s.name for s in specs[:num_input]], "inputs", source),
         reference=ns.get("reference"),
         pipeline=ns.get("pipeline"),
+        param_names=param_names,
+    )
+
+
+def _tir_workload(
+    ns: dict[str, Any], name: str, source: str, mod: Any, entry: str
+) -> Workload:
+    """A PrimFunc entry: the buffers it writes are outputs, the ones it only reads inputs."""
+    from toolkit.tvm_side import compat
+
+    inputs, outputs, positions = [], [], []
+    for i, (arg, written) in enumerate(compat.prim_func_buffers(mod[entry])):
+        if arg is None:
+            raise UserError(f"workload {source}: {entry} takes a scalar argument; tk calls "
+                            f"PrimFuncs whose arguments are all buffers")
+        shape = tuple(int(d) if hasattr(d, "__int__") else -1 for d in arg[1])
+        if -1 in shape:
+            raise UserError(f"workload {source}: buffer {arg[0]} of {entry} has a symbolic "
+                            f"shape; tk sizes TIR arguments from static buffer shapes")
+        spec = ArgSpec(arg[0], shape, arg[2])
+        if written:
+            outputs.append(spec)
+            positions.append(i)
+        else:
+            inputs.append(spec)
+    if not outputs:
+        raise UserError(f"workload {source}: {entry} writes none of its buffers: nothing to run")
+    return Workload(
+        name=name, source=source, mod=mod, entry=entry, input_specs=inputs,
+        inputs=_ordered(ns.get("inputs"), [s.name for s in inputs], "inputs", source),
+        reference=ns.get("reference"), pipeline=ns.get("pipeline"), kind=TIR,
+        output_specs=outputs, output_positions=tuple(positions),
     )
 
 
@@ -189,16 +322,40 @@ def _init_param(rng: np.random.Generator, name: str, param: Any) -> np.ndarray:
     return (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
 
 
-def _entry_of(mod: Any, source: str) -> str:
+def _relax_functions(mod: Any) -> list[str]:
     from tvm import relax
 
-    names = [gv.name_hint for gv, f in mod.functions.items() if isinstance(f, relax.Function)]
+    return sorted(gv.name_hint for gv, f in mod.functions.items()
+                  if isinstance(f, relax.Function))
+
+
+def _entries(mod: Any) -> list[str]:
+    """Relax functions when there are any (PrimFuncs are then their kernels), else PrimFuncs."""
+    from toolkit.tvm_side import compat
+
+    relax_names = _relax_functions(mod)
+    if relax_names:
+        return relax_names
+    prim = compat.tir().PrimFunc
+    return sorted(gv.name_hint for gv, f in mod.functions.items() if isinstance(f, prim))
+
+
+def _entry_of(mod: Any, source: str, entry: str | None, prefer: str | None = None) -> str:
+    from toolkit.build.recipes import suggest
+
+    names = _entries(mod)
     if not names:
-        raise UserError(f"workload {source}: the IRModule has no Relax function to run")
-    for preferred in ("main", "forward"):
+        raise UserError(f"workload {source}: the IRModule has no Relax function or PrimFunc "
+                        f"to run")
+    if entry is not None:
+        if entry not in names:
+            raise UserError(f"workload {source} has no entry {entry!r}{suggest(entry, names)} "
+                            f"(entries: {', '.join(names)})")
+        return entry
+    for preferred in (prefer, "main", "forward"):
         if preferred in names:
             return preferred
-    return sorted(names)[0]
+    return names[0]
 
 
 def _arg_specs(func: Any, source: str, need_static: bool) -> tuple[list[ArgSpec], int]:
@@ -248,7 +405,7 @@ def _ordered(
     return arrays
 
 
-def _from_onnx(path: Path, source: str) -> Workload:
+def _from_onnx(path: Path, source: str, entry: str | None) -> Workload:
     try:
         import onnx
     except ImportError:
@@ -274,7 +431,7 @@ def _from_onnx(path: Path, source: str) -> Workload:
         shapes[inp.name] = [d.dim_value if d.dim_value > 0 else 1 for d in ttype.shape.dim]
         dtypes[inp.name] = onnx.helper.tensor_dtype_to_np_dtype(ttype.elem_type).name
     mod = from_onnx(model, shape_dict=shapes, dtype_dict=dtypes, keep_params_in_input=False)
-    entry = _entry_of(mod, source)
+    entry = _entry_of(mod, source, entry)
     specs, num_input = _arg_specs(mod[entry], source, need_static=True)
     return Workload(
         name=path.stem, source=source, mod=mod, entry=entry, input_specs=specs[:num_input]

@@ -1,0 +1,94 @@
+"""Remote devices over TVM RPC: a server named directly, or one leased from a tracker by key.
+
+The compiled library is exported here (by a cross compiler when the target is another
+architecture), uploaded, loaded by the server's runtime and run on its device; inputs and
+outputs travel as tensors. Addresses are probed with a short socket connect first: TVM's
+own connect retries for a minute, and a tracker request for an unknown key waits forever.
+"""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolkit.errors import DeviceAbsent, UserError
+from toolkit.tvm_side import target as targets
+from toolkit.tvm_side.compat import first_error_line
+
+CONNECT_TIMEOUT_S = 5.0
+
+
+def parse_address(text: str, flag: str) -> tuple[str, int]:
+    host, colon, port = text.rpartition(":")
+    if not colon or not host or not port.isdigit():
+        raise UserError(f"{flag} {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9190")
+    return host, int(port)
+
+
+def _probe(host: str, port: int, what: str) -> None:
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as e:
+        raise UserError(f"{what} at {host}:{port} does not answer ({e.strerror or e})") from None
+
+
+@dataclass
+class Session:
+    address: str  # what the user named: HOST:PORT, or KEY@TRACKER
+    rpc: Any  # tvm.rpc.RPCSession
+
+    def load(self, compiled: Any) -> tuple[Any, Any]:
+        """Upload ``compiled``'s library, load it remotely: (remote module, remote device)."""
+        from toolkit.tvm_side import stack
+
+        kind = compiled.target.kind.name
+        dev = self.rpc.device("cpu" if kind in targets.HOST_KINDS else kind, 0)
+        if not dev.exist:
+            raise DeviceAbsent(f"the RPC server at {self.address} has no {kind} device 0")
+        library = compiled.workload.library
+        with tempfile.TemporaryDirectory(prefix="tk-rpc-") as tmp:
+            if library is None:
+                library = Path(tmp) / "module.so"
+                stack.write_library(compiled, library)
+            self.rpc.upload(str(library), "tk_module.so")
+        return self.rpc.load_module("tk_module.so"), dev
+
+
+def connect(rpc: str | None = None, tracker: str | None = None, key: str | None = None,
+            session_timeout: int = 600) -> Session:
+    """A session with an RPC server (``rpc``), or with one the tracker leases for ``key``."""
+    from tvm import rpc as tvm_rpc
+
+    if rpc and tracker:
+        raise UserError("give --rpc HOST:PORT or --tracker HOST:PORT --key KEY, not both")
+    if rpc:
+        if key:
+            raise UserError("--key goes with --tracker; --rpc names the server itself")
+        host, port = parse_address(rpc, "--rpc")
+        _probe(host, port, "the RPC server")
+        try:
+            return Session(rpc, tvm_rpc.connect(host, port, session_timeout=session_timeout))
+        except Exception as e:  # noqa: BLE001 - something answered, but not an RPC server
+            raise UserError(f"--rpc {rpc}: not a TVM RPC server ({first_error_line(e)})") from None
+    if not tracker or not key:
+        raise UserError("--tracker needs --key (the device key servers registered with)")
+    host, port = parse_address(tracker, "--tracker")
+    _probe(host, port, "the RPC tracker")
+    try:
+        client = tvm_rpc.connect_tracker(host, port)
+        queues = client.summary().get("queue_info", {})
+    except Exception as e:  # noqa: BLE001
+        raise UserError(f"--tracker {tracker}: not a TVM RPC tracker ({first_error_line(e)})") from None
+    if key not in queues:
+        known = ", ".join(sorted(queues)) or "none"
+        raise UserError(f"the tracker at {tracker} has no server with key {key!r} "
+                        f"(keys: {known})")
+    try:
+        session = client.request(key, priority=1, session_timeout=session_timeout, max_retry=2)
+    except Exception as e:  # noqa: BLE001 - the tracker could not lease a server
+        raise UserError(f"the tracker at {tracker} could not lease a {key!r} server "
+                        f"({first_error_line(e)})") from None
+    return Session(f"{key}@{tracker}", session)
