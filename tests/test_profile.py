@@ -23,7 +23,7 @@ ENV = {"TVM_NUM_THREADS": "1"}
 def mlp_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("mlp")
     result = run_tk("profile", "builtin:mlp", "--repeat", "7", "--warmup", "2", "-o", str(out),
-                    env=ENV)
+                    "--trace", str(out / "trace.json"), env=ENV)
     assert result.returncode == 0, result.stderr
     (out / "stdout.txt").write_text(result.stdout)
     return out
@@ -143,7 +143,10 @@ class _Page(HTMLParser):
         self.rows: list[str] = []
         self.bars: list[float] = []
         self.rects: list[float] = []
+        self.parts: dict[str, float] = {}
         self.headers: list[str] = []
+        self.sections: list[str] = []  # h2 headings in page order
+        self._h2 = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
@@ -151,10 +154,18 @@ class _Page(HTMLParser):
             self.rows.append(a["data-name"] or "")
         if tag == "div" and "bar" in (a.get("class") or "").split():
             self.bars.append(float(re.search(r"width:([\d.]+)%", a["style"] or "").group(1)))
-        if tag == "rect":
+        if tag == "rect" and a.get("data-group") is not None:
             self.rects.append(float(a.get("width") or 0))
+        if tag == "rect" and a.get("data-part") is not None:
+            self.parts[a["data-part"] or ""] = float(a.get("width") or 0)
+        self._h2 = tag == "h2"
         if tag == "th" and a.get("data-column"):
             self.headers.append(a["data-column"] or "")
+
+    def handle_data(self, data: str) -> None:
+        if self._h2:
+            self.sections.append(data)
+            self._h2 = False
 
 
 def test_html_page_in_chromium(mlp_dir: Path, browser) -> None:
@@ -171,6 +182,13 @@ def test_html_page_in_chromium(mlp_dir: Path, browser) -> None:
     assert page.bars[0] == pytest.approx(100.0)  # the largest operator fills its bar
     assert page.bars == sorted(page.bars, reverse=True) and all(b > 0 for b in page.bars)
     assert page.rects and sum(page.rects) == pytest.approx(900, abs=1)  # breakdown chart
+    # The page opens with where the time went and the table; internals come last.
+    assert page.sections == ["Where end to end went", "Rows", "Breakdown", "Internals"]
+    split = doc["summary"]["split_us"]
+    positive = {k: v for k, v in split.items() if v > 0}
+    assert set(page.parts) == set(split)
+    for name, value in positive.items():  # bar widths in proportion to the parts
+        assert page.parts[name] == pytest.approx(900 * value / sum(positive.values()), abs=1)
 
 
 TWO_KERNELS = HERE.parent / "profiler" / "two_kernels.py"
@@ -321,3 +339,90 @@ def test_compare_page_shows_the_slowed_row_first(mlp_dir: Path, tmp_path: Path, 
     first = re.search(r'<tr data-name="([^"]*)"( class="flag")?', dom)
     assert first.group(1) == "relu" and first.group(2)
     assert dom.count('class="flag"') == 1
+
+
+def test_trace_has_host_and_device_tracks_matching_the_report(mlp_dir: Path) -> None:
+    """The --trace file is Chrome trace-event JSON: host calls and device spans on their own
+    tracks, in execution order, and each row's spans add up to the row's time in the run the
+    trace shows."""
+    trace = json.loads((mlp_dir / "trace.json").read_text())
+    doc = json.loads((mlp_dir / "profile.json").read_text())
+    events = trace["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert names[1] == "host: VM calls" and names[2].startswith("device: ")
+    host = [e for e in events if e["ph"] == "X" and e["tid"] == 1]
+    device = [e for e in events if e["ph"] == "X" and e["tid"] == 2]
+    assert len(host) == doc["summary"]["vm_calls_per_run"]
+    assert [e["args"]["call"] for e in host] == list(range(len(host)))
+    for track in (host, device):  # in execution order, one span after the other
+        for before, after in zip(track, track[1:]):
+            assert before["ts"] + before["dur"] <= after["ts"] + 1e-6
+    kinds = {f"{r['name']}({r['args']})" if r["args"] else r["name"]: r["kind"]
+             for r in doc["rows"]}
+    assert {e["args"]["row"] for e in device} == {k for k, v in kinds.items() if v != "builtin"}
+    k = doc["summary"]["trace_run"]
+    per_row: dict[str, float] = {}
+    for e in device + [e for e in host if kinds[e["args"]["row"]] == "builtin"]:
+        per_row[e["args"]["row"]] = per_row.get(e["args"]["row"], 0.0) + e["dur"]
+    assert set(per_row) == set(kinds)
+    for row, us in per_row.items():
+        assert us == pytest.approx(doc["runs_us"][row][k], rel=1e-6, abs=1e-3), row
+    # The trace run's spans against the report's split: same parts, that run's values.
+    split = doc["summary"]["split_us"]
+    kernels = sum(e["dur"] for e in device)
+    assert 0.5 * split["kernels"] < kernels < 2 * split["kernels"]
+
+
+def _profile_fusion(tk, out: Path, fused: bool) -> Path:
+    env = {**ENV, **({"TK_TEST_FUSED": "1"} if fused else {})}
+    result = tk("profile", str(HERE / "profile_fusion.py"), "-n", "5", "--warmup", "1",
+                "-o", str(out), "--format", "json", env=env)
+    assert result.returncode == 0, result.stderr
+    return out / "profile.json"
+
+
+def test_compare_matches_a_fused_kernel_with_its_unfused_kernels(tk, tmp_path: Path) -> None:
+    fused = _profile_fusion(tk, tmp_path / "fused", True)
+    unfused = _profile_fusion(tk, tmp_path / "unfused", False)
+    assert {r["name"] for r in json.loads(fused.read_text())["rows"]} >= {"fused_matmul_add_add1"}
+    for a, b, side in ((fused, unfused, "name"), (unfused, fused, "name_b")):
+        result = tk("profile", "compare", str(a), str(b), "--json")
+        assert result.returncode == 0, result.stderr
+        rows = json.loads(result.stdout)["rows"]
+        fusion = [r for r in rows if r["match"] == "fused ops"]
+        assert len(fusion) == 1
+        row = fusion[0]
+        assert row[side] == "fused_matmul_add_add1"
+        assert row["name_b" if side == "name" else "name"] == "matmul+add+add1"
+        assert row["a_us"] > 0 and row["b_us"] > 0 and row["speedup"] > 0
+        # Nothing of the layer is left over as gone or new.
+        assert not [r for r in rows if r["verdict"] in ("gone", "new")]
+    text = tk("profile", "compare", str(fused), str(unfused)).stdout
+    assert "fused ops" in text and "matmul+add+add1" in text and "nan" not in text
+
+
+def test_compare_gone_and_new_rows_carry_no_percentage(tk, mlp_dir: Path, tmp_path: Path) -> None:
+    other = _profile_fusion(tk, tmp_path / "unfused", False)
+    result = tk("profile", "compare", str(mlp_dir / "profile.json"), str(other), "--json")
+    rows = json.loads(result.stdout)["rows"]
+    one_sided = [r for r in rows if r["verdict"] in ("gone", "new")]
+    assert {r["verdict"] for r in one_sided} == {"gone", "new"}
+    assert all(r["change_pct"] is None and r["speedup"] is None and r["flag"]
+               for r in one_sided)
+    text = tk("profile", "compare", str(mlp_dir / "profile.json"), str(other)).stdout
+    assert "nan" not in text.lower() and "(gone, " in text and "(new, " in text
+
+
+def test_inputs_file_feeds_the_profiled_run(tk, tmp_path: Path) -> None:
+    """--inputs: a file with the entry's arrays is profiled; one of other shapes is one
+    line, exit 2."""
+    data = tmp_path / "in.npz"
+    np.savez(data, x=np.ones((32, 128), "float32"), y=np.zeros((32, 128), "float32"))
+    ok = tk("profile", str(HERE / "profile_fusion.py"), "-n", "2", "--warmup", "0",
+            "--inputs", str(data), "--json", env=ENV)
+    assert ok.returncode == 0, ok.stderr
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, x=np.ones((3, 3), "float32"), y=np.ones((3, 3), "float32"))
+    refused = tk("profile", str(HERE / "profile_fusion.py"), "--inputs", str(bad), env=ENV)
+    assert refused.returncode == 2 and "has shape (3, 3)" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1

@@ -1,7 +1,10 @@
 """Two profiles side by side: which operators got faster or slower, beyond noise.
 
 Operators are matched by name and argument shapes, then - for kernels renamed between
-builds - by the structural hash of their PrimFunc plus shapes. A change is flagged only
+builds - by the structural hash of their PrimFunc plus shapes, then - across a fusion
+change - a fused kernel with the unfused kernels that run its Relax ops one after the other
+(``_fusion_groups``). What is left exists on one side only: "gone" or "new", with no
+percentage. A change is flagged only
 when it exceeds ``threshold`` percent and the noise the two reports measured. Noise on a
 shared machine is one-sided and heavy-tailed (another process takes the core: a run takes
 5x longer), so the test is on the repeats themselves: Cliff's delta, the share of (A run,
@@ -33,7 +36,7 @@ MEDIAN_SE = 1.2533  # standard error of a median, in standard deviations / sqrt(
 SETUP_KEYS = ("target", "device")
 COLUMNS = ["name", "args", "match", "name_b", "a_us", "b_us", "delta_us", "change_pct",
            "speedup", "noise_us", "separation", "flag", "verdict", "abs_delta_us"]
-TERMINAL_COLUMNS = ["name", "match", "a_us", "b_us", "change_pct", "speedup", "separation",
+TERMINAL_COLUMNS = ["name", "match", "name_b", "a_us", "b_us", "change_pct", "speedup", "separation",
                     "verdict", "args"]
 HTML_VIEW = {
     "columns": COLUMNS[:-1], "sort": "abs_delta_us", "bar": "abs_delta_us",
@@ -79,12 +82,43 @@ class Comparison:
         ]
         flagged = self.flagged
         if len(flagged):
-            names = ", ".join(f"{r.name} ({r.verdict} {r.change_pct:+.0f}%)"
-                              for r in flagged.itertuples())
+            names = ", ".join(_flag_text(r) for r in flagged.itertuples())
             lines.append(f"{len(flagged)} beyond noise and {s['threshold_pct']:g}%: {names}")
         else:
             lines.append(f"no operator changed beyond noise and {s['threshold_pct']:g}%")
         return "\n".join(lines)
+
+
+def _flag_text(r: Any) -> str:
+    if r.verdict in ("gone", "new"):
+        return f"{r.name} ({r.verdict}, {max(r.a_us, r.b_us):.1f} us)"
+    return f"{r.name} ({r.verdict} {r.change_pct:+.0f}%)"
+
+
+def _fusion_row(fused_row: Any, fused_runs: dict[str, list[float]], other: Report,
+                group: Group, threshold: float, *, a_side: bool) -> dict[str, Any]:
+    """The comparison row of one fused kernel against the unfused kernels doing its work."""
+    df = other.operators
+    other_us = float(sum(_num(df.at[r, "total_us"]) * share for r, share in group.items()))
+    names = "+".join(f"{df.at[r, 'name']}" + (f"({share:.0%})" if share < 1 else "")
+                     for r, share in sorted(group.items(), key=lambda kv: df.at[kv[0], "first_call"]
+                                            if "first_call" in df.columns else kv[0]))
+    fused_us = _num(fused_row["total_us"])
+    mine = fused_runs.get(row_id(fused_row["name"], fused_row["args"] or ""), [])
+    theirs = _group_runs(other, group)
+    a_us, b_us = (fused_us, other_us) if a_side else (other_us, fused_us)
+    a_runs, b_runs = (mine, theirs) if a_side else (theirs, mine)
+    sep = separation(a_runs, b_runs)
+    flag, verdict = _verdict(a_us, b_us, 0.0, sep, threshold)
+    return {
+        "name": fused_row["name"] if a_side else names, "args": fused_row["args"] or "",
+        "match": "fused ops", "name_b": names if a_side else fused_row["name"],
+        "a_us": a_us, "b_us": b_us, "delta_us": b_us - a_us,
+        "change_pct": (b_us - a_us) / a_us * 100 if a_us > 0 else None,
+        "speedup": a_us / b_us if a_us > 0 and b_us > 0 else None,
+        "noise_us": 0.0, "separation": sep, "flag": flag, "verdict": verdict,
+        "abs_delta_us": abs(b_us - a_us),
+    }
 
 
 def _setup_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -156,6 +190,79 @@ def _match(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[int | None, int | Non
     return pairs
 
 
+Group = dict[int, float]  # row index -> share of its time that belongs to the group
+
+
+def _ops(row: Any) -> list[str]:
+    return [op for op in str(row["fused_ops"] or "").split("+") if op]
+
+
+def _kernel_sequence(report: Report) -> list[int]:
+    """Row index of every kernel call of the report's timeline run, in execution order."""
+    df = report.operators
+    index = {row_id(r.name, r.args or ""): i for i, r in zip(df.index, df.itertuples())}
+    return [index[s.row] for s in report.spans
+            if s.row in index and df.at[index[s.row], "kind"] == "kernel"]
+
+
+def _fusion_groups(fused: Report, unfused: Report, fused_left: list[int],
+                   unfused_left: set[int]) -> list[tuple[int, Group]]:
+    """Fused kernels of ``fused`` matched with runs of unfused kernels of ``unfused``.
+
+    A fused kernel records the Relax ops it groups (``fused_matmul3_add1_add2``: matmul,
+    add, add). Walking the other profile's kernels in execution order, consecutive calls of
+    kernels not matched otherwise whose own ops, one after the other, spell exactly those
+    ops (``matmul3``, ``add1``, ``add2``) are the same work unfused. Each such kernel row
+    contributes the share of its calls that fall in the groups found.
+    """
+    df_f, df_u = fused.operators, unfused.operators
+    seq = _kernel_sequence(unfused)
+    calls_u = {i: max(1, int(_num(df_u.at[i, "calls"]))) for i in df_u.index}
+    out: list[tuple[int, Group]] = []
+    for i in fused_left:
+        target = _ops(df_f.loc[i])
+        if len(target) < 2 or df_f.at[i, "kind"] != "kernel":
+            continue
+        used: dict[int, int] = {}
+        j = 0
+        while j < len(seq):
+            ops, k = [], j
+            while k < len(seq) and seq[k] in unfused_left and len(ops) < len(target):
+                ops += _ops(df_u.loc[seq[k]])
+                k += 1
+                if ops != target[:len(ops)]:
+                    break
+            if ops == target and k - j >= 2:
+                for row in seq[j:k]:
+                    used[row] = used.get(row, 0) + 1
+                j = k
+            else:
+                j += 1
+        if used:
+            out.append((i, {row: min(1.0, n / calls_u[row]) for row, n in used.items()}))
+            unfused_left -= {row for row, n in used.items() if n >= calls_u[row]}
+    return out
+
+
+def _consumed(groups: list[tuple[int, Group]]) -> dict[int, float]:
+    """Share of each row's time that fusion groups took."""
+    out: dict[int, float] = {}
+    for _, group in groups:
+        for row, share in group.items():
+            out[row] = min(1.0, out.get(row, 0.0) + share)
+    return out
+
+
+def _group_runs(report: Report, group: Group) -> list[float]:
+    """Per-repeat time of a group of rows, each row weighted by its share."""
+    df = report.operators
+    runs = [np.asarray(report.runs_us.get(row_id(df.at[r, "name"], df.at[r, "args"] or ""), []))
+            * share for r, share in group.items()]
+    if not runs or any(len(r) != len(runs[0]) or not len(r) for r in runs):
+        return []
+    return list(np.sum(runs, axis=0))
+
+
 def compare(a: Report, b: Report, *, threshold: float = 5.0, force: bool = False,
             names: tuple[str, str] = ("A", "B")) -> Comparison:
     """Per-operator and total speedups of ``b`` over ``a`` (above 1: B is faster)."""
@@ -177,11 +284,28 @@ def compare(a: Report, b: Report, *, threshold: float = 5.0, force: bool = False
     rows = []
     ra, rb = a.operators, b.operators
     na, nb = int(_num(a.header.get("repeat")) or 1), int(_num(b.header.get("repeat")) or 1)
-    for i, j, how in _match(ra, rb):
+    pairs = _match(ra, rb)
+    only_a = [i for i, j, _ in pairs if j is None]
+    only_b = [j for i, j, _ in pairs if i is None]
+    fused_ab = _fusion_groups(a, b, only_a, set(only_b))  # fused in A, unfused in B
+    used_b = _consumed(fused_ab)
+    fused_ba = _fusion_groups(b, a, [j for j in only_b if used_b.get(j, 0.0) < 1],
+                              set(only_a) - {i for i, _ in fused_ab})
+    used_a = {**_consumed(fused_ba), **{i: 1.0 for i, _ in fused_ab}}
+    used_b.update({j: 1.0 for j, _ in fused_ba})
+    for i, group in fused_ab:
+        rows.append(_fusion_row(ra.loc[i], a.runs_us, b, group, threshold, a_side=True))
+    for j, group in fused_ba:
+        rows.append(_fusion_row(rb.loc[j], b.runs_us, a, group, threshold, a_side=False))
+    for i, j, how in pairs:
+        # What a fusion group took of a one-sided row is compared there; the rest stays here.
+        left = 1.0 - (used_a.get(i, 0.0) if j is None else used_b.get(j, 0.0) if i is None else 0)
+        if left <= 1e-9:
+            continue
         ar = ra.loc[i] if i is not None else None
         br = rb.loc[j] if j is not None else None
-        a_us = _num(ar["total_us"]) if ar is not None else 0.0
-        b_us = _num(br["total_us"]) if br is not None else 0.0
+        a_us = _num(ar["total_us"]) * left if ar is not None else 0.0
+        b_us = _num(br["total_us"]) * left if br is not None else 0.0
         noise = _noise(ar["spread_us"] if ar is not None else 0.0, na,
                        br["spread_us"] if br is not None else 0.0, nb)
         sep = None
@@ -189,15 +313,16 @@ def compare(a: Report, b: Report, *, threshold: float = 5.0, force: bool = False
             sep = separation(a.runs_us.get(row_id(ar["name"], ar["args"] or ""), []),
                              b.runs_us.get(row_id(br["name"], br["args"] or ""), []))
         flag, verdict = _verdict(a_us, b_us, noise, sep, threshold)
-        if ar is None or br is None:
+        if ar is None or br is None:  # no change to state: the row exists on one side only
             flag, verdict = True, "new" if ar is None else "gone"
         first = ar if ar is not None else br
+        both = ar is not None and br is not None
         rows.append({
             "name": first["name"], "args": first["args"] or "", "match": how,
             "name_b": br["name"] if br is not None else None,
             "a_us": a_us, "b_us": b_us, "delta_us": b_us - a_us,
-            "change_pct": (b_us - a_us) / a_us * 100 if a_us > 0 else None,
-            "speedup": a_us / b_us if a_us > 0 and b_us > 0 else None,
+            "change_pct": (b_us - a_us) / a_us * 100 if both and a_us > 0 else None,
+            "speedup": a_us / b_us if both and a_us > 0 and b_us > 0 else None,
             "noise_us": noise, "separation": sep, "flag": flag, "verdict": verdict,
             "abs_delta_us": abs(b_us - a_us),
         })
@@ -225,6 +350,6 @@ def compare(a: Report, b: Report, *, threshold: float = 5.0, force: bool = False
         "a_operators_us": a_ops, "b_operators_us": b_ops,
         "operators_speedup": a_ops / b_ops if b_ops > 0 else None,
         "threshold_pct": threshold, "flagged": int(df["flag"].sum()),
-        "matched": int(df["match"].isin(["name+shapes", "struct_hash"]).sum()),
+        "matched": int(df["match"].isin(["name+shapes", "struct_hash", "fused ops"]).sum()),
     }
     return Comparison(header, summary, df, warnings)

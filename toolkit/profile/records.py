@@ -67,6 +67,8 @@ class Timings:
     # GPU runs timed on the device: issued while the filler kept the stream busy / redone.
     device_runs: int = 0
     device_runs_redone: int = 0
+    # Per symbol, seconds taken off each call: timing it from Python with nothing to do.
+    floors: dict[str, float] = field(default_factory=dict)
 
     builtin_note = ("externs and builtins outside PURE_BUILTINS are timed between the "
                     "instrument's callbacks and include their entry cost")

@@ -21,7 +21,10 @@
       if (Number.isInteger(v)) return String(v);
       return Math.abs(v) >= 1e6 ? v.toExponential(3) : String(Number(v.toPrecision(4)));
     }
-    if (Array.isArray(v)) return v.join(" ");
+    if (Array.isArray(v)) return v.map(fmt).join("; ");
+    if (typeof v === "object") {
+      return Object.keys(v).map(function (k) { return k + " " + fmt(v[k]); }).join(", ");
+    }
     return String(v);
   }
   function keyValues(id, obj) {
@@ -35,6 +38,36 @@
   }
   keyValues("header", doc.header);
   keyValues("summary", doc.summary);
+
+  // The end-to-end split (profiles): one stacked bar of its parts, the verdict, warnings.
+  (function split() {
+    var parts = (doc.summary || {}).split_us;
+    if (!parts) return;
+    document.getElementById("time").hidden = false;
+    var sm = doc.summary;
+    document.getElementById("verdict").textContent = "end to end " + fmt(sm.e2e_median_us) +
+      " us (" + (sm.clock || "") + "): " + (sm.verdict || "");
+    var names = Object.keys(parts);
+    var total = names.reduce(function (s, n) { return s + Math.max(0, parts[n]); }, 0) || 1;
+    var svg = document.getElementById("split"), legend = document.getElementById("split-legend");
+    var x = 0, ns = "http://www.w3.org/2000/svg";
+    names.forEach(function (n, i) {
+      var w = Math.max(0, parts[n]) / total * 900, color = palette[i % palette.length];
+      var rect = document.createElementNS(ns, "rect");
+      rect.setAttribute("x", x.toFixed(2)); rect.setAttribute("y", "5");
+      rect.setAttribute("width", w.toFixed(2)); rect.setAttribute("height", "36");
+      rect.setAttribute("fill", color); rect.setAttribute("data-part", n);
+      svg.appendChild(rect);
+      x += w;
+      var li = el("li", {"data-part": n});
+      li.appendChild(el("span", {"class": "swatch", "style": "background:" + color}));
+      li.appendChild(document.createTextNode(n + " " + fmt(parts[n]) + " us"));
+      legend.appendChild(li);
+    });
+    (doc.summary.warnings || []).forEach(function (w) {
+      document.getElementById("warnings").appendChild(el("li", {}, "warning: " + w));
+    });
+  })();
 
   // Breakdown: the bar column summed per group, as one stacked horizontal bar.
   (function breakdown() {

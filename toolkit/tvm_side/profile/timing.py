@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from toolkit.profile.records import PURE_BUILTINS, Call, Timings, is_builtin
+from toolkit.tvm_side.profile.devtimer import HostTimer
 
 SKIP_RUN = 1  # VMInstrumentReturnKind::kSkipRun
 GO_ON = 0
@@ -57,6 +58,9 @@ class CallTimer:
         self.pairs: list[tuple[Any, Any]] = []  # device marks of self.calls[i] for i in marked
         self.marked: list[int] = []
         self.signatures: list[tuple[str, tuple[str, ...]]] | None = None
+        self.arguments: list[tuple[str, tuple[Any, ...]]] = []  # of the describing run
+        # Per symbol: what timing a call from Python costs with nothing to do (see ``floors``).
+        self.floors: dict[str, float] = {}
         self._t0 = 0.0
         self._open: tuple[float, Any] = (0.0, None)
 
@@ -69,8 +73,10 @@ class CallTimer:
     def finish_run(self) -> list[Call]:
         """After the run was synchronised: the device time of every marked call."""
         if self.marks is not None:
+            on_host = isinstance(self.marks, HostTimer)
             for i, seconds in zip(self.marked, self.marks.durations(self.pairs)):
-                self.calls[i].device = seconds
+                floor = self.floors.get(self.calls[i].symbol, 0.0) if on_host else 0.0
+                self.calls[i].device = max(0.0, seconds - floor)
         return self.calls
 
     def __call__(self, func: Any, symbol: Any, before: bool, ret: Any, *args: Any) -> int:
@@ -79,6 +85,7 @@ class CallTimer:
             symbol = str(symbol)
             if self.signatures is not None:
                 self.signatures.append((symbol, describe_args(args)))
+                self.arguments.append((symbol, args))
             if self.sync is not None:
                 self.sync()
             kernel = symbol in self.kernels
@@ -114,8 +121,32 @@ class CallTimer:
 
     def _call(self, symbol: str, start: float, end: float) -> Call:
         # With a sync around each call (no device timer) the host span holds the device work.
+        end = max(start, end - self.floors.get(symbol, 0.0))
         synced = self.sync is not None and not is_builtin(symbol)
         return Call(symbol, start - self._t0, end - self._t0, end - start if synced else None)
+
+    def calibrate(self, reps: int = 15) -> None:
+        """Learn each symbol's floor from the describing run's arguments.
+
+        A call timed from the hook costs a Python-to-FFI call (argument conversion) and a
+        clock read that the VM's own call does not - about 1 us with the thread CPU clock,
+        more than most builtins take. ``testing.nop`` with the same arguments costs exactly
+        that, so its median time is taken off each call of the symbol.
+        """
+        import tvm
+
+        nop = tvm.get_global_func("testing.nop", allow_missing=True)
+        if nop is None:
+            return
+        clock, samples = self.clock, {}
+        for symbol, args in self.arguments:
+            times = samples.setdefault(symbol, [])
+            for _ in range(reps):
+                start = clock()
+                nop(*args)
+                times.append(clock() - start)
+        self.floors = {symbol: sorted(t)[len(t) // 2] for symbol, t in samples.items()}
+        self.arguments = []
 
 
 def _noop(*_: Any) -> int:
@@ -215,6 +246,7 @@ def measure(
         timer.begin_run(describe=True, marks=None if separate else marks)
         wall(f_timed)  # the first call also loads code; its shapes name the rows
         signatures = timer.signatures or []
+        timer.calibrate()
         if separate:
             marks.size_filler(timer.calls[-1].end if timer.calls else 0.0)
         for _ in range(warmup):
@@ -226,7 +258,7 @@ def measure(
             if separate:
                 device_run()
         result = Timings("instrument", [], signatures, [], clock=clock_name,
-                         device_timer=timer_name, gpu=gpu)
+                         device_timer=timer_name, gpu=gpu, floors=dict(timer.floors))
         for _ in range(repeat):
             e2e, e2e_wall = plain_run()
             result.end_to_end.append(e2e)
