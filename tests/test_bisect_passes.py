@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from toolkit.bisect import events as ev
 from toolkit.bisect.passes import NO_COMPILE, PassBisector
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bisect" / "miscompile.py"
@@ -38,6 +39,21 @@ def test_learns_required_passes_and_finds_the_bug():
     assert r.culprit_name == "Bug" and r.culprit == 4
     assert set(r.learned) == {"Lower", "Codegen"}
     assert "+x = 2.5" in r.diff
+
+
+def test_the_pass_search_reports_typed_events():
+    run_probe, calls = fake_pipeline()
+    seen = []
+    PassBisector("w.py", "llvm", run_probe=run_probe, events=seen.append).run()
+    assert seen[0] == ev.PassSearchStarted("w.py", "llvm")
+    probed = [e for e in seen if isinstance(e, ev.PrefixProbed)]
+    assert [e.k for e in probed] == calls  # one event per probe, in order
+    assert probed[0].k is None and probed[0].status == "bad"
+    assert ev.PassesListed(len(UNITS)) in seen
+    learned = [e.name for e in seen if isinstance(e, ev.RequiredLearned)]
+    assert set(learned) == {"Lower", "Codegen"}
+    windows = [e for e in seen if isinstance(e, ev.PassWindow)]
+    assert windows and all(w.lo < w.trying < w.hi for w in windows)
 
 
 def test_listed_required_passes_need_no_learning():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from toolkit.bisect import events as ev
 from toolkit.bisect import search
 from toolkit.bisect import verdict as v
 from toolkit.bisect.runner import Bisector, BisectStopped, BuildResult
@@ -66,9 +67,9 @@ class World:
             return v.Outcome(self.calls[i] % 2)
         return v.Outcome(self.rc_bad if i >= self.culprit else 0)
 
-    def bisector(self, st: BisectState) -> Bisector:
+    def bisector(self, st: BisectState, events=lambda e: None) -> Bisector:
         return Bisector(st, checkout=self.checkout, build=self.build, test_run=self.test_run,
-                        cached=self.cached)
+                        cached=self.cached, events=events)
 
 
 def test_classify_modes():
@@ -175,15 +176,13 @@ def test_interrupted_search_resumes_from_saved_state(tmp_path, monkeypatch):
     world = World(45)
     seen = []
 
-    def progress(msg):
-        seen.append(msg)
+    def handler(event):
+        seen.append(event)
         if len(st.steps) == 4:
             raise KeyboardInterrupt
 
-    b = world.bisector(st)
-    b.progress = progress
     with pytest.raises(KeyboardInterrupt):
-        b.run()
+        world.bisector(st, handler).run()
     saved = load(Path(st.source))
     assert len(saved.steps) == 4
     before = list(world.runs)
@@ -214,3 +213,45 @@ def test_run_check_timeout_missing_and_not_executable(tmp_path):
     assert run_check([str(script)], {}, tmp_path, None).returncode == 126
     assert run_check(["sh", "-c", "echo hi; exit 3"], {"PATH": "/usr/bin:/bin"}, tmp_path,
                      None) == v.Outcome(3, "hi\n", pytest.approx(0, abs=5))
+
+
+def test_a_run_reaches_its_handler_as_typed_events(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch)
+    world = World(10, unbuildable={16})
+    seen: list[ev.Event] = []
+    world.bisector(st, seen.append).run()
+    kinds = [type(e) for e in seen]
+    # Ends first, each built then checked then judged; the search; confirmation; the end.
+    assert kinds[:4] == [ev.StepStarted, ev.BuildDone, ev.CheckStarted, ev.Verdict]
+    assert seen[0] == ev.StepStarted(COMMITS[0], "good-end", 0, 64)
+    assert seen[3] == ev.Verdict(COMMITS[0], "good-end", v.GOOD, "exit 0")
+    assert seen[4] == ev.StepStarted(COMMITS[64], "bad-end", 64, 64)
+    assert kinds[-1] is ev.Finished
+    assert seen[-1] == ev.Finished(COMMITS[10], (COMMITS[10],), True)
+    # One Verdict per recorded step, the same verdicts the state records.
+    verdicts = [(e.commit, e.phase, e.verdict, e.reason) for e in seen
+                if isinstance(e, ev.Verdict)]
+    assert verdicts == [(s.commit, s.phase, s.verdict, s.reason) for s in st.steps]
+    # Each search probe follows the window it narrows.
+    windows = [e for e in seen if isinstance(e, ev.Window)]
+    assert [w.probe for w in windows] == list(range(3, 3 + len(windows)))
+    assert windows[0] == ev.Window(3, 63, COMMITS[0], COMMITS[64], 6)
+    assert all(w.untested > later.untested for w, later in zip(windows, windows[1:]))
+    confirming = seen.index(ev.Confirming(COMMITS[10], COMMITS[9]))
+    assert [e.commit for e in seen[confirming:] if isinstance(e, ev.Verdict)] == \
+        [COMMITS[9], COMMITS[10]]
+    # A commit that does not build is judged without a check run.
+    at = seen.index(ev.StepStarted(COMMITS[16], "search", 16, 64))
+    assert seen[at + 1:at + 3] == [
+        ev.BuildDone(COMMITS[16], False, False, 0, "error: expected expression", None),
+        ev.Verdict(COMMITS[16], "search", v.SKIP, "build failed")]
+    assert all(isinstance(e, ev.Event) for e in seen)
+
+
+def test_a_stopped_run_says_why_as_an_event(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch)
+    seen: list[ev.Event] = []
+    with pytest.raises(BisectStopped):
+        World(10, rc_bad=127).bisector(st, seen.append).run()
+    assert isinstance(seen[-1], ev.Stopped) and seen[-1].reason == st.stop_reason
+    assert not any(isinstance(e, ev.Finished) for e in seen)

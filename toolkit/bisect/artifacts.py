@@ -19,7 +19,8 @@ from pathlib import Path
 
 import git
 
-from toolkit.bisect.runner import BuildResult, Progress
+from toolkit import events as ev
+from toolkit.bisect.runner import BuildResult
 from toolkit.bisect.state import BisectState
 from toolkit.build import driver as builder
 from toolkit.build import source, store
@@ -38,11 +39,11 @@ def request_of(options: dict) -> Request:
 
 class StoreBuilder:
     def __init__(self, st: BisectState, repo: git.Repo, worktree: Path,
-                 progress: Progress = lambda msg: None) -> None:
+                 events: ev.Handler = ev.ignore) -> None:
         self.st = st
         self.repo_dir = Path(repo.git_dir)
         self.worktree = worktree
-        self.progress = progress
+        self.events = events  # hears the build's stages and Ninja's progress
         self._plan: BuildPlan | None = None
         self._keys: dict[str, str] = {}
 
@@ -75,18 +76,11 @@ class StoreBuilder:
             return BuildResult(ok=True, env=store.env_of(manifest, self.worktree),
                                cache_hit=True, key=manifest["id"],
                                seconds=time.perf_counter() - start, log=manifest.get("log"))
-        shown = [0]
-
-        def ninja(done: int, total: int) -> None:
-            # A line per quarter: enough to see it move, not a flood in a log.
-            if done * 4 // total > shown[0] or done == total:
-                shown[0] = done * 4 // total
-                self.progress(f"  building {sha[:10]}: [{done}/{total}]")
-
         try:
             plan, tree = builder.plan(request_of(self.st.build_options), self.worktree)
             bdir = self.st.directory / f"build-{plan.hash[:8]}"
-            out = builder.build(plan, tree, build_dir=str(bdir), progress=ninja, check=False)
+            out = builder.build(plan, tree, build_dir=str(bdir), events=self.events,
+                                check=False)
         except UserError as e:
             return BuildResult(ok=False, seconds=time.perf_counter() - start,
                                message=f"cannot build this commit: {e}")
@@ -131,12 +125,10 @@ class CommandBuilder:
     directory kept beside the state, so each step is incremental. A commit whose tree is the
     one already built needs no build at all; ``""`` leaves building to the check."""
 
-    def __init__(self, st: BisectState, repo: git.Repo, worktree: Path,
-                 progress: Progress = lambda msg: None) -> None:
+    def __init__(self, st: BisectState, repo: git.Repo, worktree: Path) -> None:
         self.st = st
         self.repo = repo
         self.worktree = worktree
-        self.progress = progress
         self.build_dir = st.directory / "build"
         self.stamp = self.build_dir / ".tk-bisect-tree"
 
@@ -181,10 +173,10 @@ class CommandBuilder:
 
 
 def builder_for(st: BisectState, repo: git.Repo, worktree: Path,
-                progress: Progress) -> StoreBuilder | CommandBuilder:
+                events: ev.Handler = ev.ignore) -> StoreBuilder | CommandBuilder:
     if st.build_command is None:
-        return StoreBuilder(st, repo, worktree, progress)
-    return CommandBuilder(st, repo, worktree, progress)
+        return StoreBuilder(st, repo, worktree, events)
+    return CommandBuilder(st, repo, worktree)
 
 
 def choose_command(repo: git.Repo, bad: str, build_cmd: str | None, no_build: bool) -> str | None:

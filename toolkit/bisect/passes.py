@@ -33,7 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.bisect import search
+from toolkit import events as ev
+from toolkit.bisect import events, search
 from toolkit.bisect.verdict import BAD, GOOD, SKIP
 from toolkit.errors import TkError
 
@@ -106,14 +107,14 @@ class PassBisector:
 
     def __init__(self, workload: str, target: str, *, required: Sequence[str] = (),
                  run_probe: ProbeFn | None = None, workdir: Path | None = None,
-                 progress: Callable[[str], None] = lambda msg: None,
+                 events: ev.Handler = ev.ignore,
                  env: dict[str, str] | None = None, timeout: float | None = 600,
                  rtol: float = 1e-3, atol: float = 1e-4, learn: bool = True) -> None:
         self.result = PassBisection(workload, target,
                                     required=sorted(set(KNOWN_REQUIRED) | set(required)))
         self.run_probe = run_probe or self._subprocess_probe
         self.workdir = workdir or Path(os.environ.get("TMPDIR", "/tmp"))
-        self.progress = progress
+        self.events = events  # hears toolkit.bisect.events' pass-search events
         self.env = env
         self.timeout = timeout
         self.rtol, self.atol = rtol, atol
@@ -172,8 +173,8 @@ class PassBisector:
         seconds = time.perf_counter() - start
         self.result.probes.append(PassProbe(k, out["status"], out.get("detail", ""),
                                             round(seconds, 3)))
-        label = "every pass" if k is None else f"first {k} passes"
-        self.progress(f"  {label}: {out['status']} ({out.get('detail', '')})")
+        self.events(events.PrefixProbed(k, out["status"], out.get("detail", ""),
+                                        round(seconds, 3)))
         return out
 
     def _memory(self) -> Path | None:
@@ -216,8 +217,7 @@ class PassBisector:
         name = r.units[hi - 1]
         if name in r.required:
             return False
-        self.progress(f"  learned: {name} must always run (without it prefix {k} does not "
-                      "compile)")
+        self.events(events.RequiredLearned(name, k))
         r.required = sorted({*r.required, name})
         r.learned.append(name)
         self._remember(name)
@@ -240,13 +240,12 @@ class PassBisector:
 
     def _run(self) -> PassBisection:
         r = self.result
-        self.progress(f"compiling {r.workload} for {r.target} with every pass")
+        self.events(events.PassSearchStarted(r.workload, r.target))
         full = self._probe(None)
         r.units, r.tvm = full.get("units", []), full.get("tvm", "")
         remembered = set(self._remembered()) - set(r.required)
         if remembered:
-            self.progress(f"  required (learned before for TVM {r.tvm}): "
-                          f"{', '.join(sorted(remembered))}")
+            self.events(events.RequiredRemembered(r.tvm, tuple(sorted(remembered))))
             r.required = sorted({*r.required, *remembered})
         if full["status"] == NO_COMPILE:
             raise TkError(f"{r.workload} does not compile for {r.target} even with every pass: "
@@ -254,7 +253,7 @@ class PassBisector:
         if full["status"] == GOOD and full.get("compared", True):
             return self._stop("the check passes with every pass: nothing to bisect")
         keys = [str(k) for k in range(len(r.units) + 1)]
-        self.progress(f"{len(r.units)} passes; checking with none but the required ones")
+        self.events(events.PassesListed(len(r.units)))
         first = self._verdict(0)
         if first == SKIP:
             return self._stop("with only the required passes it does not compile: name the "
@@ -271,8 +270,7 @@ class PassBisector:
         self.marks[keys[-1]] = BAD
         while (i := search.next_probe(keys, self.marks)) is not None:
             b = search.bounds(keys, self.marks)
-            self.progress(f"passes {b.lo}..{b.hi}: ~{b.steps_left} probes left; trying the "
-                          f"first {i}")
+            self.events(events.PassWindow(b.lo, b.hi, b.steps_left, i))
             self.marks[keys[i]] = self._verdict(i)
         found = [int(x) for x in search.answer(keys, self.marks)]
         if len(found) == 1:

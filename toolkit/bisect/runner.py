@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.bisect import search
+from toolkit import events as ev
+from toolkit.bisect import events, search
 from toolkit.bisect import verdict as v
 from toolkit.bisect.state import BisectState, Step
 from toolkit.errors import TkError
@@ -38,7 +39,6 @@ class BuildResult:
 Checkout = Callable[[str], None]
 Build = Callable[[str], BuildResult]
 TestRun = Callable[[str, Mapping[str, str]], v.Outcome]  # (sha, env) -> outcome
-Progress = Callable[[str], None]
 
 
 class BisectStopped(TkError):
@@ -86,13 +86,13 @@ def tail(text: str, lines: int = 15) -> str:
 class Bisector:
     def __init__(self, state: BisectState, *, checkout: Checkout, build: Build,
                  test_run: TestRun, cached: Callable[[str], bool] = lambda sha: False,
-                 progress: Progress = lambda msg: None) -> None:
+                 events: ev.Handler = ev.ignore) -> None:
         self.state = state
         self.checkout = checkout
         self.build = build
         self.test_run = test_run
         self.cached = cached
-        self.progress = progress
+        self.events = events  # hears toolkit.bisect.events, in the order things happen
 
     def probe(self, sha: str, phase: str) -> Step:
         """Build and check one commit ``count`` times; the step is not yet recorded."""
@@ -100,18 +100,17 @@ class Bisector:
         start = time.perf_counter()
         self.checkout(sha)
         st.current = sha
-        self.progress(f"  building {sha[:10]} ...")
         built = self.build(sha)
-        where = "from the store" if built.cache_hit else f"in {built.seconds:.1f}s"
+        self.events(events.BuildDone(sha, built.ok, built.cache_hit, round(built.seconds, 3),
+                                     built.message, built.log))
         step = Step(commit=sha, phase=phase, verdict=v.SKIP, reason="",
                     build_seconds=round(built.seconds, 3), cache_hit=built.cache_hit,
                     build_key=built.key, log=built.log)
         if not built.ok:
             verdict = v.build_failed(st.build_failure)
             step.output_tail = built.message
-            self.progress(f"  build failed ({built.message or 'see ' + str(built.log)})")
         else:
-            self.progress(f"  built {where}; checking: {st.check_display}")
+            self.events(events.CheckStarted(sha, st.check_display, max(1, st.count)))
             env = {**built.env, "TK_BISECT_COMMIT": sha, "TK_BISECT_PHASE": phase,
                    "TK_BISECT_DIR": str(st.directory)}
             verdicts = []
@@ -138,13 +137,15 @@ class Bisector:
         self.state.status = "stopped"
         self.state.stop_reason = reason
         self.state.save()
+        self.events(events.Stopped(reason))
         raise BisectStopped(reason)
 
-    def _step(self, sha: str, phase: str, label: str) -> Step:
-        self.progress(f"{label}: {sha[:10]}")
+    def _step(self, sha: str, phase: str) -> Step:
+        st = self.state
+        self.events(events.StepStarted(sha, phase, st.commits.index(sha), len(st.commits) - 1))
         step = self.probe(sha, phase)
-        self.state.record(step)
-        self.progress(f"  -> {step.verdict} ({step.reason})")
+        st.record(step)
+        self.events(events.Verdict(sha, phase, step.verdict, step.reason))
         if step.verdict == v.STOP:
             self._stop(f"{sha[:10]}: {step.reason}")
         return step
@@ -154,7 +155,7 @@ class Bisector:
         for sha, phase, want in ((st.good, "good-end", v.GOOD), (st.bad, "bad-end", v.BAD)):
             if st.marks.get(sha) == want:
                 continue
-            step = self._step(sha, phase, f"checking the {want} end")
+            step = self._step(sha, phase)
             if step.verdict != want:
                 self._stop(f"the {want} end {sha[:10]} is {step.verdict} ({step.reason}), "
                            f"not {want}: check the range and the check, then start again")
@@ -170,11 +171,9 @@ class Bisector:
             self.check_ends()
             while (i := search.next_probe(st.commits, st.marks, self.cached)) is not None:
                 b = search.bounds(st.commits, st.marks)
-                self.progress(
-                    f"[{len(st.steps) + 1}] {len(b.candidates)} commits left between "
-                    f"{st.commits[b.lo][:10]} (good) and {st.commits[b.hi][:10]} (bad), "
-                    f"~{b.steps_left} steps")
-                self._step(st.commits[i], "search", f"probing {i}/{len(st.commits) - 1}")
+                self.events(events.Window(len(st.steps) + 1, len(b.candidates),
+                                          st.commits[b.lo], st.commits[b.hi], b.steps_left))
+                self._step(st.commits[i], "search")
             self.finish(confirm=True)
         except KeyboardInterrupt:
             st.status, st.stop_reason = "interrupted", "interrupted: 'tk bisect run' continues"
@@ -191,17 +190,19 @@ class Bisector:
         st.culprit = found[0] if len(found) == 1 else None
         if st.culprit and confirm:
             parent = st.commits[st.commits.index(st.culprit) - 1]
-            self.progress(f"confirming: {st.culprit[:10]} bad, its parent {parent[:10]} good")
+            self.events(events.Confirming(st.culprit, parent))
             got = {}
             for sha in (parent, st.culprit):
                 step = self.probe(sha, "confirm")
                 st.steps.append(step)
                 st.save()
                 got[sha] = step.verdict
-                self.progress(f"  {sha[:10]} -> {step.verdict} ({step.reason})")
+                self.events(events.Verdict(sha, "confirm", step.verdict, step.reason))
             st.confirmed = got[parent] == v.GOOD and got[st.culprit] == v.BAD
         st.status = "done"
         st.save()
+        self.events(events.Finished(st.culprit, tuple(found),
+                                    st.confirmed if confirm else None))
 
     def mark(self, sha: str, value: str) -> int | None:
         """A verdict given by hand; returns the index of the next commit to test, if any."""

@@ -10,12 +10,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolkit.bisect import checks, verdict
+from toolkit import events as ev
+from toolkit.bisect import checks, search, verdict
 from toolkit.bisect import state as states
-from toolkit.bisect.runner import Bisector, Progress, run_check
+from toolkit.bisect.runner import Bisector, BuildResult, run_check
 from toolkit.bisect.state import BisectState
 from toolkit.bisect.worktree import Worktree, commit_range, open_repo, resolve, toplevel
-from toolkit.errors import UserError
+from toolkit.errors import TkError, UserError
 
 
 def source_of(source: Path | None) -> Path:
@@ -103,14 +104,82 @@ def check_env(build_env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def bisector(st: BisectState, progress: Progress = lambda msg: None) -> Bisector:
+def bisector(st: BisectState, events: ev.Handler = ev.ignore) -> Bisector:
     from toolkit.bisect import artifacts as builds
 
     repo = open_repo(Path(st.source))
     wt = Worktree(repo, st.worktree)
-    builder = builds.builder_for(st, repo, wt.path, progress)
+    builder = builds.builder_for(st, repo, wt.path, events)
     return Bisector(
         st, checkout=wt.checkout, build=builder.build, cached=builder.cached,
         test_run=lambda sha, env: run_check(st.check, check_env(dict(env)), wt.path, st.timeout),
-        progress=progress,
+        events=events,
     )
+
+
+def run(st: BisectState, events: ev.Handler = ev.ignore) -> BisectState:
+    """Search to the end, or on from where an interrupted run stopped."""
+    with locked(st):
+        return bisector(st, events).run()
+
+
+def revision(st: BisectState, rev: str | None) -> str:
+    """REV resolved in the bisected repository; without one, the commit being tested."""
+    if rev:
+        return resolve(open_repo(Path(st.source)), rev, "revision")
+    if st.current is None:
+        raise UserError("nothing checked out yet: give the revision")
+    return st.current
+
+
+def checkout_and_build(st: BisectState, sha: str,
+                       events: ev.Handler = ev.ignore) -> BuildResult:
+    """Check ``sha`` out in the bisection's worktree and build it through the store."""
+    with locked(st):
+        b = bisector(st, events)
+        b.checkout(sha)
+        built = b.build(sha)
+        st.current = sha
+        st.save()
+    return built
+
+
+def build_env(st: BisectState, rev: str, events: ev.Handler = ev.ignore) -> dict[str, str]:
+    """Check out and build REV in the bisection's worktree: the environment of its checks."""
+    sha = revision(st, rev)
+    built = checkout_and_build(st, sha, events)
+    if not built.ok:
+        raise TkError(f"{sha[:10]} does not build: {built.message}")
+    return check_env(built.env)
+
+
+def mark(st: BisectState, value: str, rev: str | None) -> str | None:
+    """A verdict given by hand on REV (default: the commit being tested). Returns the next
+    commit to test, checked out in the worktree, or None when the bisection is done."""
+    sha = resolve(open_repo(Path(st.source)), rev, value) if rev else st.current
+    if sha is None:
+        raise UserError(f"nothing checked out yet: give the revision ('tk bisect {value} REV')")
+    if sha not in st.commits:
+        raise UserError(f"{rev or sha[:10]} is not in the range being bisected")
+    ends = {st.good: "good", st.bad: "bad"}
+    if sha in ends and ends[sha] != value:
+        raise UserError(f"{rev or sha[:10]} is the {ends[sha]} end of the range: it cannot "
+                        f"be {value} (start again with other ends: 'tk bisect reset')")
+    with locked(st):
+        b = bisector(st)
+        nxt = b.mark(sha, value)
+        if nxt is None:
+            return None
+        b.checkout(st.commits[nxt])
+        st.current = st.commits[nxt]
+        st.save()
+    return st.current
+
+
+def status(st: BisectState) -> dict[str, Any]:
+    """Where the bisection stands: the window, steps left, what it stopped on."""
+    b = search.bounds(st.commits, st.marks)
+    return {"status": st.status, "source": st.source, "good": st.commits[b.lo],
+            "bad": st.commits[b.hi], "untested": len(b.candidates), "skipped": len(b.skipped),
+            "steps_left": b.steps_left, "done": b.done, "probes": len(st.steps),
+            "culprit": st.culprit, "stop_reason": st.stop_reason, "check": st.check_display}

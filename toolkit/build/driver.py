@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from toolkit.build.backends import (
 from toolkit.build.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
 from toolkit.build.source import SourceTree, inspect
 from toolkit.errors import TkError, UserError
+from toolkit.events import Handler, Stage, ignore
 
 LIBRARY_NAMES = ("libtvm.so", "libtvm_compiler.so", "libtvm_runtime.so", "libtvm_ffi.so",
                  "libtvm_allvisible.so")
@@ -81,11 +82,12 @@ def build_dir_for(plan: BuildPlan, tree: SourceTree, name: str | None = None) ->
 
 
 def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
-          jobs: int | None = None, progress: Callable[[int, int], None] | None = None,
-          force: bool = False, check: bool = True,
-          stage: Callable[[str], None] | None = None) -> Outcome:
-    """Build ``plan`` from ``tree`` (or serve it from the store); ``stage`` hears each step."""
-    say = stage or (lambda message: None)
+          jobs: int | None = None, events: Handler = ignore,
+          force: bool = False, check: bool = True) -> Outcome:
+    """Build ``plan`` from ``tree`` (or serve it from the store).
+
+    ``events`` hears a ``Stage`` per step and Ninja's ``Progress`` while it compiles.
+    """
     started = time.monotonic()
     key = store.build_key(plan.hash, tree.key)
     if not force:
@@ -103,16 +105,17 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
         if not force:
             stored = store.load(key, verify=True)
             if stored is not None:
-                say(f"{key} was built by another tk while this one waited: served from the store")
+                events(Stage(f"{key} was built by another tk while this one waited: served "
+                             "from the store"))
                 raise_if_check_failed(stored)
                 return Outcome(stored, from_store=True)
         return _build(plan, tree, key, started, build_dir=build_dir, jobs=jobs,
-                      progress=progress, check=check, say=say)
+                      events=events, check=check)
 
 
 def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
-           build_dir: str | None, jobs: int | None, progress: Callable[[int, int], None] | None,
-           check: bool, say: Callable[[str], None]) -> Outcome:
+           build_dir: str | None, jobs: int | None, events: Handler,
+           check: bool) -> Outcome:
     checks = preflight.run(plan, tree)
     failed = [c for c in checks if not c.ok]
     if failed:
@@ -125,12 +128,12 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
     bdir.mkdir(parents=True, exist_ok=True)
     log = store.entry_dir(key) / "build.log"
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
-                   progress=progress, files_key=tree.files_key)
+                   events=events, files_key=tree.files_key)
     with locked(bdir / ".tk-lock"):
         try:
             write_if_changed(job.config_cmake, plan.config_cmake())
             log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
-            say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
+            events(Stage(f"building {key} ({plan.backend}) in {bdir}; log: {log}"))
             result = backend(plan.backend).build(job)
             (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
         finally:
@@ -167,7 +170,7 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         "env": store.env_of({"id": key, "source": {"dir": str(tree.root)}}),
     }
     if check:
-        say("checking the build in its own environment (tk doctor's probe)")
+        events(Stage("checking the build in its own environment (tk doctor's probe)"))
         t = time.monotonic()
         manifest["check"] = post_build_check(manifest, plan)
         manifest["timings"]["check"] = round(time.monotonic() - t, 3)

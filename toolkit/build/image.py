@@ -19,12 +19,13 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.errors import TkError, UserError
+from toolkit.events import Handler, Stage, ignore
 
 if TYPE_CHECKING:
     import docker
@@ -36,12 +37,6 @@ DOCKERFILES = Path(__file__).resolve().parent.parent / "data" / "dockerfiles"
 # them too, or pip inside it cannot reach PyPI through the same proxy the host uses.
 LOCAL_CA_DIR = Path("/usr/local/share/ca-certificates")
 APT_SOURCES = [Path("/etc/apt/sources.list"), Path("/etc/apt/sources.list.d")]
-
-Log = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    pass
 
 
 def connect(timeout: int = 60) -> docker.DockerClient:
@@ -141,17 +136,17 @@ class BootstrapResult:
 
 
 def bootstrap(suite: str = DEFAULT_SUITE, tag: str | None = None, mirror: str | None = None,
-              force: bool = False, log: Log = _quiet,
+              force: bool = False, events: Handler = ignore,
               client: docker.DockerClient | None = None) -> BootstrapResult:
     """Make (or keep) a minimal Debian base image ``tag`` with debootstrap + docker import."""
     tag = tag or default_tag(suite)
     client = client or connect()
     with exclusive(tag):
-        return _bootstrap(client, suite, tag, mirror, force, log)
+        return _bootstrap(client, suite, tag, mirror, force, events)
 
 
 def _bootstrap(client: docker.DockerClient, suite: str, tag: str, mirror: str | None,
-               force: bool, log: Log) -> BootstrapResult:
+               force: bool, events: Handler) -> BootstrapResult:
     existing = find_image(client, tag)
     if existing is not None and not force:
         return BootstrapResult(tag, existing.id, created=False)
@@ -165,7 +160,7 @@ def _bootstrap(client: docker.DockerClient, suite: str, tag: str, mirror: str | 
     mirror = mirror or apt_mirror(suite)
     with tempfile.TemporaryDirectory(prefix="tk-debootstrap-") as tmp:
         root = Path(tmp) / "root"
-        log(f"debootstrap {suite} from {mirror} (a few minutes)")
+        events(Stage(f"debootstrap {suite} from {mirror} (a few minutes)"))
         proc = subprocess.run(
             ["debootstrap", "--variant=minbase", suite, str(root), mirror],
             capture_output=True, text=True,
@@ -179,7 +174,7 @@ def _bootstrap(client: docker.DockerClient, suite: str, tag: str, mirror: str | 
                 if f.is_file():
                     f.unlink()
         archive = Path(tmp) / "rootfs.tar"
-        log(f"docker import as {tag}")
+        events(Stage(f"docker import as {tag}"))
         subprocess.run(["tar", "--numeric-owner", "-C", str(root), "-cf", str(archive), "."],
                        check=True)
         repository, _, version = tag.rpartition(":") if ":" in tag.split("/")[-1] else (tag, "", "")

@@ -9,6 +9,7 @@ import click
 
 from toolkit import __version__
 from toolkit.cli.lazy import LazyGroup
+from toolkit.cli.terminal import Terminal
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("toolkit.cli.compile:compile_cmd", "Compile a workload for a target."),
@@ -34,8 +35,10 @@ def debug_enabled() -> bool:
 )
 @click.version_option(__version__, prog_name="tk")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks on failure.")
-def cli(debug: bool) -> None:
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
     """tk: build, load, dump, profile and bisect Apache TVM and its forks."""
+    ctx.obj = Terminal()  # every command writes through it (toolkit.cli.terminal)
     if debug:
         os.environ["TK_DEBUG"] = "1"
 

@@ -8,37 +8,101 @@ from typing import Any
 
 import click
 
+from toolkit.bisect import events as ev
 from toolkit.cli.options import (
     COUNT,
     POSITIVE_SECONDS,
     TOLERANCE,
-    echo_json,
     json_option,
     recipe_options,
     target_option,
     workload_argument,
 )
+from toolkit.cli.terminal import Terminal, describe, pass_terminal
 
 source_option = click.option(
     "--source", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="The git repository to bisect (default: the one around the current directory).")
 
 
-def _progress(msg: str) -> None:
-    click.echo(msg, err=True)
+# -- how a bisection's events read on the terminal ------------------------------------------
+
+@describe.register
+def _(e: ev.Window) -> str:
+    return (f"[{e.probe}] {e.untested} commits left between {e.good[:10]} (good) and "
+            f"{e.bad[:10]} (bad), ~{e.steps_left} steps")
 
 
-def _checkout_and_build(st: Any, sha: str) -> Any:
-    """Check ``sha`` out in the bisection's worktree and build it through the store."""
-    from toolkit.bisect import session
+@describe.register
+def _(e: ev.StepStarted) -> str:
+    what = {"good-end": "checking the good end", "bad-end": "checking the bad end"}.get(
+        e.phase, f"probing {e.index}/{e.total}")
+    return f"{what}: {e.commit[:10]}"
 
-    with session.locked(st):
-        b = session.bisector(st, _progress)
-        b.checkout(sha)
-        built = b.build(sha)
-        st.current = sha
-        st.save()
-    return built
+
+@describe.register
+def _(e: ev.BuildDone) -> str:
+    if not e.ok:
+        return f"  build failed ({e.message or f'see {e.log}'})"
+    if e.cache_hit is None:
+        return "  nothing to build (the check builds)"
+    return "  built: from the store" if e.cache_hit else f"  built in {e.seconds:.1f}s"
+
+
+@describe.register
+def _(e: ev.CheckStarted) -> str:
+    return f"  checking: {e.check}" + (f" ({e.runs} runs)" if e.runs > 1 else "")
+
+
+@describe.register
+def _(e: ev.Verdict) -> str:
+    who = f"{e.commit[:10]} " if e.phase == "confirm" else ""
+    return f"  {who}-> {e.verdict} ({e.reason})"
+
+
+@describe.register
+def _(e: ev.Confirming) -> str:
+    return f"confirming: {e.culprit[:10]} bad, its parent {e.parent[:10]} good"
+
+
+@describe.register(ev.Stopped)
+@describe.register(ev.Finished)
+def _(e: ev.Stopped | ev.Finished) -> None:
+    return None  # the error line, or the report on stdout, says it
+
+
+@describe.register
+def _(e: ev.PassSearchStarted) -> str:
+    return f"compiling {e.workload} for {e.target} with every pass"
+
+
+@describe.register
+def _(e: ev.PrefixProbed) -> str:
+    label = "every pass" if e.k is None else f"first {e.k} passes"
+    return f"  {label}: {e.status} ({e.detail})"
+
+
+@describe.register
+def _(e: ev.RequiredRemembered) -> str:
+    return f"  required (learned before for TVM {e.tvm}): {', '.join(e.passes)}"
+
+
+@describe.register
+def _(e: ev.RequiredLearned) -> str:
+    return f"  learned: {e.name} must always run (without it prefix {e.k} does not compile)"
+
+
+@describe.register
+def _(e: ev.PassesListed) -> str:
+    return f"{e.count} passes; checking with none but the required ones"
+
+
+@describe.register
+def _(e: ev.PassWindow) -> str:
+    return f"passes {e.lo}..{e.hi}: ~{e.steps_left} probes left; trying the first {e.trying}"
+
+
+# -- the commands ---------------------------------------------------------------------------
 
 
 @click.group("bisect")
@@ -77,7 +141,8 @@ def bisect_group() -> None:
                    "default for CMake projects: configure once, then cmake --build).")
 @click.option("--no-build", is_flag=True, help="Build nothing: the check builds by itself.")
 @click.argument("check_args", nargs=-1, type=click.UNPROCESSED)
-def start_cmd(good: str, bad: str, source: Path | None, check_text: str | None, regress: str,
+@pass_terminal
+def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_text: str | None, regress: str,
               build_failure: str | None, timeout: float | None, on_timeout: str, count: int,
               recipe: dict[str, Any], build_cmd: str | None,
               no_build: bool, check_args: tuple[str, ...]) -> None:
@@ -99,55 +164,35 @@ def start_cmd(good: str, bad: str, source: Path | None, check_text: str | None, 
                        no_build=no_build)
     how = {None: "tk build (artifact store)", "": "none (the check builds)"}.get(
         st.build_command, st.build_command)
-    click.echo(f"bisecting {len(st.commits) - 1} commits of {st.source}: good {st.good[:10]} "
-               f".. bad {st.bad[:10]}, check: {st.check_display}")
-    click.echo(f"build: {how}")
-    click.echo("next: 'tk bisect run' (automatic) or 'tk bisect good|bad|skip' (by hand)")
+    term.echo(f"bisecting {len(st.commits) - 1} commits of {st.source}: good {st.good[:10]} "
+              f".. bad {st.bad[:10]}, check: {st.check_display}")
+    term.echo(f"build: {how}")
+    term.echo("next: 'tk bisect run' (automatic) or 'tk bisect good|bad|skip' (by hand)")
 
 
 @bisect_group.command("run")
 @source_option
-def run_cmd(source: Path | None) -> int:
+@pass_terminal
+def run_cmd(term: Terminal, source: Path | None) -> int:
     """Run the bisection to the end (or continue an interrupted one)."""
     from toolkit.bisect import report, session
 
-    st = session.current(source)
-    with session.locked(st):
-        session.bisector(st, _progress).run()
-    click.echo(report.markdown(report.build(st)), nl=False)
+    st = session.run(session.current(source), term.handle)
+    term.echo(report.markdown(report.build(st)), nl=False)
     return 0 if st.culprit or st.culprit_candidates else 1
 
 
-def _mark(value: str, rev: str | None, source: Path | None) -> None:
-    from toolkit.bisect import session
-    from toolkit.bisect.worktree import open_repo, resolve
+def _mark(term: Terminal, value: str, rev: str | None, source: Path | None) -> None:
+    from toolkit.bisect import report, session
 
     st = session.current(source)
-    repo = open_repo(Path(st.source))
-    sha = resolve(repo, rev, value) if rev else st.current
-    if sha is None:
-        raise click.UsageError(f"nothing checked out yet: give the revision ('tk bisect "
-                               f"{value} REV')")
-    if sha not in st.commits:
-        raise click.UsageError(f"{rev or sha[:10]} is not in the range being bisected")
-    ends = {st.good: "good", st.bad: "bad"}
-    if sha in ends and ends[sha] != value:
-        raise click.UsageError(f"{rev or sha[:10]} is the {ends[sha]} end of the range: it cannot "
-                               f"be {value} (start again with other ends: 'tk bisect reset')")
-    with session.locked(st):
-        b = session.bisector(st, _progress)
-        nxt = b.mark(sha, value)
-        if nxt is None:
-            from toolkit.bisect import report
-
-            click.echo(report.markdown(report.build(st)), nl=False)
-            return
-        b.checkout(st.commits[nxt])
-        st.current = st.commits[nxt]
-        st.save()
-    click.echo(f"next to test: {st.current[:10]} (checked out in {st.worktree}); "
-               f"eval \"$(tk bisect env --source {shlex.quote(st.source)})\" puts its build in "
-               "use; check, then 'tk bisect good|bad|skip'")
+    nxt = session.mark(st, value, rev)
+    if nxt is None:
+        term.echo(report.markdown(report.build(st)), nl=False)
+        return
+    term.echo(f"next to test: {nxt[:10]} (checked out in {st.worktree}); "
+              f"eval \"$(tk bisect env --source {shlex.quote(st.source)})\" puts its build in "
+              "use; check, then 'tk bisect good|bad|skip'")
 
 
 for _value in ("good", "bad", "skip"):
@@ -155,8 +200,9 @@ for _value in ("good", "bad", "skip"):
         @bisect_group.command(value, help=f"Mark REV (default: the commit being tested) {value}.")
         @click.argument("rev", required=False)
         @source_option
-        def cmd(rev: str | None, source: Path | None) -> None:
-            _mark(value, rev, source)
+        @pass_terminal
+        def cmd(term: Terminal, rev: str | None, source: Path | None) -> None:
+            _mark(term, value, rev, source)
 
         return cmd
 
@@ -166,42 +212,40 @@ for _value in ("good", "bad", "skip"):
 @bisect_group.command("status")
 @source_option
 @json_option
-def status_cmd(source: Path | None, as_json: bool) -> None:
+@pass_terminal
+def status_cmd(term: Terminal, source: Path | None, as_json: bool) -> None:
     """Where the bisection stands: window, steps left, what it stopped on."""
-    from toolkit.bisect import search, session
+    from toolkit.bisect import session
 
-    st = session.current(source)
-    b = search.bounds(st.commits, st.marks)
-    data = {"status": st.status, "source": st.source, "good": st.commits[b.lo],
-            "bad": st.commits[b.hi], "untested": len(b.candidates), "skipped": len(b.skipped),
-            "steps_left": b.steps_left, "probes": len(st.steps), "culprit": st.culprit,
-            "stop_reason": st.stop_reason, "check": st.check_display}
-    if as_json:
-        echo_json(data)
-        return
-    if not b.done:
-        click.echo(f"{st.status}: {len(b.candidates)} untested commits between "
-                   f"{data['good'][:10]} (good) and {data['bad'][:10]} (bad), "
-                   f"~{b.steps_left} steps left; {len(st.steps)} probes so far")
+    term.result(session.status(session.current(source)), render_status)
+
+
+def render_status(d: dict[str, Any]) -> str:
+    if not d["done"]:
+        lines = [f"{d['status']}: {d['untested']} untested commits between {d['good'][:10]} "
+                 f"(good) and {d['bad'][:10]} (bad), ~{d['steps_left']} steps left; "
+                 f"{d['probes']} probes so far"]
     else:
-        click.echo(f"{st.status}: {len(st.steps)} probes")
-    if st.culprit:
-        click.echo(f"first bad commit: {st.culprit}")
-    if st.stop_reason:
-        click.echo(f"stopped: {st.stop_reason}")
+        lines = [f"{d['status']}: {d['probes']} probes"]
+    if d["culprit"]:
+        lines.append(f"first bad commit: {d['culprit']}")
+    if d["stop_reason"]:
+        lines.append(f"stopped: {d['stop_reason']}")
+    return "\n".join(lines)
 
 
 @bisect_group.command("log")
 @source_option
-def log_cmd(source: Path | None) -> None:
+@pass_terminal
+def log_cmd(term: Terminal, source: Path | None) -> None:
     """Every probe so far, one a line."""
     from toolkit.bisect import session
 
     st = session.current(source)
     for i, s in enumerate(st.steps, 1):
         build = {True: "store", False: f"built {s.build_seconds:.1f}s", None: "-"}[s.cache_hit]
-        click.echo(f"{i:3} {s.commit[:10]} {s.phase:8} {s.verdict:5} {s.reason} [{build}, "
-                   f"{s.seconds:.1f}s]")
+        term.echo(f"{i:3} {s.commit[:10]} {s.phase:8} {s.verdict:5} {s.reason} [{build}, "
+                  f"{s.seconds:.1f}s]")
 
 
 @bisect_group.command("report")
@@ -209,7 +253,8 @@ def log_cmd(source: Path | None) -> None:
 @json_option
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the report here (.md or .json).")
-def report_cmd(source: Path | None, as_json: bool, output: Path | None) -> None:
+@pass_terminal
+def report_cmd(term: Terminal, source: Path | None, as_json: bool, output: Path | None) -> None:
     """The answer: first bad commit, range, steps, and a command that reproduces it."""
     from toolkit.bisect import report, session
 
@@ -219,59 +264,37 @@ def report_cmd(source: Path | None, as_json: bool, output: Path | None) -> None:
 
         output.write_text(json.dumps(data, indent=2) if output.suffix == ".json"
                           else report.markdown(data))
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo(report.markdown(data), nl=False)
-
-
-def _build_env(rev: str, source: Path | None) -> dict[str, str]:
-    """Check out and build REV in the bisection's worktree; the environment of its checks."""
-    from toolkit.bisect import session
-    from toolkit.bisect.worktree import open_repo, resolve
-
-    st = session.current(source)
-    sha = resolve(open_repo(Path(st.source)), rev, "revision")
-    built = _checkout_and_build(st, sha)
-    if not built.ok:
-        raise click.ClickException(f"{sha[:10]} does not build: {built.message}")
-    return session.check_env(built.env)
+    term.result(data, report.markdown)
 
 
 @bisect_group.command("env")
 @click.argument("rev", required=False)
 @source_option
 @json_option
-def env_cmd(rev: str | None, source: Path | None, as_json: bool) -> int:
+@pass_terminal
+def env_cmd(term: Terminal, rev: str | None, source: Path | None, as_json: bool) -> None:
     """Build REV (default: the commit being tested) in the bisection's worktree, through the
     store, and print the exports that put it in use: eval "$(tk bisect env REV)"."""
     from toolkit.bisect import session
-    from toolkit.bisect.worktree import open_repo, resolve
     from toolkit.build import store
 
     st = session.current(source)
-    sha = resolve(open_repo(Path(st.source)), rev, "revision") if rev else st.current
-    if sha is None:
-        raise click.UsageError("nothing checked out yet: give the revision")
-    built = _checkout_and_build(st, sha)
+    sha = session.revision(st, rev)
+    built = session.checkout_and_build(st, sha, term.handle)
     if not built.ok:
-        click.echo(f"tk: error: {sha[:10]} does not build: {built.message}", err=True)
-        return 1
-    if as_json:
-        echo_json(built.env)
-    else:
-        click.echo(store.shell_exports(built.env))
-    return 0
+        term.abort(f"{sha[:10]} does not build: {built.message}")
+    term.result(built.env, store.shell_exports)
 
 
 @bisect_group.command("reset")
 @source_option
-def reset_cmd(source: Path | None) -> None:
+@pass_terminal
+def reset_cmd(term: Terminal, source: Path | None) -> None:
     """Remove the bisection's worktree and state; nothing else."""
     from toolkit.bisect import session
 
     root = session.reset(source)
-    click.echo(f"removed the bisection of {root}")
+    term.echo(f"removed the bisection of {root}")
 
 
 @bisect_group.command("passes")
@@ -294,7 +317,8 @@ def reset_cmd(source: Path | None) -> None:
                    "instead of the TVM of this environment.")
 @source_option
 @json_option
-def passes_cmd(workload: str, target: str, check: str, required: tuple[str, ...],
+@pass_terminal
+def passes_cmd(term: Terminal, workload: str, target: str, check: str, required: tuple[str, ...],
                no_learn: bool, rtol: float, atol: float, timeout: float, rev: str | None,
                source: Path | None, as_json: bool) -> int:
     """Find the first pass whose application makes WORKLOAD's check fail.
@@ -304,18 +328,16 @@ def passes_cmd(workload: str, target: str, check: str, required: tuple[str, ...]
     """
     import tempfile
 
-    from toolkit.bisect import passes
+    from toolkit.bisect import passes, session
 
-    env = None
-    if rev:
-        env = _build_env(rev, source)
+    env = session.build_env(session.current(source), rev, term.handle) if rev else None
     with tempfile.TemporaryDirectory(prefix="tk-passes-") as tmp:
         result = passes.PassBisector(
             workload, target, required=required, workdir=Path(tmp), learn=not no_learn,
-            progress=_progress, timeout=timeout, rtol=rtol, atol=atol, env=env,
+            events=term.handle, timeout=timeout, rtol=rtol, atol=atol, env=env,
         ).run()
     if as_json:
-        echo_json(result.to_json())
+        term.json(result.to_json())
     else:
-        click.echo(passes.markdown(result), nl=False)
+        term.echo(passes.markdown(result), nl=False)
     return 0 if result.culprit is not None or result.candidates else 1

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from toolkit.cli.options import COUNT, echo_json, json_option, recipe_options
+from toolkit.cli.options import COUNT, json_option, recipe_options
+from toolkit.cli.terminal import Terminal, pass_terminal
 
 
 @click.group("build", invoke_without_command=True)
@@ -24,7 +24,9 @@ from toolkit.cli.options import COUNT, echo_json, json_option, recipe_options
 @click.option("--no-check", is_flag=True, help="Skip the post-build check in the build's env.")
 @json_option
 @click.pass_context
-def build_group(ctx: click.Context, source: str, recipe: dict[str, Any], build_dir: str | None,
+@pass_terminal
+def build_group(term: Terminal, ctx: click.Context, source: str, recipe: dict[str, Any],
+                build_dir: str | None,
                 jobs: int | None, dry_run: bool, force: bool,
                 no_check: bool, as_json: bool) -> int | None:
     """Build TVM from recipes: base + --llvm/--cuda/--debug/--ccache/--runtime-only + yours.
@@ -43,36 +45,13 @@ def build_group(ctx: click.Context, source: str, recipe: dict[str, Any], build_d
     req = Request(**{**recipe, "recipe_files": [Path(p) for p in recipe["recipe_files"]]})
     plan, tree = builder.plan(req, source)
     if dry_run:
-        info = builder.dry_run(plan, tree, build_dir)
-        if as_json:
-            echo_json(info)
-        else:
-            click.echo(render_dry_run(info))
+        term.result(builder.dry_run(plan, tree, build_dir), render_dry_run)
         return 0
-    outcome = builder.build(plan, tree, build_dir=build_dir, jobs=jobs,
-                            progress=None if as_json else progress_printer(),
-                            force=force, check=not no_check,
-                            stage=lambda msg: click.echo(f"tk build: {msg}", err=True))
-    if as_json:
-        echo_json({**outcome.manifest, "from_store": outcome.from_store})
-    else:
-        click.echo(render_outcome(outcome.manifest, outcome.from_store))
+    outcome = builder.build(plan, tree, build_dir=build_dir, jobs=jobs, events=term.handle,
+                            force=force, check=not no_check)
+    term.result({**outcome.manifest, "from_store": outcome.from_store},
+                lambda m: render_outcome(m, outcome.from_store))
     return 0
-
-
-def progress_printer():
-    """A one-line Ninja progress bar on a terminal; nothing when stderr is a file."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        width = 30
-        filled = width * done // max(total, 1)
-        end = "\n" if done >= total else ""
-        sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
-        sys.stderr.flush()
-
-    return show
 
 
 def render_dry_run(info: dict[str, Any]) -> str:
@@ -138,22 +117,21 @@ def render_outcome(m: dict[str, Any], from_store: bool) -> str:
 
 @build_group.command("ls")
 @json_option
-def ls_cmd(as_json: bool) -> None:
+@pass_terminal
+def ls_cmd(term: Terminal, as_json: bool) -> None:
     """List stored builds, newest first."""
     from toolkit.build import store
 
-    builds = store.all_builds()
+    builds = [summary(m) for m in store.all_builds()]
     if as_json:
-        echo_json([summary(m) for m in builds])
+        term.json(builds)
         return
     if not builds:
-        click.echo(f"no stored builds in {store.builds_root()}")
+        term.echo(f"no stored builds in {store.builds_root()}")
         return
-    click.echo(f"{'ID':16}  {'CREATED':25}  {'COMMIT':12}  {'RECIPES':28}  SOURCE")
-    for m in builds:
-        s = summary(m)
-        click.echo(f"{s['id']:16}  {s['created']:25}  {(s['commit'] or '-')[:12]:12}"
-                   f"{'+' if s['dirty'] else ' '} {s['recipes']:27}  {s['source']}")
+    term.table([[s["id"], s["created"], (s["commit"] or "-")[:12] + ("+" if s["dirty"] else ""),
+                 s["recipes"], s["source"]] for s in builds],
+               header=["ID", "CREATED", "COMMIT", "RECIPES", "SOURCE"])
 
 
 def summary(m: dict[str, Any]) -> dict[str, Any]:
@@ -166,14 +144,15 @@ def summary(m: dict[str, Any]) -> dict[str, Any]:
 @build_group.command("show")
 @click.argument("build_id", metavar="ID")
 @json_option
-def show_cmd(build_id: str, as_json: bool) -> None:
+@pass_terminal
+def show_cmd(term: Terminal, build_id: str, as_json: bool) -> None:
     """Show a stored build's manifest (what was really built)."""
     from toolkit.build import store
 
-    m = store.find(build_id)
-    if as_json:
-        echo_json(m)
-        return
+    term.result(store.find(build_id), render_manifest)
+
+
+def render_manifest(m: dict[str, Any]) -> str:
     src = m["source"]
     lines = [
         f"build {m['id']}  created {m['created']}  backend {m['backend']}"
@@ -195,7 +174,7 @@ def show_cmd(build_id: str, as_json: bool) -> None:
     if chk:
         lines.append(f"check: {'ok' if chk['ok'] else 'FAILED: ' + '; '.join(chk['problems'])}")
     lines.append(f"log: {m['log']}")
-    click.echo("\n".join(lines))
+    return "\n".join(lines)
 
 
 @click.command("env")
@@ -203,13 +182,9 @@ def show_cmd(build_id: str, as_json: bool) -> None:
 @click.option("--source", "-C", metavar="DIR",
               help="Use this tree's Python package instead of the one the build came from.")
 @json_option
-def env_cmd(build_id: str, source: str | None, as_json: bool) -> None:
+@pass_terminal
+def env_cmd(term: Terminal, build_id: str, source: str | None, as_json: bool) -> None:
     """Print shell exports that put a stored build in use: eval "$(tk env ID)"."""
     from toolkit.build import store
 
-    m = store.find(build_id)
-    env = store.env_of(m, source)
-    if as_json:
-        echo_json(env)
-    else:
-        click.echo(store.shell_exports(env))
+    term.result(store.env_of(store.find(build_id), source), store.shell_exports)

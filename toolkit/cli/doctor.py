@@ -2,19 +2,18 @@ from __future__ import annotations
 
 import click
 
-from toolkit.cli.options import echo_json, json_option, python_option
+from toolkit.cli.options import json_option, python_option
+from toolkit.cli.terminal import Terminal, pass_terminal
 
 
 @click.command("doctor")
 @python_option("Check the TVM importable by another interpreter.")
 @json_option
-def doctor_cmd(python: str, as_json: bool) -> int:
+@pass_terminal
+def doctor_cmd(term: Terminal, python: str, as_json: bool) -> int:
     """Check the TVM install: version, libraries, runtimes, smoke tests, environment."""
     from toolkit import doctor
 
     report = doctor.run(python)
-    if as_json:
-        echo_json(report.to_json())
-    else:
-        click.echo(doctor.render(report))
+    term.result(report.to_json(), lambda _: doctor.render(report))
     return 0 if report.ok else 1

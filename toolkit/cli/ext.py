@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from toolkit.cli import options
-from toolkit.cli.options import COUNT, echo_json, json_option
+from toolkit.cli.options import COUNT, json_option
+from toolkit.cli.terminal import Terminal, pass_terminal
 
 python_option = options.python_option("Interpreter whose TVM to build against / check against.")
 
@@ -19,13 +20,14 @@ def ext_group() -> None:
 @click.argument("name")
 @click.option("--dir", "directory", default=".", show_default=True,
               help="Directory to create the project in (as DIR/NAME).")
-def new_cmd(name: str, directory: str) -> None:
+@pass_terminal
+def new_cmd(term: Terminal, name: str, directory: str) -> None:
     """Scaffold an extension project NAME: CMake, C++ globals, a Python pass, tests."""
     from toolkit.ext.scaffold import new
 
     root = new(name, directory)
-    click.echo(f"created {root}")
-    click.echo(f"next: tk ext build {root} && (cd {root} && python -m pytest tests)")
+    term.echo(f"created {root}")
+    term.echo(f"next: tk ext build {root} && (cd {root} && python -m pytest tests)")
 
 
 @ext_group.command("build")
@@ -37,53 +39,51 @@ def new_cmd(name: str, directory: str) -> None:
 @click.option("--build-type", default="RelWithDebInfo", show_default=True)
 @click.option("--jobs", "-j", type=COUNT, default=None, help="Parallel compile jobs.")
 @json_option
-def build_cmd(directory: str, python: str, tvm_prebuild: str | None, tvm_source: str | None,
-              build_type: str, jobs: int | None, as_json: bool) -> None:
+@pass_terminal
+def build_cmd(term: Terminal, directory: str, python: str, tvm_prebuild: str | None,
+              tvm_source: str | None, build_type: str, jobs: int | None, as_json: bool) -> None:
     """Configure and build the extension in DIR; write its manifest beside the library."""
     from toolkit.ext.compile import build
 
     built = build(directory, python=python, tvm_prebuild=tvm_prebuild, tvm_source=tvm_source,
                   build_type=build_type, jobs=jobs)
-    if as_json:
-        echo_json({"library": str(built.library), "manifest": str(built.manifest_path),
-                   **built.manifest})
-        return
-    data = built.manifest
-    click.echo(f"built {built.library}")
+    term.result({"library": str(built.library), "manifest": str(built.manifest_path),
+                 **built.manifest}, render_built)
+
+
+def render_built(data: dict) -> str:
+    lines = [f"built {data['library']}"]
     for link in data["links"]:
-        click.echo(f"  against {link['package']} {link['version']}: {link['path']} "
-                   f"(build id {str(link['build_id'])[:12]})")
-    click.echo(f"  registers: {', '.join(data['globals']) or '(no global functions)'}")
-    click.echo(f"  manifest: {built.manifest_path}")
+        lines.append(f"  against {link['package']} {link['version']}: {link['path']} "
+                     f"(build id {str(link['build_id'])[:12]})")
+    lines.append(f"  registers: {', '.join(data['globals']) or '(no global functions)'}")
+    lines.append(f"  manifest: {data['manifest']}")
+    return "\n".join(lines)
 
 
 @ext_group.command("check")
 @click.argument("library", metavar="LIB.so")
 @python_option
 @json_option
-def check_cmd(library: str, python: str, as_json: bool) -> int:
+@pass_terminal
+def check_cmd(term: Terminal, library: str, python: str, as_json: bool) -> int:
     """Say what LIB.so would bind to in --python's TVM, without loading it. Exit 1 on a
     mismatch."""
     from toolkit.ext.check import check, render
 
     report = check(library, python=python)
-    if as_json:
-        echo_json(report.to_dict())
-    else:
-        click.echo(render(report))
+    term.result(report.to_dict(), lambda _: render(report))
     return 0 if report.ok else 1
 
 
 @ext_group.command("load")
 @click.argument("library", metavar="LIB.so")
 @json_option
-def load_cmd(library: str, as_json: bool) -> None:
+@pass_terminal
+def load_cmd(term: Terminal, library: str, as_json: bool) -> None:
     """Load LIB.so into this process through tk's loader and list what it registered."""
     from toolkit.ext.loader import load_extension
 
     ext = load_extension(library)
-    if as_json:
-        echo_json({"library": ext.path, "registered": ext.registered})
-        return
-    click.echo(f"loaded {ext.path}")
-    click.echo(f"  registered: {', '.join(ext.registered) or '(nothing new)'}")
+    term.result({"library": ext.path, "registered": ext.registered}, lambda d: (
+        f"loaded {d['library']}\n  registered: {', '.join(d['registered']) or '(nothing new)'}"))

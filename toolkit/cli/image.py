@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from toolkit.cli.options import echo_json, json_option
+from toolkit.cli.options import json_option
+from toolkit.cli.terminal import Terminal, pass_terminal
 
 
 @click.group("image")
@@ -21,22 +22,19 @@ def image_group() -> None:
               help="Debian mirror URL [default: the one apt on this machine uses].")
 @click.option("--force", is_flag=True, help="Remake the image even when the tag exists.")
 @json_option
-def bootstrap_cmd(suite: str, tag: str | None, mirror: str | None, force: bool,
+@pass_terminal
+def bootstrap_cmd(term: Terminal, suite: str, tag: str | None, mirror: str | None, force: bool,
                   as_json: bool) -> None:
     """Debootstrap a minimal Debian and docker-import it as a base image (needs root)."""
+    from dataclasses import asdict
+
     from toolkit.build import image
 
-    def log(line: str) -> None:
-        click.echo(f"tk image: {line}", err=True)
-
-    result = image.bootstrap(suite=suite, tag=tag, mirror=mirror, force=force, log=log)
-    if as_json:
-        echo_json({"tag": result.tag, "image_id": result.image_id, "created": result.created,
-                   "mirror": result.mirror})
-    elif result.created:
-        click.echo(f"made {result.tag} ({result.image_id[:19]}) from {result.mirror}")
-    else:
-        click.echo(f"{result.tag} exists ({result.image_id[:19]}); kept it (--force remakes it)")
+    result = image.bootstrap(suite=suite, tag=tag, mirror=mirror, force=force,
+                             events=term.handle)
+    term.result(asdict(result), lambda r: (
+        f"made {r['tag']} ({r['image_id'][:19]}) from {r['mirror']}" if r["created"]
+        else f"{r['tag']} exists ({r['image_id'][:19]}); kept it (--force remakes it)"))
 
 
 @image_group.command("build")
@@ -46,23 +44,22 @@ def bootstrap_cmd(suite: str, tag: str | None, mirror: str | None, force: bool,
 @click.option("--recipe", "recipes", multiple=True, type=click.Path(path_type=Path),
               metavar="FILE", help="Add your own recipe (its [container] section counts).")
 @json_option
-def build_cmd(llvm: str | None, cuda: bool, recipes: tuple[Path, ...], as_json: bool) -> None:
+@pass_terminal
+def build_cmd(term: Terminal, llvm: str | None, cuda: bool, recipes: tuple[Path, ...],
+              as_json: bool) -> None:
     """Make the toolchain image 'tk build --backend docker' would use, ahead of a build.
 
     The same flags as tk build pick the same image: it is tagged by what it is built from,
     so a later build finds it and goes straight to compiling.
     """
+    from dataclasses import asdict
+
     from toolkit.build.backends import docker
     from toolkit.build.recipes import Request, resolve
 
     plan = resolve(Request(llvm=llvm, cuda=cuda, recipe_files=list(recipes), backend="docker"))
-    built, log = docker.prepare_image(plan)
-    if as_json:
-        echo_json({"tag": built.tag, "image_id": built.image_id, "base": built.base,
-                   "cached": built.cached, "steps": built.steps,
-                   "cached_steps": built.cached_steps, "seconds": built.seconds, "log": str(log)})
-    elif built.cached:
-        click.echo(f"{built.tag} exists ({built.image_id[:19]}); nothing to build")
-    else:
-        click.echo(f"built {built.tag} ({built.image_id[:19]}) in {built.seconds:.1f} s, "
-                   f"{built.cached_steps} of {built.steps} steps from the layer cache (log: {log})")
+    built, log = docker.prepare_image(plan, events=term.handle)
+    term.result({**asdict(built), "log": str(log)}, lambda b: (
+        f"{b['tag']} exists ({b['image_id'][:19]}); nothing to build" if b["cached"]
+        else f"built {b['tag']} ({b['image_id'][:19]}) in {b['seconds']:.1f} s, "
+             f"{b['cached_steps']} of {b['steps']} steps from the layer cache (log: {b['log']})"))

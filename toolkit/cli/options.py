@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from toolkit.cli.terminal import Terminal
+
 
 class Number(click.ParamType):
     """A number from the command line: finite (no nan/inf) and within its bounds, else a usage
@@ -53,7 +55,17 @@ target_option = click.option(
     "--target", "-t", default="llvm", show_default=True,
     help="Target: 'llvm', 'cuda -arch=sm_80', or JSON like '{\"kind\": \"cuda\"}'.",
 )
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _json_mode(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    # The terminal needs to know too: with --json its progress stays plain lines on stderr.
+    if value:
+        ctx.ensure_object(Terminal).as_json = True
+    return value
+
+
+json_option = click.option("--json", "as_json", is_flag=True, callback=_json_mode,
+                           help="Print JSON instead of text.")
 
 
 def _interpreter(ctx: click.Context, param: click.Parameter, value: str) -> str:

@@ -11,7 +11,7 @@ Contract for ``build(job)``:
   same plan: keep it, builds are incremental). ``job.config_cmake`` is already written there.
 - Configure with ``configure_argv(job)`` and compile with ``compile_argv(job)`` (map paths if
   they run elsewhere, e.g. a container that mounts ``job.source_dir``), appending all output
-  to ``job.log`` and calling ``job.progress(done, total)`` when Ninja says ``[done/total]``.
+  to ``job.log`` and reporting ``ninja_progress(line)`` to ``job.events`` as Ninja goes.
 - On failure raise ``BuildFailed(step, job, reproduce=...)``; on success return a
   ``BackendResult`` with the tool versions seen *where the build ran*, and the image id.
 """
@@ -23,13 +23,13 @@ import re
 import shlex
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolkit.build.recipes import BuildPlan
 from toolkit.errors import TvmFailure, UserError
+from toolkit.events import Handler, Progress, ignore
 
 BACKENDS = ("native", "docker")
 NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")
@@ -43,7 +43,7 @@ class BuildJob:
     build_dir: Path
     log: Path
     jobs: int | None = None
-    progress: Callable[[int, int], None] | None = None
+    events: Handler = ignore  # hears the compile's Progress
     files_key: str = ""  # SourceTree.files_key: which source files exist
 
     @property
@@ -130,9 +130,14 @@ def shell_line(argv: list[str], cwd: Path | None = None, env: dict[str, str] | N
     return prefix + (envs + " " if envs else "") + shlex.join(argv)
 
 
+def ninja_progress(line: str) -> Progress | None:
+    """Ninja's ``[done/total] ...`` status line as a ``Progress`` of the compile."""
+    m = NINJA_PROGRESS.match(line)
+    return Progress("compile", int(m.group(1)), int(m.group(2))) if m else None
+
+
 def run_logged(argv: list[str], log: Path, env: dict[str, str] | None = None,
-               cwd: Path | None = None,
-               progress: Callable[[int, int], None] | None = None) -> tuple[int, float]:
+               cwd: Path | None = None, events: Handler = ignore) -> tuple[int, float]:
     """Run a command, appending its output to ``log``; report Ninja's [n/m]; (rc, seconds)."""
     start = time.monotonic()
     with log.open("a") as out:
@@ -143,9 +148,9 @@ def run_logged(argv: list[str], log: Path, env: dict[str, str] | None = None,
         assert proc.stdout is not None
         for line in proc.stdout:
             out.write(line)
-            m = NINJA_PROGRESS.match(line)
-            if m and progress:
-                progress(int(m.group(1)), int(m.group(2)))
+            moved = ninja_progress(line)
+            if moved is not None:
+                events(moved)
         rc = proc.wait()
     return rc, time.monotonic() - start
 

@@ -19,25 +19,25 @@ import re
 import shlex
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolkit.build import image, ownership
 from toolkit.build.backends import (
-    NINJA_PROGRESS,
     BackendResult,
     BuildFailed,
     BuildJob,
     compile_argv,
     configure_argv,
+    ninja_progress,
 )
 from toolkit.build.backends.native import ccache_args, version_line
 from toolkit.build.recipes import BuildPlan
 from toolkit.errors import TkError, UserError
+from toolkit.events import Handler, Progress, Stage, ignore
 
 if TYPE_CHECKING:
     import docker
@@ -106,14 +106,13 @@ class BuiltImage:
 
 
 def ensure_image(plan: BuildPlan, client: docker.DockerClient, log: Path,
-                 echo: Any = None) -> BuiltImage:
+                 events: Handler = ignore) -> BuiltImage:
     """The plan's toolchain image: found by its content tag, else built with streamed output."""
-    echo = echo or (lambda line: None)
     start = time.monotonic()
     flavour, args = dockerfile_args(plan)
     dockerfile = image.render_dockerfile(flavour, args)
     base = args.get("BASE") or image.template_args(flavour)["BASE"]
-    base_image = base_image_for(client, base, log, echo)
+    base_image = base_image_for(client, base, events)
     certs = image.local_certificates()
     digest = image.context_hash(dockerfile + "\n# base " + base_image.id, certs)
     tag = f"tk/build-{flavour}:{digest[:16]}"
@@ -124,13 +123,13 @@ def ensure_image(plan: BuildPlan, client: docker.DockerClient, log: Path,
                 out.write(f"# image {tag} ({found.id}) exists: no image build\n")
             return BuiltImage(tag, found.id, base, cached=True,
                               seconds=round(time.monotonic() - start, 3))
-        echo(f"building image {tag} from Dockerfile.{flavour} (streamed to {log})")
+        events(Stage(f"building image {tag} from Dockerfile.{flavour} (streamed to {log})"))
         with log.open("a") as out:
             out.write(f"# docker build -t {tag} (Dockerfile.{flavour}, base {base} "
                       f"{base_image.id})\n{dockerfile}# ---\n")
         image_id, steps, cached_steps = stream_build(
             client, tag, image.build_context(dockerfile, certs), {"org.tk.context": digest},
-            log, echo)
+            log, events)
         built = image.find_image(client, tag)
         if built is None:
             raise TkError(f"docker build finished without image {tag} (log: {log})")
@@ -139,9 +138,9 @@ def ensure_image(plan: BuildPlan, client: docker.DockerClient, log: Path,
 
 
 def stream_build(client: docker.DockerClient, tag: str, context: bytes, labels: dict[str, str],
-                 log: Path, echo: Any) -> tuple[str | None, int, int]:
-    """``docker build`` with its output appended to the log as it comes, step lines echoed;
-    (image id, steps, steps the layer cache served)."""
+                 log: Path, events: Handler) -> tuple[str | None, int, int]:
+    """``docker build`` with its output appended to the log as it comes, its steps reported as
+    ``Progress``; (image id, steps, steps the layer cache served)."""
     steps = cached_steps = 0
     image_id = None
     said = ""  # the last line a step printed: a failing step's own reason
@@ -166,9 +165,10 @@ def stream_build(client: docker.DockerClient, tag: str, context: bytes, labels: 
             for line in text.splitlines():
                 if line.strip() and not re.match(r" ---> |Removing intermediate|Step ", line):
                     said = line.strip()[:200]
-                if line.startswith("Step "):
+                step = re.match(r"Step (\d+)/(\d+) :", line)
+                if step:
                     steps += 1
-                    echo(line.strip()[:120])
+                    events(Progress(f"image {tag}", int(step.group(1)), int(step.group(2))))
                 elif "Using cache" in line:
                     cached_steps += 1
             if "aux" in chunk and "ID" in chunk["aux"]:
@@ -176,7 +176,7 @@ def stream_build(client: docker.DockerClient, tag: str, context: bytes, labels: 
     return image_id, steps, cached_steps
 
 
-def prepare_image(plan: BuildPlan, echo: Any = None) -> tuple[BuiltImage, Path]:
+def prepare_image(plan: BuildPlan, events: Handler = ignore) -> tuple[BuiltImage, Path]:
     """Make the plan's toolchain image ahead of any build (``tk image build``); its log path."""
     from toolkit.build import store
 
@@ -184,21 +184,22 @@ def prepare_image(plan: BuildPlan, echo: Any = None) -> tuple[BuiltImage, Path]:
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(f"# tk image build: plan {plan.hash}\n")
     client = image.connect(timeout=API_TIMEOUT)
-    return ensure_image(plan, client, log, echo or _echo), log
+    return ensure_image(plan, client, log, events), log
 
 
-def base_image_for(client: docker.DockerClient, base: str, log: Path, echo: Any):
+def base_image_for(client: docker.DockerClient, base: str, events: Handler = ignore):
     """The base image: local, else bootstrapped (tk/debian:*), else pulled from a registry."""
     found = image.find_image(client, base)
     if found is not None:
         return found
     m = re.fullmatch(r"tk/debian:([\w.-]+)", base)
     if m:
-        echo(f"base image {base} is missing: making it (tk image bootstrap --suite {m.group(1)})")
-        image.bootstrap(suite=m.group(1), tag=base, log=echo, client=client)
+        events(Stage(f"base image {base} is missing: making it (tk image bootstrap --suite "
+                     f"{m.group(1)})"))
+        image.bootstrap(suite=m.group(1), tag=base, events=events, client=client)
         return client.images.get(base)
     try:
-        echo(f"pulling base image {base}")
+        events(Stage(f"pulling base image {base}"))
         return client.images.pull(base)
     except Exception as e:  # noqa: BLE001 - any registry failure means the same to the user
         raise UserError(
@@ -236,7 +237,7 @@ def mounts(job: BuildJob) -> dict[str, str]:
 def build(job: BuildJob) -> BackendResult:
     client = image.connect(timeout=API_TIMEOUT)
     uid, gid = build_user(job.source_dir)
-    built = ensure_image(job.plan, client, job.log, _echo)
+    built = ensure_image(job.plan, client, job.log, job.events)
     result = BackendResult(image_id=built.image_id)
     result.timings["image"] = built.seconds
     result.extra["image"] = {"tag": built.tag, "base": built.base, "cached": built.cached,
@@ -268,7 +269,7 @@ def build(job: BuildJob) -> BackendResult:
             line = shlex.join(run_prefix + argv)
             result.commands.append(line)
             rc, seconds = exec_logged(client, container_id, argv, job,
-                                      progress=job.progress if step == "compile" else None)
+                                      events=job.events if step == "compile" else ignore)
             result.timings[step] = round(seconds, 3)
             if rc != 0:
                 raise BuildFailed(step, job, reproduce=line)
@@ -350,7 +351,7 @@ def build_container(client: docker.DockerClient, image_id: str, *, user: str,
 
 
 def exec_logged(client: docker.DockerClient, container_id: str, argv: list[str], job: BuildJob,
-                progress: Any = None) -> tuple[int, float]:
+                events: Handler = ignore) -> tuple[int, float]:
     """Run ``argv`` in the container, appending its output to the log; (rc, seconds)."""
     start = time.monotonic()
     ex = client.api.exec_create(container_id, argv, workdir=str(job.build_dir))
@@ -367,9 +368,9 @@ def exec_logged(client: docker.DockerClient, container_id: str, argv: list[str],
             pending += text
             *lines, pending = pending.split("\n")
             for line in lines:
-                m = NINJA_PROGRESS.match(line)
-                if m and progress:
-                    progress(int(m.group(1)), int(m.group(2)))
+                moved = ninja_progress(line)
+                if moved is not None:
+                    events(moved)
     rc = client.api.exec_inspect(ex["Id"])["ExitCode"]
     return (rc if rc is not None else 1), time.monotonic() - start
 
@@ -393,6 +394,3 @@ def toolchain(client: docker.DockerClient, container_id: str, plan: BuildPlan) -
     return versions
 
 
-def _echo(line: str) -> None:
-    sys.stderr.write(f"tk: {line}\n")
-    sys.stderr.flush()

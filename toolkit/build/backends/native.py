@@ -19,6 +19,7 @@ from toolkit.build.backends import (
     shell_line,
 )
 from toolkit.build.recipes import BuildPlan
+from toolkit.events import ignore
 
 
 def build(job: BuildJob) -> BackendResult:
@@ -35,7 +36,7 @@ def build(job: BuildJob) -> BackendResult:
         line = shell_line(argv, env=job.plan.env)
         result.commands.append(line)
         rc, seconds = run_logged(argv, job.log, env=env, cwd=job.build_dir,
-                                 progress=job.progress if step == "compile" else None)
+                                 events=job.events if step == "compile" else ignore)
         result.timings[step] = round(seconds, 3)
         if rc != 0:
             raise BuildFailed(step, job, reproduce=line)
