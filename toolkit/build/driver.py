@@ -96,7 +96,8 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
             raise_if_check_failed(stored)
             return Outcome(stored, from_store=True)
         if store.load(key) is not None:
-            say(f"stored build {key} is damaged (a library's sha256 differs): building it again")
+            events(Stage(f"stored build {key} is damaged (a library's sha256 differs): "
+                         "building it again"))
     entry = store.entry_dir(key)
     entry.mkdir(parents=True, exist_ok=True)
     # One build per key at a time: two clones of one tree share keys, and the second waits,
