@@ -141,7 +141,7 @@ def main() -> int:
                                  repeat=args.repeat, warmup=args.warmup, gpu=p.gpu,
                                  kernels=p.kernels)
         header = header_for(workload, args.target, p.target, p.dev, p.gpu, args.repeat,
-                            args.warmup, timings.method)
+                            args.warmup, timings.method, p.workload.entry)
         rep = report.build(timings, p.kernels, header)
         s = rep.summary
         e2e = s["e2e_median_us"]

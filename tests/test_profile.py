@@ -429,3 +429,98 @@ def test_inputs_file_feeds_the_profiled_run(tk, tmp_path: Path) -> None:
     refused = tk("profile", str(HERE / "profile_fusion.py"), "--inputs", str(bad), env=ENV)
     assert refused.returncode == 2 and "has shape (3, 3)" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_entry_picks_the_function_profiled(tk) -> None:
+    workload = str(HERE / "profile_two_entries.py")
+    result = tk("profile", workload, "--entry", "second", "-n", "3", "--json", env=ENV)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["header"]["entry"] == "second"
+    kernels = {r["name"] for r in doc["rows"] if r["kind"] == "kernel"}
+    assert kernels == {"sub_one"}
+    default = json.loads(tk("profile", workload, "-n", "3", "--json", env=ENV).stdout)
+    assert default["header"]["entry"] == "main"
+    assert {r["name"] for r in default["rows"] if r["kind"] == "kernel"} == {"add_one"}
+    wrong = tk("profile", workload, "--entry", "nope", env=ENV)
+    assert wrong.returncode == 2 and "no entry 'nope'" in wrong.stderr
+
+
+def _cuda_ready() -> str | None:
+    """Why the CUDA device-timer path cannot run here, or None when it can."""
+    import importlib.util
+
+    import tvm
+
+    if not tvm.cuda(0).exist:
+        return "no CUDA GPU on this machine (the device timer needs one)"
+    if importlib.util.find_spec("cuda.bindings") is None:
+        return "cuda-bindings is not installed (pip install cuda-bindings)"
+    return None
+
+
+def test_cuda_kernels_timed_on_the_device(tk, tmp_path: Path) -> None:
+    """On a GPU: kernel times come from CUDA events behind a filler, every timed run was
+    issued with the stream backed up, the split is all non-negative and adds up."""
+    reason = _cuda_ready()
+    if reason:
+        pytest.skip(reason)
+    result = tk("profile", "builtin:mlp", "--target", "cuda", "-n", "10", "--json",
+                "--trace", str(tmp_path / "trace.json"))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    s = doc["summary"]
+    assert s["device_timer"].startswith("CUDA events") and s["clock"] == "wall"
+    assert s["device_runs"] == 10
+    split = s["split_us"]
+    assert list(split) == ["GPU busy", "host overhead", "idle gaps"]
+    assert sum(split.values()) == pytest.approx(s["e2e_median_us"])
+    assert split["GPU busy"] > 0 and split["GPU busy"] <= s["e2e_median_us"]
+    kernels = [r for r in doc["rows"] if r["kind"] == "kernel"]
+    assert all(0 < r["total_us"] for r in kernels)
+    assert all(r["host_us"] > 0 for r in kernels)  # launch cost, on the host
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    device = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["tid"] == 2]
+    assert len(device) == sum(r["calls"] for r in kernels)
+
+
+def test_gpu_orchestration_runs_on_the_cpu_device() -> None:
+    """The GPU path - host runs without marks, device runs with marks behind a filler, the
+    filler checked and runs redone, device times merged into the host runs, kernels placed
+    after their launches - driven on the CPU device with the host clock as the device timer.
+    The queue here reports "drained" for the first two device runs, as a GPU whose filler ran
+    out would."""
+    from toolkit.profile import report
+    from toolkit.tvm_side.profile import devtimer, prepare, timing
+
+    class DrainsTwice(devtimer.HostTimer):
+        def __init__(self) -> None:
+            super().__init__(time.perf_counter)
+            self.drained, self.sized = 2, []
+
+        def size_filler(self, host_issue_s: float) -> None:
+            self.sized.append(host_issue_s)
+
+        def issued(self) -> bool:
+            self.drained -= 1
+            return self.drained < 0
+
+    p = prepare("builtin:mlp", "llvm")
+    queue = DrainsTwice()
+    t = timing.measure(p.make_vm, p.workload.entry, p.args, p.dev, repeat=5, warmup=0,
+                       gpu=True, kernels=p.kernels, clock=(time.perf_counter, "wall"),
+                       device_timer=(queue, "host clock standing in for a GPU's events"))
+    assert t.device_runs == 5 and t.device_runs_redone == 2 and t.device_runs_gapped == 0
+    assert queue.sized and all(s > 0 for s in queue.sized)  # sized from each issued run
+    for run in t.runs:
+        for call in run:
+            assert (call.device is None) == call.symbol.startswith("vm.builtin."), call
+    rep = report.build(t, p.kernels, {"workload": "builtin:mlp"})
+    s = rep.summary
+    assert list(s["split_us"]) == ["GPU busy", "host overhead", "idle gaps"]
+    assert sum(s["split_us"].values()) == pytest.approx(s["e2e_median_us"])
+    assert s["device_runs"] == 5 and s["verdict"].startswith("GPU busy")
+    # Kernels start once launched and once the previous kernel is done, one at a time.
+    device = [sp for sp in rep.spans if sp.device is not None]
+    assert device and all(sp.device[0] >= sp.host[1] - 1e-12 for sp in device)
+    assert all(a.device[1] <= b.device[0] + 1e-12 for a, b in zip(device, device[1:]))

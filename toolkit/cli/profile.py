@@ -12,6 +12,7 @@ from toolkit.cli.options import (
     SEED,
     Number,
     echo_json,
+    entry_option,
     json_option,
     target_option,
     workload_argument,
@@ -23,7 +24,7 @@ def profile_group() -> None:
     """Time every operator of a compiled workload, or compare two profiles.
 
     \b
-    tk profile WORKLOAD --target T [--repeat N] [--warmup N] [--inputs F.npz] [-o DIR]
+    tk profile WORKLOAD --target T [--entry NAME] [--repeat N] [--warmup N] [--inputs F.npz] [-o DIR]
                [--format csv,json,md,html] [--trace FILE]
     tk profile compare A.json B.json [--threshold PCT] [--force]
     """
@@ -32,6 +33,7 @@ def profile_group() -> None:
 @profile_group.command("run")
 @workload_argument
 @target_option
+@entry_option
 @click.option("--repeat", "-n", type=COUNT, default=20, show_default=True, help="Timed runs.")
 @click.option("--warmup", type=Number(int, min=0), default=3, show_default=True, help="Untimed runs first.")
 @click.option("--inputs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -45,7 +47,8 @@ def profile_group() -> None:
               help="Write one run as a Chrome/Perfetto trace (host calls and device kernels).")
 @click.option("--top", type=COUNT, default=15, show_default=True, help="Rows shown in the terminal.")
 @json_option
-def profile_cmd(workload: str, target: str, repeat: int, warmup: int, inputs: Path | None,
+def profile_cmd(workload: str, target: str, entry: str | None, repeat: int, warmup: int,
+                inputs: Path | None,
                 seed: int, output: Path | None, formats: str, trace: Path | None, top: int,
                 as_json: bool) -> int:
     """Profile WORKLOAD: compile it, time every VM call, report per operator."""
@@ -54,7 +57,7 @@ def profile_cmd(workload: str, target: str, repeat: int, warmup: int, inputs: Pa
     from toolkit.tvm_side.profile import profile
 
     wanted = reports.parse_formats(formats)
-    report = profile(workload, target, repeat=repeat, warmup=warmup, seed=seed,
+    report = profile(workload, target, repeat=repeat, warmup=warmup, seed=seed, entry=entry,
                      inputs=(lambda wl: read_inputs(inputs, wl)) if inputs else None)
     written = report.write(output, wanted) if output else {}
     if trace:
@@ -63,7 +66,7 @@ def profile_cmd(workload: str, target: str, repeat: int, warmup: int, inputs: Pa
         echo_document(report, written)
         return 0
     h, s = report.header, report.summary
-    click.echo(f"{h['workload']} on {h['device']} ({h['target']}), TVM {h['tvm_version']}, "
+    click.echo(f"{h['workload']} ({h['entry']}) on {h['device']} ({h['target']}), TVM {h['tvm_version']}, "
                f"{h['threads']} TVM thread(s), {h['repeat']} runs after {h['warmup']} warm-up, "
                f"timed via {h['method']}; clock: {s['clock']}; device times: "
                f"{s['device_timer']}")

@@ -67,6 +67,7 @@ class Timings:
     # GPU runs timed on the device: issued while the filler kept the stream busy / redone.
     device_runs: int = 0
     device_runs_redone: int = 0
+    device_runs_gapped: int = 0  # kept although the device idled while they were issued
     # Per symbol, seconds taken off each call: timing it from Python with nothing to do.
     floors: dict[str, float] = field(default_factory=dict)
 

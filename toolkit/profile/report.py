@@ -265,6 +265,7 @@ def _summary(timings: Timings, runs: list[list[Call]], keys: list[list[RowKey]],
     if timings.gpu and timings.device_runs:
         summary["device_runs"] = timings.device_runs
         summary["device_runs_redone"] = timings.device_runs_redone
+        summary["device_runs_gapped"] = timings.device_runs_gapped
 
     # The split: each part's median over runs; the last part is what is left of the
     # end-to-end median, so the three add up to it exactly.
@@ -299,6 +300,11 @@ def _summary(timings: Timings, runs: list[list[Call]], keys: list[list[RowKey]],
         k = int(np.argsort(sums)[len(sums) // 2])
         spans = timeline.place(runs[k], rows[k], synchronous=synchronous, hook_overhead=overhead)
         summary["trace_run"] = k
+    if timings.device_runs_gapped:
+        warnings.append(
+            f"{timings.device_runs_gapped} of {timings.device_runs} device-timed runs let the "
+            f"GPU idle while they were issued (something in the run syncs the stream): their "
+            f"kernel times may include launch latency")
     if timings.gpu and not timings.device_runs:
         warnings.append(f"times are host-side: {timings.device_timer}")
     if timings.method == "instrument":

@@ -38,7 +38,7 @@ def _device_name(dev: Any, gpu: bool) -> str:
 
 
 def header_for(workload: str, target_spec: str, target: Any, dev: Any, gpu: bool,
-               repeat: int, warmup: int, method: str) -> dict[str, Any]:
+               repeat: int, warmup: int, method: str, entry: str | None = None) -> dict[str, Any]:
     """What makes two profiles comparable, plus when and where this one was taken."""
     import tvm
 
@@ -47,6 +47,7 @@ def header_for(workload: str, target_spec: str, target: Any, dev: Any, gpu: bool
 
     return {
         "workload": workload,
+        "entry": entry,
         "target": target_spec,
         "target_kind": target.kind.name,
         "device": _device_name(dev, gpu),
@@ -84,7 +85,7 @@ class Prepared:
 InputsReader = Callable[[Any], Sequence[Any]]  # Workload -> its input arrays
 
 
-def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0,
+def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0, entry: str | None = None,
             inputs: InputsReader | None = None) -> Prepared:
     """Load and compile ``source`` with the kernel capture; refuse absent devices first.
 
@@ -102,7 +103,12 @@ def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0,
         dev = targets.device_for(target)
     except DeviceAbsent as e:  # before a compile whose result could not run anyway
         raise DeviceAbsent(f"cannot profile on {target.kind.name}: {e}") from None
-    wl = workloads.load(source, seed=seed)
+    wl = workloads.load(source, seed=seed, entry=entry)
+    if wl.kind == workloads.TIR:
+        from toolkit.errors import UserError
+
+        raise UserError(f"{source} ({wl.entry}) is a TIR function, one kernel with no VM to "
+                        f"profile; time it with 'tk run {source} --entry {wl.entry}'")
     capture = cost.KernelCapture()
     compiled = stack.compile(wl, target_spec, instruments=[cost.instrument(capture)])
     arrays = inputs(wl) if inputs is not None else wl.make_inputs(seed)
@@ -112,7 +118,8 @@ def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0,
 
 
 def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup: int = 3,
-            seed: int = 0, inputs: InputsReader | None = None) -> Report:
+            seed: int = 0, entry: str | None = None,
+            inputs: InputsReader | None = None) -> Report:
     """Compile ``source`` for ``target_spec``, time every VM call, return the report."""
     from toolkit.errors import TvmFailure, UserError
     from toolkit.profile import report
@@ -121,7 +128,7 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
 
     if repeat < 1 or warmup < 0:
         raise UserError("--repeat must be >= 1 and --warmup >= 0")
-    p = prepare(source, target_spec, seed=seed, inputs=inputs)
+    p = prepare(source, target_spec, seed=seed, entry=entry, inputs=inputs)
     wl = p.workload
     try:
         timings = timing.measure(p.make_vm, wl.entry, p.args, p.dev, repeat=repeat,
@@ -134,5 +141,5 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
             reproduce=stack.reproduce_command("profile", wl, target_spec),
         ) from e
     header = header_for(wl.source, target_spec, p.target, p.dev, p.gpu, repeat, warmup,
-                        timings.method)
+                        timings.method, wl.entry)
     return report.build(timings, p.kernels, header)

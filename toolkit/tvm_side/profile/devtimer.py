@@ -42,8 +42,11 @@ class HostTimer:
     def __init__(self, clock: Callable[[], float]) -> None:
         self.mark = clock
 
+    def size_filler(self, host_issue_s: float) -> None:
+        """No filler: CPU kernels do not wait in a stream."""
+
     def begin(self) -> None:
-        """Nothing to queue ahead: CPU kernels do not wait in a stream."""
+        """Nothing to queue ahead."""
 
     def issued(self) -> bool:
         """The run was issued with the device busy throughout (always, on the host)."""
@@ -67,10 +70,13 @@ class CudaEventTimer:
         from cuda.bindings import driver
 
         self._d = driver
+        self._check(driver.cuInit(0))
         self.stream = driver.CUstream(int(tvm_ffi.get_raw_stream(dev)))
-        # TVM's runtime made its primary context current on this thread when it allocated
-        # the arguments; the driver API works in whatever context is current.
-        self._check(driver.cuCtxGetCurrent())
+        # TVM's CUDA runtime works in the device's primary context, made current on this
+        # thread when it allocated the arguments; make sure the driver API uses it too.
+        if not int(self._check(driver.cuCtxGetCurrent())):
+            device = self._check(driver.cuDeviceGet(dev.index))
+            self._check(driver.cuCtxSetCurrent(self._check(driver.cuDevicePrimaryCtxRetain(device))))
         self._pool = [self._event() for _ in range(pool)]
         self._used = 0
         self._filler_end = self._event()

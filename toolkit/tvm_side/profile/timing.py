@@ -188,12 +188,14 @@ def measure(
     gpu: bool,
     kernels: Collection[str] = (),
     clock: tuple[Callable[[], float], str] | None = None,
+    device_timer: tuple[Any, str] | None = None,
 ) -> Timings:
     """Time the entry function per call (instrumented) and end to end (plain), interleaved.
 
     ``make_vm(**kwargs)`` makes a fresh VirtualMachine for the compiled executable;
     ``kernels`` are the symbols of the module's PrimFuncs (see ``CallTimer``); ``clock`` is
-    (function, name), by default ``clock_for(gpu)``.
+    (function, name), by default ``clock_for(gpu)``; ``device_timer`` is (timer, what it
+    measures), by default ``devtimer.for_device``.
 
     Each repeat runs the plain VM, the instrumented VM and a VM with a do-nothing hook back
     to back, so load from other processes lands on all alike. On the CPU the instrumented
@@ -211,7 +213,7 @@ def measure(
 
         raise TkError("this TVM's VM has neither set_instrument nor profile(); cannot time calls")
     now, clock_name = clock or clock_for(gpu)
-    marks, timer_name = devtimer.for_device(dev, gpu, now)
+    marks, timer_name = device_timer or devtimer.for_device(dev, gpu, now)
     separate = gpu and marks is not None  # device marks in runs of their own
     plain, timed, hooked = make_vm(), make_vm(), make_vm()
     timer = CallTimer(dev.sync if gpu and marks is None else None, kernels, now)
@@ -231,8 +233,8 @@ def measure(
         dev.sync()
         return now() - start, time.perf_counter() - start_wall
 
-    def device_run() -> list[Call] | None:
-        """One run timed on the device; None when the filler ran out while issuing it."""
+    def device_run() -> tuple[list[Call], bool]:
+        """One run timed on the device, and whether the filler outlasted issuing it."""
         timer.begin_run(describe=False, marks=marks)
         marks.begin()
         f_timed(*args)
@@ -240,7 +242,7 @@ def measure(
         dev.sync()
         calls = timer.finish_run()
         marks.size_filler(calls[-1].end if calls else 0.0)
-        return calls if backed_up else None
+        return calls, backed_up
 
     try:
         timer.begin_run(describe=True, marks=None if separate else marks)
@@ -267,13 +269,15 @@ def measure(
             result.instrumented.append(wall(f_timed))
             host = timer.finish_run()
             if separate:
-                device = None
                 for _ in range(REDO):
-                    device = device_run()
-                    if device is not None:
+                    device, backed_up = device_run()
+                    if backed_up:
                         break
                     result.device_runs_redone += 1
-                if device is not None and len(device) == len(host):
+                # A run the filler never outlasted (a sync inside the run drains the stream)
+                # is kept, counted: its kernel spans may hold launch latency.
+                result.device_runs_gapped += not backed_up
+                if len(device) == len(host):
                     for h, d in zip(host, device):
                         h.device = d.device
                     result.device_runs += 1
