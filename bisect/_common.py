@@ -2,7 +2,9 @@
 
 A baseline (the good commit's outputs, or its latency) is written when the step is the good
 end (``TK_BISECT_PHASE=good-end``), which tk always checks first, into the bisection's own
-directory (``TK_BISECT_DIR``); later steps compare with it.
+directory (``TK_BISECT_DIR``); later steps compare with it. The environment of a check is
+written down in ``toolkit.process``; these checks spell its names out, so that they start
+where toolkit is not importable.
 """
 
 import argparse

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from toolkit.bisect import events as ev
-from toolkit.bisect.passes import NO_COMPILE, PassBisector
+from toolkit.bisect.passes import PassBisector
+from toolkit.process import PASS_NO_COMPILE as NO_COMPILE
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bisect" / "miscompile.py"
 UNITS = ["Canon", "Fold", "Lower", "Fuse", "Bug", "Tidy", "Codegen"]

@@ -1,12 +1,11 @@
 """``tk doctor``: the install checks a TVM developer does by hand, each with a fix.
 
-The facts come from ``toolkit/probes/doctor.py`` run in a subprocess of the interpreter
+The facts come from ``toolkit/tvm_side/probes/doctor.py`` run in a subprocess of the interpreter
 under test, so a TVM that fails to import - or segfaults - is diagnosed, not inherited.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -17,10 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import UserError
 from toolkit.explain import best
 from toolkit.libraries import CORE_FAMILIES, family, same_file
-from toolkit.tvm_side.probes import path_of
+from toolkit.process import STAGE, run_probe
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 
@@ -51,26 +49,9 @@ class Report:
 def probe(python: str = sys.executable, env: dict[str, str] | None = None,
           timeout: float = 300) -> dict[str, Any]:
     """Run the probe under ``python``; returns facts by stage, plus how the process ended."""
-    try:
-        proc = subprocess.run(
-            [python, str(path_of("doctor"))], capture_output=True, text=True,
-            timeout=timeout, env=env, cwd=Path.home(),
-        )
-    except FileNotFoundError:
-        raise UserError(f"--python {python}: no such interpreter") from None
-    except PermissionError:
-        raise UserError(f"--python {python}: not executable") from None
-    except subprocess.TimeoutExpired:
-        return {"exit": {"code": None, "stderr": f"probe timed out after {timeout:.0f} s"}}
-    facts: dict[str, Any] = {}
-    for line in proc.stdout.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # TVM's own logging on stdout
-        if isinstance(record, dict) and "stage" in record:
-            facts[record.pop("stage")] = record
-    facts["exit"] = {"code": proc.returncode, "stderr": proc.stderr[-4000:]}
+    ran = run_probe("doctor", python=python, env=env, timeout=timeout, cwd=Path.home())
+    facts: dict[str, Any] = {r[STAGE]: ran.stage(r[STAGE]) for r in ran.records}
+    facts["exit"] = ran.ended
     return facts
 
 
@@ -312,23 +293,8 @@ def library_facts(python: str, env: dict[str, str] | None = None,
                  timeout: float = 300) -> dict[str, Any]:
     """Which library registers which global functions: the owners probe, in a fresh process
     of ``python`` (it loads TVM's libraries one by one, which may abort it)."""
-    from toolkit.tvm_side.probes import path_of
-
-    try:
-        proc = subprocess.run([python, str(path_of("extlibs")), "owners"], capture_output=True,
-                              text=True, timeout=timeout, env=env)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return {"ext_owners_exit": {"code": None, "stderr": str(e)}}
-    records = []
-    for line in proc.stdout.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and "stage" in record:
-            records.append(record)
-    return {"ext_owners": records,
-            "ext_owners_exit": {"code": proc.returncode, "stderr": proc.stderr[-4000:]}}
+    ran = run_probe("extlibs", "owners", python=python, env=env, timeout=timeout)
+    return {"ext_owners": ran.records, "ext_owners_exit": ran.ended}
 
 
 def soname_problem(path: str, soname: str | None) -> str | None:

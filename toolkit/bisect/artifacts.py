@@ -26,6 +26,7 @@ from toolkit.build import driver as builder
 from toolkit.build import source, store
 from toolkit.build.recipes import BuildPlan, Request
 from toolkit.errors import TkError, UserError
+from toolkit.process import BISECT_BUILD_DIR
 
 
 def request_of(options: dict) -> Request:
@@ -133,7 +134,7 @@ class CommandBuilder:
         self.stamp = self.build_dir / ".tk-bisect-tree"
 
     def env(self) -> dict[str, str]:
-        return {"TK_BISECT_BUILD_DIR": str(self.build_dir)} if self.st.build_command else {}
+        return {BISECT_BUILD_DIR: str(self.build_dir)} if self.st.build_command else {}
 
     def tree(self, sha: str) -> str:
         return self.repo.git.rev_parse(f"{sha}^{{tree}}")

@@ -14,9 +14,10 @@ MakePackedAPI...): they are *required*, listed (``--required``, plus the ones kn
 skipped pass was needed, and that pass becomes required. A prefix that still does not
 compile is reported as such, never taken as a verdict.
 
-Probes run in a subprocess (``python -m toolkit.tvm_side.passes serve``, its target-side half) in the build's
-environment, which loads the workload once and forks a child per probe: skipping passes can
-crash TVM outright, and the TVM under test may not be tk's.
+Probes run in a subprocess (``python -m toolkit.tvm_side.passes serve``, its target-side
+half) in the build's environment, which loads the workload once and forks a child per probe:
+skipping passes can crash TVM outright, and the TVM under test may not be tk's. The protocol
+between the two is written down in ``toolkit.process``.
 """
 
 from __future__ import annotations
@@ -37,10 +38,9 @@ from toolkit import events as ev
 from toolkit.bisect import events, search
 from toolkit.bisect.verdict import BAD, GOOD, SKIP
 from toolkit.errors import TkError
+from toolkit.process import PASS_NO_COMPILE, PASS_RESULT_MARKER
 
 CONTAINERS = frozenset({"sequential", "_pipeline"})
-MARKER = "TK-PASSES-RESULT "
-NO_COMPILE = "no-compile"
 # Passes without which the default pipelines of TVM 0.2x do not compile for llvm/cuda:
 # lowering to the VM and to packed functions. Learning finds others (forks, new TVMs).
 KNOWN_REQUIRED = (
@@ -134,8 +134,8 @@ class PassBisector:
             self._server.stdin.write(json.dumps(req) + "\n")
             self._server.stdin.flush()
             for line in self._server.stdout:
-                if line.startswith(MARKER):
-                    return json.loads(line[len(MARKER):])
+                if line.startswith(PASS_RESULT_MARKER):
+                    return json.loads(line[len(PASS_RESULT_MARKER):])
         except BrokenPipeError:
             pass
         err = self._server.stderr.read() if self._server.stderr else ""
@@ -210,7 +210,7 @@ class PassBisector:
         lo, hi = k, len(r.units)  # prefix lo fails, prefix hi (everything) compiles
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self._probe(mid)["status"] == NO_COMPILE:
+            if self._probe(mid)["status"] == PASS_NO_COMPILE:
                 lo = mid
             else:
                 hi = mid
@@ -225,9 +225,9 @@ class PassBisector:
 
     def _verdict(self, k: int) -> str:
         out = self._probe(k)
-        while out["status"] == NO_COMPILE and self.learn and self._learn(k):
+        while out["status"] == PASS_NO_COMPILE and self.learn and self._learn(k):
             out = self._probe(k)
-        if out["status"] == NO_COMPILE:
+        if out["status"] == PASS_NO_COMPILE:
             self.result.no_compile.append(k)
             return SKIP
         return out["status"]
@@ -247,7 +247,7 @@ class PassBisector:
         if remembered:
             self.events(events.RequiredRemembered(r.tvm, tuple(sorted(remembered))))
             r.required = sorted({*r.required, *remembered})
-        if full["status"] == NO_COMPILE:
+        if full["status"] == PASS_NO_COMPILE:
             raise TkError(f"{r.workload} does not compile for {r.target} even with every pass: "
                           f"{full['detail']}")
         if full["status"] == GOOD and full.get("compared", True):

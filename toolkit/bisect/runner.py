@@ -23,6 +23,14 @@ from toolkit.bisect import events, search
 from toolkit.bisect import verdict as v
 from toolkit.bisect.state import BisectState, Step
 from toolkit.errors import TkError
+from toolkit.process import (
+    BISECT_COMMIT,
+    BISECT_DIR,
+    BISECT_PHASE,
+    CHECK_NOT_EXECUTABLE,
+    CHECK_NOT_FOUND,
+    own_group,
+)
 
 
 @dataclass
@@ -56,11 +64,11 @@ def run_check(argv: Sequence[str], env: Mapping[str, str], cwd: Path,
     with tempfile.TemporaryFile() as out:
         try:
             proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+                                    stderr=subprocess.STDOUT, **own_group())
         except FileNotFoundError:
-            return v.Outcome(v.NOT_FOUND, f"{argv[0]}: command not found", 0.0)
+            return v.Outcome(CHECK_NOT_FOUND, f"{argv[0]}: command not found", 0.0)
         except PermissionError:
-            return v.Outcome(v.NOT_EXECUTABLE, f"{argv[0]}: permission denied", 0.0)
+            return v.Outcome(CHECK_NOT_EXECUTABLE, f"{argv[0]}: permission denied", 0.0)
         timed_out = False
         try:
             proc.wait(timeout=timeout)
@@ -111,8 +119,8 @@ class Bisector:
             step.output_tail = built.message
         else:
             self.events(events.CheckStarted(sha, st.check_display, max(1, st.count)))
-            env = {**built.env, "TK_BISECT_COMMIT": sha, "TK_BISECT_PHASE": phase,
-                   "TK_BISECT_DIR": str(st.directory)}
+            env = {**built.env, BISECT_COMMIT: sha, BISECT_PHASE: phase,
+                   BISECT_DIR: str(st.directory)}
             verdicts = []
             for _ in range(max(1, st.count)):
                 outcome = self.test_run(sha, env)

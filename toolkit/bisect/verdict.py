@@ -12,15 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from toolkit.errors import UserError
+from toolkit.process import CHECK_NOT_EXECUTABLE, CHECK_NOT_FOUND, CHECK_SKIP
 
 GOOD = "good"
 BAD = "bad"
 SKIP = "skip"
 STOP = "stop"
 
-SKIP_EXIT = 125  # git bisect's "cannot test this commit"
-NOT_EXECUTABLE = 126
-NOT_FOUND = 127
 
 REGRESS_MODES = ("error", "success", "crash", "match:REGEX")
 
@@ -68,10 +66,10 @@ def classify(outcome: Outcome, regress: str = "error", timeout: str = "skip") ->
         return Verdict(timeout, "timed out")
     rc = outcome.returncode
     assert rc is not None
-    if rc == SKIP_EXIT:
+    if rc == CHECK_SKIP:
         return Verdict(SKIP, "exit 125 (check says: cannot test)")
-    if rc in (NOT_EXECUTABLE, NOT_FOUND):
-        what = "not executable" if rc == NOT_EXECUTABLE else "not found"
+    if rc in (CHECK_NOT_EXECUTABLE, CHECK_NOT_FOUND):
+        what = "not executable" if rc == CHECK_NOT_EXECUTABLE else "not found"
         return Verdict(STOP, f"exit {rc}: the check command is {what}; fix the check, then "
                              "'tk bisect run' continues")
     how = f"killed by signal {-rc if rc < 0 else rc - 128}" if crashed(rc) else f"exit {rc}"

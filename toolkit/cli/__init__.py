@@ -44,16 +44,30 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: the work runs in a crash-guarded child where the OS allows it."""
-    if os.environ.get("TK_NO_FORK") or not hasattr(os, "fork"):
-        _main(argv)
-    from toolkit import crashguard
+    """Entry point: the work runs in a guarded worker process where the OS allows it."""
+    from toolkit import process
 
-    crashguard.run(lambda: _main(argv), list(sys.argv[1:] if argv is None else argv))
+    if os.environ.get("TK_NO_FORK") or not hasattr(os, "fork"):
+        process.stop_on_signals()
+        _main(argv)
+    process.guard(lambda: _main(argv), list(sys.argv[1:] if argv is None else argv))
+
+
+def _stopped() -> None:
+    """Exit as a process stopped by the signal that stopped it (Ctrl-C: 130)."""
+    import signal
+
+    from toolkit import process
+
+    sig = process.stopped_by() or signal.SIGINT
+    click.echo("tk: interrupted" if sig == signal.SIGINT else
+               f"tk: stopped by {process.signal_name(sig)}", err=True)
+    sys.exit(128 + sig)
 
 
 def _main(argv: list[str] | None) -> None:
     """One line and exit 2 for user mistakes, exit 1 for failures."""
+    from toolkit import process
     from toolkit.errors import TkError
 
     prog = "tk"
@@ -61,7 +75,9 @@ def _main(argv: list[str] | None) -> None:
         rv = cli.main(args=argv, prog_name=prog, standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort:  # click's word for KeyboardInterrupt, and EOF at a prompt
+        if process.stopped_by():
+            _stopped()
         click.echo("tk: aborted", err=True)
         sys.exit(130)
     except click.UsageError as e:
@@ -72,14 +88,17 @@ def _main(argv: list[str] | None) -> None:
         click.echo(f"{prog}: error: {e.format_message()}", err=True)
         sys.exit(e.exit_code)
     except TkError as e:
+        if process.stopped_by():  # a Ctrl-C inside TVM comes back as a TVM error
+            _stopped()
         if debug_enabled():
             raise
         click.echo(f"{prog}: error: {e}", err=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
-        click.echo("tk: interrupted", err=True)
-        sys.exit(130)
+        _stopped()
     except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
+        if process.stopped_by():
+            _stopped()
         if debug_enabled():
             raise
         click.echo(f"{prog}: internal error: {type(e).__name__}: {e} (rerun with --debug)",

@@ -7,17 +7,15 @@ pre-load checks against those: the verdict is what ``load_extension`` would do.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolkit import libraries
-from toolkit.errors import TkError, UserError
+from toolkit.errors import TkError
 from toolkit.ext import manifest
-from toolkit.tvm_side.probes import path_of
+from toolkit.process import run_probe
 
 
 @dataclass
@@ -44,23 +42,14 @@ class Report:
 
 def process_facts(python: str = sys.executable) -> dict[str, Any]:
     """The TVM libraries and globals ``python -c 'import tvm'`` ends up with."""
-    try:
-        proc = subprocess.run([python, str(path_of("extlibs")), "mapped"], capture_output=True,
-                              text=True, timeout=300)
-    except FileNotFoundError:
-        raise UserError(f"--python {python}: no such interpreter") from None
-    for line in proc.stdout.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if record.get("stage") == "mapped":
-            return record
+    ran = run_probe("extlibs", "mapped", python=python)
+    mapped = ran.stage("mapped")
+    if mapped is not None:
+        return mapped
     from toolkit.explain import hint
 
-    extra = hint(proc.stderr)
-    raise TkError(f"import tvm failed under {python}: "
-                  f"{(proc.stderr.strip().splitlines() or ['no output'])[-1]}"
+    extra = hint(ran.stderr)
+    raise TkError(f"import tvm failed under {python}: {ran.last_error_line()}"
                   + (f"\n  {extra}" if extra else ""))
 
 

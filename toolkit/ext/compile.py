@@ -9,11 +9,9 @@ library registers is learnt by loading it in a subprocess of the target Python.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Any
 from toolkit import libraries
 from toolkit.errors import TkError, UserError
 from toolkit.ext import manifest
-from toolkit.tvm_side.probes import path_of
+from toolkit.process import run_probe
 
 PACKAGES = {"libtvm_ffi": "apache-tvm-ffi", "libtvm_runtime": "apache-tvm",
             "libtvm_compiler": "apache-tvm", "libtvm": "apache-tvm"}
@@ -47,23 +45,11 @@ def project_name(source_dir: Path) -> str:
 def target_python_facts(python: str) -> dict[str, Any]:
     """Where the target Python's tvm and tvm-ffi are, and their versions, without importing
     tvm (find_spec + metadata only)."""
-    code = (
-        "import importlib.util as u, importlib.metadata as m, json, os\n"
-        "def v(d):\n"
-        "    try: return m.version(d)\n"
-        "    except m.PackageNotFoundError: return None\n"
-        "s = u.find_spec('tvm'); f = u.find_spec('tvm_ffi')\n"
-        "print(json.dumps({'tvm_dir': os.path.dirname(s.origin) if s else None,"
-        " 'tvm_ffi_dir': os.path.dirname(f.origin) if f else None,"
-        " 'apache-tvm': v('apache-tvm'), 'apache-tvm-ffi': v('apache-tvm-ffi')}))\n"
-    )
-    try:
-        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120)
-    except FileNotFoundError:
-        raise UserError(f"--python {python}: no such interpreter") from None
-    if out.returncode != 0:
-        raise TkError(f"{python} could not report its tvm: {out.stderr.strip()[-300:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    ran = run_probe("extlibs", "where", python=python, timeout=120)
+    where = ran.stage("where")
+    if where is None:
+        raise TkError(f"{python} could not report its tvm: {ran.last_error_line()}")
+    return where
 
 
 def build(source_dir: str | Path, python: str = sys.executable,
@@ -156,20 +142,15 @@ def describe_build(library: Path, src: Path, python: str, facts: dict[str, Any],
 
 def registered_globals(library: Path, python: str = sys.executable) -> list[str]:
     """Load the library in a fresh ``python`` after import tvm; the names it added."""
-    proc = subprocess.run([python, str(path_of("extlibs")), "globals", str(library)],
-                          capture_output=True, text=True, timeout=300)
-    for line in proc.stdout.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if record.get("stage") == "globals":
-            if not record["ok"]:
-                raise TkError(f"{library.name} built but does not load: {record['error']}")
-            return record["registered"]
+    ran = run_probe("extlibs", "globals", str(library), python=python)
+    record = ran.stage("globals")
+    if record is not None:
+        if not record["ok"]:
+            raise TkError(f"{library.name} built but does not load: {record['error']}")
+        return record["registered"]
     from toolkit.explain import hint
 
-    why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
-    extra = hint(proc.stderr)
+    why = ran.last_error_line()
+    extra = hint(ran.stderr)
     raise TkError(f"loading {library.name} after import tvm ended the process ({why})"
                   + (f"\n  {extra}" if extra else ""))

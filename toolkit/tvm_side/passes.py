@@ -2,23 +2,23 @@
 
 ``toolkit.bisect.passes`` (host) starts ``python -m toolkit.tvm_side.passes serve`` in the
 build's environment, writes one JSON request per line on its stdin and reads one result per
-request from stdout, on a line starting with ``MARKER``. The server loads the workload once
-and forks a child per probe: skipping passes can crash TVM outright.
+request from stdout, on a line starting with ``PASS_RESULT_MARKER`` (the protocol is written
+down in ``toolkit.process``). The server loads the workload once and forks a child per
+probe: skipping passes can crash TVM outright.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolkit.bisect.passes import CONTAINERS, MARKER, NO_COMPILE
+from toolkit.bisect.passes import CONTAINERS
 from toolkit.bisect.verdict import BAD, GOOD
 from toolkit.errors import TvmFailure
+from toolkit.process import PASS_NO_COMPILE, PASS_RESULT_MARKER, fork_and_wait, signal_name
 
 
 def prefix_instrument(k: int | None, required: set[str], diff_unit: int | None = None) -> Any:
@@ -83,7 +83,7 @@ def probe(wl: Any, target: str, k: int | None, required: Sequence[str],
         inputs = wl.make_inputs(seed)
         outputs = stack.run(compiled, inputs).outputs
     except TvmFailure as e:
-        result.update(status=NO_COMPILE, detail=str(e).splitlines()[0])
+        result.update(status=PASS_NO_COMPILE, detail=str(e).splitlines()[0])
     else:
         expected = wl.reference_outputs(inputs)
         against = "reference"
@@ -108,36 +108,24 @@ def probe(wl: Any, target: str, k: int | None, required: Sequence[str],
 
 def _forked(fn: Callable[[], dict[str, Any]], timeout: float | None) -> dict[str, Any]:
     """Run ``fn`` in a forked child: skipping passes can crash TVM, and the workload stays
-    loaded in the parent (importing TVM is most of a probe's cost)."""
-    import signal
+    loaded in the parent (importing TVM is most of a probe's cost). The result goes through
+    a file: a module's text can be more than a pipe holds while the child is waited for."""
     import tempfile
 
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        sys.stdout.flush()
-        pid = os.fork()
-        if pid == 0:
-            code = 0
+        def work() -> None:
             try:
                 Path(out.name).write_text(json.dumps(fn()))
             except BaseException as e:  # noqa: BLE001 - reported to the parent, never raised
                 Path(out.name).write_text(json.dumps(
-                    {"status": NO_COMPILE, "detail": f"{type(e).__name__}: {e}"[:300]}))
-            finally:
-                sys.stdout.flush()
-                os._exit(code)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if deadline is not None and time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return {"status": NO_COMPILE, "detail": f"timed out after {timeout:g}s"}
-            time.sleep(0.02)
-        if os.WIFSIGNALED(status):
-            name = signal.Signals(os.WTERMSIG(status)).name
-            return {"status": NO_COMPILE, "detail": f"the compile crashed ({name})"}
+                    {"status": PASS_NO_COMPILE, "detail": f"{type(e).__name__}: {e}"[:300]}))
+
+        ended = fork_and_wait(work, timeout)
+        if ended.timed_out:
+            return {"status": PASS_NO_COMPILE, "detail": f"timed out after {timeout:g}s"}
+        if ended.signal is not None:
+            return {"status": PASS_NO_COMPILE,
+                    "detail": f"the compile crashed ({signal_name(ended.signal)})"}
         return json.loads(Path(out.name).read_text())
 
 
@@ -153,7 +141,7 @@ def serve(workload: str, target: str, seed: int, rtol: float, atol: float,
             wl, target, req.get("k"), req.get("required", []), req.get("baseline"),
             req.get("save"), req.get("diff_unit"), seed, rtol, atol), timeout)
         out.setdefault("k", req.get("k"))
-        sys.stdout.write(MARKER + json.dumps(out) + "\n")
+        sys.stdout.write(PASS_RESULT_MARKER + json.dumps(out) + "\n")
         sys.stdout.flush()
     return 0
 

@@ -9,6 +9,7 @@ Modes:
   globals LIB...    import tvm; load each LIB; the global names each one added
   owners            load TVM's own libraries one by one, then import tvm: who registered what
   environment       sys.path / env entries that hold another tvm, and stale tvm dist-infos
+  where             where tvm and tvm-ffi are and their versions, without importing them
 """
 
 import ctypes
@@ -190,6 +191,19 @@ def mode_environment():
     emit("environment", imported_tvm=chosen, redirects=redirects, dist_infos=dist_infos)
 
 
+def mode_where():
+    def version(dist):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    spec = {name: importlib.util.find_spec(name) for name in ("tvm", "tvm_ffi")}
+    emit("where", **{f"{name}_dir": os.path.dirname(s.origin) if s and s.origin else None
+                     for name, s in spec.items()},
+         **{dist: version(dist) for dist in ("apache-tvm", "apache-tvm-ffi")})
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "mapped"
     if mode == "mapped":
@@ -200,6 +214,8 @@ def main():
         mode_owners()
     elif mode == "environment":
         mode_environment()
+    elif mode == "where":
+        mode_where()
     else:
         sys.exit(f"unknown mode {mode}")
 

@@ -1,0 +1,415 @@
+"""The processes tk starts, and everything they say to each other - written down once here.
+
+Like the package comment of Go's ``cmd/bisect``, this is the reference for the protocols
+between tk and its other processes; the constants below are the only definitions of the
+names and numbers, and the modules speaking each protocol import them from here.
+
+The worker (``guard``)
+    Every ``tk`` command runs in a forked *worker*: a crash inside TVM (a segfault in a
+    pass, in LLVM's JIT, in a kernel) kills the worker, and tk - the parent, which does no
+    TVM work - reports it. The worker leads a session of its own, so everything it starts
+    (CMake, Ninja and compilers, bisect checks and builds, the pass-probe server) belongs to
+    that session, process groups made inside it included. The worker dies with tk: it has
+    a parent-death signal (``PR_SET_PDEATHSIG``, SIGKILL), and a *sweeper* process waits on
+    a pipe only tk holds; when tk ends, however it ends (even by SIGKILL), the pipe closes
+    and the sweeper kills whatever is left of the session. tk forwards SIGINT, SIGTERM and
+    SIGHUP to the worker, which raises ``KeyboardInterrupt`` so cleanups run; a second
+    Ctrl-C, or ``STOP_GRACE`` seconds after SIGTERM/SIGHUP, kills the session outright.
+    ``TK_NO_FORK=1`` runs the command in tk's own process (for debuggers; no guard).
+
+    Exit status of ``tk``: 0 done; 1 a failure of tk, of its environment or of TVM
+    (``toolkit.errors.TkError``), and a crash inside TVM (one of ``CRASH_SIGNALS``, with a
+    reproduce line); 2 a mistake in what was asked (``UserError``); ``INTERRUPTED`` (130)
+    after Ctrl-C; 128+N when tk or its worker was stopped by signal N from outside
+    (SIGTERM: 143, SIGKILL: 137) - said so, never called a crash.
+
+Probes (``run_probe``)
+    Stdlib-only scripts under ``toolkit/tvm_side/probes``, run by path in the interpreter
+    under test: ``python PROBE.py [MODE ARGS...]``. They print one JSON object per line,
+    flushed, each with a ``STAGE`` key naming what it holds, so a crash mid-way leaves the
+    stages before it; other lines (TVM's own logging) are ignored. ``doctor.py`` emits
+    python, packages, import, libraries, environment, mapped, build_info, runtimes,
+    smoke_llvm, smoke_cuda; ``extlibs.py MODE`` emits, per mode: ``mapped`` -> mapped;
+    ``globals LIB...`` -> loading and globals per library; ``owners`` -> loading and owner per
+    library; ``environment`` -> environment; ``where`` -> where. (The probes spell ``"stage"``
+    themselves: they cannot import toolkit.)
+
+The pass-probe server (``toolkit.bisect.passes`` <-> ``toolkit.tvm_side.passes``)
+    ``python -m toolkit.tvm_side.passes serve --workload W --target T [--rtol --atol
+    --timeout]`` in the environment of the build under test. Requests: one JSON object per
+    line on its stdin, ``{"k": int|null, "required": [pass names], "diff_unit": int|null,
+    "baseline": path, "save": path|null}`` (run the first ``k`` units, null: all). Results:
+    one line per request on stdout starting with ``PASS_RESULT_MARKER``, then JSON
+    ``{"k", "status": "good"|"bad"|PASS_NO_COMPILE, "detail", "compared", "units",
+    "skipped", "tvm", "before", "after"}``. Each probe runs in a forked child
+    (``fork_and_wait``): a crash or a timeout is a ``PASS_NO_COMPILE`` result, not a dead
+    server.
+
+Bisect checks (``tk bisect run --check CMD``)
+    A check runs in the step's worktree, in a process group of its own (killed whole on a
+    timeout), with the step's build in its environment plus ``BISECT_COMMIT`` (the commit's
+    sha), ``BISECT_PHASE`` (good-end, bad-end, search or confirm), ``BISECT_DIR`` (the
+    bisection's directory, for baselines) and, for builds tk does not know,
+    ``BISECT_BUILD_DIR`` (a build directory kept between steps). Its exit status: 0 good,
+    ``CHECK_SKIP`` (125, as ``git bisect run``) cannot test this commit, ``CHECK_NOT_EXECUTABLE``
+    (126) and ``CHECK_NOT_FOUND`` (127) stop the bisection, anything else bad; ``--regress``
+    changes which outcome is bad (``toolkit.bisect.verdict``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+from toolkit.errors import TkError, UserError
+
+# --- the worker -------------------------------------------------------------------------
+INTERRUPTED = 128 + signal.SIGINT
+# Signals a process gets from its own code going wrong; any other one was sent from outside.
+CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE,
+                           signal.SIGABRT, signal.SIGSYS, signal.SIGTRAP})
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_GRACE = 5.0  # seconds a worker gets to clean up after SIGTERM/SIGHUP
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+# --- probes -----------------------------------------------------------------------------
+STAGE = "stage"
+
+# --- the pass-probe server --------------------------------------------------------------
+PASS_RESULT_MARKER = "TK-PASSES-RESULT "
+PASS_NO_COMPILE = "no-compile"
+
+# --- bisect checks ----------------------------------------------------------------------
+BISECT_COMMIT = "TK_BISECT_COMMIT"
+BISECT_PHASE = "TK_BISECT_PHASE"
+BISECT_DIR = "TK_BISECT_DIR"
+BISECT_BUILD_DIR = "TK_BISECT_BUILD_DIR"
+CHECK_SKIP = 125  # git bisect's "cannot test this commit"
+CHECK_NOT_EXECUTABLE = 126
+CHECK_NOT_FOUND = 127
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+# --- probes -----------------------------------------------------------------------------
+
+
+@dataclass
+class ProbeRun:
+    """What a probe printed, and how its process ended."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    code: int | None = None  # exit status; negative: killed by that signal; None: timed out
+    stderr: str = ""  # the last 4000 characters
+
+    def stage(self, name: str) -> dict[str, Any] | None:
+        """The last record of stage ``name`` (without its stage key), or None."""
+        found = [r for r in self.records if r.get(STAGE) == name]
+        return {k: v for k, v in found[-1].items() if k != STAGE} if found else None
+
+    @property
+    def ended(self) -> dict[str, Any]:
+        return {"code": self.code, "stderr": self.stderr}
+
+    def last_error_line(self) -> str:
+        lines = [ln for ln in self.stderr.splitlines() if ln.strip()]
+        return lines[-1].strip() if lines else (
+            "timed out" if self.code is None else f"exit {self.code}, no output")
+
+
+def run_probe(name: str, *args: str, python: str = sys.executable,
+              env: dict[str, str] | None = None, timeout: float = 300,
+              cwd: Path | None = None) -> ProbeRun:
+    """Run the probe script ``name`` under ``python``; its JSON-line records in order.
+
+    A missing or non-executable interpreter is the user's mistake (``UserError``); a probe
+    that crashes or times out is a result (``code``), never an exception."""
+    import subprocess  # here, not at the top: tk's parent process imports this module
+
+    from toolkit.tvm_side.probes import path_of
+
+    try:
+        proc = subprocess.run([python, str(path_of(name)), *args], capture_output=True,
+                              text=True, errors="replace", timeout=timeout, env=env, cwd=cwd)
+    except FileNotFoundError:
+        raise UserError(f"--python {python}: no such interpreter") from None
+    except PermissionError:
+        raise UserError(f"--python {python}: not executable") from None
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout
+        return ProbeRun(_records(out or ""), None, f"probe timed out after {timeout:.0f} s")
+    return ProbeRun(_records(proc.stdout), proc.returncode, proc.stderr[-4000:])
+
+
+def _records(stdout: str) -> list[dict[str, Any]]:
+    records = []
+    for line in stdout.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # TVM's own logging on stdout
+        if isinstance(record, dict) and STAGE in record:
+            records.append(record)
+    return records
+
+
+# --- fork and wait ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a forked child ended: its exit status, or the signal that killed it."""
+
+    code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def fork(work: Callable[[], int | None], setup: Callable[[], None] | None = None) -> int:
+    """Run ``work`` in a forked child, which exits with its status; the child's pid.
+
+    The child leaves through ``os._exit`` (the parent's atexit handlers and buffers are not
+    its to run), so whatever ends ``work`` is turned into a status first: SystemExit's code,
+    128+N for KeyboardInterrupt after signal N, and for any other exception its traceback
+    (what ``--debug`` asks for) and the status that exception stands for."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        if setup is not None:
+            setup()
+        rv = work()
+        code = rv if isinstance(rv, int) else 0
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except KeyboardInterrupt:
+        code = 128 + (_stopped_by or signal.SIGINT)
+    except BaseException as exc:  # noqa: BLE001 - the child's last words, then its status
+        traceback.print_exc()
+        code = exc.exit_code if isinstance(exc, TkError) else 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def wait(pid: int, timeout: float | None = None) -> Ended:
+    """Wait for child ``pid``; after ``timeout`` seconds kill it (SIGKILL) and say so."""
+    if timeout is None:
+        _, status = os.waitpid(pid, 0)  # signal handlers run while it blocks (PEP 475)
+    else:
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return Ended(signal=signal.SIGKILL, timed_out=True)
+            time.sleep(0.02)
+    if os.WIFSIGNALED(status):
+        return Ended(signal=os.WTERMSIG(status))
+    return Ended(code=os.WEXITSTATUS(status))
+
+
+def fork_and_wait(work: Callable[[], int | None], timeout: float | None = None) -> Ended:
+    """``work`` in a forked child (a crash there cannot take this process down), waited for."""
+    return wait(fork(work), timeout)
+
+
+# --- stopping: signals become KeyboardInterrupt, and who sent which is remembered ---------
+
+_stopped_by: int | None = None
+
+
+def stopped_by() -> int | None:
+    """The signal (SIGINT, SIGTERM, SIGHUP) that asked this process to stop, if one did.
+
+    A Ctrl-C that lands inside a Python callback TVM called (a pass, an instrument) comes
+    back wrapped in a TVM error; this tells the command it was an interruption."""
+    return _stopped_by
+
+
+def _raise_stop(signum: int, frame: Any) -> None:
+    global _stopped_by
+    _stopped_by = signum
+    # Plain KeyboardInterrupt, whatever the signal: subprocess and the bisect loop treat it
+    # specially (they stop waiting for their children, and save state as interrupted).
+    raise KeyboardInterrupt
+
+
+def stop_on_signals() -> None:
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt here, so cleanups run."""
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _raise_stop)
+
+
+def own_group() -> dict[str, Any]:
+    """``subprocess.Popen`` arguments that start a child in a process group of its own, in
+    this session: a timeout can kill it whole, and the sweeper still finds it (a new session,
+    ``start_new_session``, would escape the sweep)."""
+    if sys.version_info >= (3, 11):
+        return {"process_group": 0}
+    return {"preexec_fn": os.setpgrp}
+
+
+# --- the guard ----------------------------------------------------------------------------
+
+
+def _die_with_parent(parent: int) -> None:
+    """Be killed (SIGKILL) when ``parent`` dies, however it dies (Linux)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the request was made
+        os._exit(128 + signal.SIGKILL)
+
+
+def session_members(sid: int) -> list[int]:
+    """Live (not zombie) processes of session ``sid``, from /proc."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        # pid (comm) state ppid pgrp session ...; comm may hold spaces and parentheses
+        fields = stat[stat.rindex(b")") + 2:].split()
+        if int(fields[3]) == sid and fields[0] != b"Z":
+            found.append(int(entry.name))
+    return found
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of session ``sid`` but this one, until none is left."""
+    if not os.path.isdir("/proc"):  # no /proc: the worker's own group is what can be reached
+        try:
+            os.killpg(sid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return
+    me = os.getpid()
+    for _ in range(100):  # a process may fork while its session is being killed
+        pids = [p for p in session_members(sid) if p != me]
+        if not pids:
+            return
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.005)
+
+
+def _sweep_when_closed(lifeline: int, spare: int, session: int) -> int:
+    """The sweeper: wait until the lifeline's write end is closed everywhere - tk is done or
+    dead - then kill what is left of the worker's session."""
+    os.close(spare)
+    os.setsid()  # out of tk's process group: a kill of that group leaves the sweeper to sweep
+    for sig in (*STOP_SIGNALS, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_IGN)  # a Ctrl-C or a kill of tk's group is for tk
+    while os.read(lifeline, 1):
+        pass
+    kill_session(session)
+    return 0
+
+
+def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
+    """Run ``work`` (which ends by raising SystemExit) in a worker that dies with this
+    process; exit as it did, or say how it was killed."""
+    parent = os.getpid()
+
+    def become_worker() -> None:
+        os.setsid()
+        _die_with_parent(parent)
+        stop_on_signals()
+
+    worker = fork(work, become_worker)
+    lifeline, spare = os.pipe()
+    sweeper = fork(lambda: _sweep_when_closed(lifeline, spare, worker))
+    os.close(lifeline)
+
+    stop: list[int] = []  # the signals this process got, in order
+
+    def kill_worker(*_: Any) -> None:
+        kill_session(worker)
+
+    def forward(signum: int, frame: Any) -> None:
+        stop.append(signum)
+        if signum == signal.SIGINT and stop.count(signal.SIGINT) > 1:
+            kill_worker()  # a second Ctrl-C: the worker is stuck where Python cannot stop it
+            return
+        try:
+            os.kill(worker, signum)
+        except ProcessLookupError:
+            return
+        if signum != signal.SIGINT:
+            signal.signal(signal.SIGALRM, kill_worker)
+            signal.setitimer(signal.ITIMER_REAL, STOP_GRACE)
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, forward)
+    ended = wait(worker)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    for sig in (*STOP_SIGNALS, signal.SIGALRM):
+        signal.signal(sig, signal.SIG_IGN)
+    os.close(spare)  # the sweeper ends what the worker left running
+    wait(sweeper)
+    sys.exit(_report(ended, stop, argv))
+
+
+def _report(ended: Ended, stop: list[int], argv: Sequence[str]) -> int:
+    """The exit status of tk for how its worker ended; says why when the worker did not."""
+    import shlex
+
+    if ended.signal is None:
+        return ended.code if ended.code is not None else 1
+    if stop:  # killed after tk was asked to stop: that is what happened, not a crash
+        print("tk: interrupted" if stop[0] == signal.SIGINT else
+              f"tk: stopped by {signal_name(stop[0])}", file=sys.stderr)
+        return 128 + stop[0]
+    name = signal_name(ended.signal)
+    if ended.signal in CRASH_SIGNALS:
+        print(f"tk: error: the process doing the work was killed by {name} - a crash inside "
+              f"TVM or a library it loaded (see its output above).\n"
+              f"  reproduce: TK_NO_FORK=1 python -X faulthandler -m toolkit {shlex.join(argv)}\n"
+              f"  explain:   {shlex.join(['tk', *argv])} 2>&1 | tk explain -", file=sys.stderr)
+        return 1
+    who = " (by a user, or by the kernel's out-of-memory killer)" \
+        if ended.signal == signal.SIGKILL else ""
+    print(f"tk: error: the process doing the work was killed by {name} from outside tk{who}; "
+          "nothing in it crashed", file=sys.stderr)
+    return 128 + ended.signal
