@@ -388,9 +388,9 @@ def check_global_owners(facts: dict[str, Any]) -> list[Any]:
     owners: dict[str, str] = {}
     last_loading = None
     for r in records:
-        if r["stage"] == "loading":
+        if r[STAGE] == "loading":
             last_loading = r["library"]
-        elif r["stage"] == "owner":
+        elif r[STAGE] == "owner":
             last_loading = None
             name = os.path.basename(r["library"])
             if r.get("ok") is False:
