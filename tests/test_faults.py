@@ -370,3 +370,155 @@ def store_sha(path: Path) -> str:
     import hashlib
 
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --- item 8: profile output and comparison ----------------------------------------------------
+
+def test_item8_profile_never_overwrites_a_users_file_and_warns_on_other_workloads(tk, tmp_path):
+    pytest.importorskip("tvm")
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    quick = ["-n", "2", "--warmup", "0", "--format", "json,md"]
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "profile.md").write_text("my notes\n")
+    r = tk("profile", "builtin:mlp", *quick, "-o", str(mine), env=env)
+    assert r.returncode == 2 and "tk did not write it" in r.stderr, r.stderr
+    assert (mine / "profile.md").read_text() == "my notes\n"
+    assert not (mine / "profile.json").exists()  # refused before any work
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out, wl in ((a, "builtin:mlp"), (a, "builtin:mlp"), (b, "builtin:convnet")):
+        r = tk("profile", wl, *quick, "-o", str(out), env=env)  # tk's own files: replaced
+        assert r.returncode == 0, r.stderr
+    (a / "profile.md").write_text((a / "profile.md").read_text() + "edited by hand\n")
+    r = tk("profile", "builtin:mlp", *quick, "-o", str(a), env=env)
+    assert r.returncode == 2 and "changed since" in r.stderr, r.stderr
+    assert "edited by hand" in (a / "profile.md").read_text()
+
+    r = tk("profile", "compare", str(a / "profile.json"), str(b / "profile.json"), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "different workloads: builtin:mlp vs builtin:convnet" in r.stderr
+    r = tk("profile", "compare", str(a / "profile.json"), str(a / "profile.json"), env=env)
+    assert "different workloads" not in r.stderr
+
+
+# --- item 8: bad inputs end in one precise line and exit 2, never "internal error" ------------
+
+def crafted_elf(tmp_path: Path, name: str, patch: dict[int, bytes]) -> Path:
+    """A real shared library (made with binutils here) with header bytes overwritten."""
+    src = tmp_path / f"{name}.s"
+    src.write_text(".globl f\nf: ret\n")
+    obj, lib = tmp_path / f"{name}.o", tmp_path / f"lib{name}.so"
+    subprocess.run(["as", "-o", str(obj), str(src)], check=True)
+    subprocess.run(["ld", "-shared", "-soname", lib.name, "-o", str(lib), str(obj)], check=True)
+    data = bytearray(lib.read_bytes())
+    for offset, value in patch.items():
+        data[offset:offset + len(value)] = value
+    lib.write_bytes(bytes(data))
+    return lib
+
+
+BAD_RECIPES = {
+    "scalar-section": "options = 3\n", "string-section": 'container = "x"\n',
+    "array-of-tables": "[[options]]\n", "scalar-targets": '[build]\ntargets = "runtime"\n',
+    "scalar-packages": '[container]\npackages = "vim"\n', "numeric-description": "description = 3\n",
+}
+BAD_PROFILES = {
+    "list": "[1, 2]", "header-number": '{"report": "profile", "header": 3, "rows": []}',
+    "columns-number": '{"report": "profile", "rows": [1], "columns": 5}',
+    "missing-columns": '{"report": "profile", "rows": [{"name": 3}], "columns": ["name"]}',
+}
+BAD_INDEXES = {
+    "list": "[]", "no-summary": '{"format": "tk-dump-ir/1", "passes": []}',
+    "foreign-record": '{"format": "tk-dump-ir/1", "summary": {}, "input": {}, '
+                      '"passes": [{"x": 1}]}',
+    "passes-string": '{"format": "tk-dump-ir/1", "summary": {}, "input": {}, "passes": "x"}',
+}
+
+
+def bad_input_cases() -> list:
+    cases = [pytest.param("recipe", text, id=f"recipe-{name}")
+             for name, text in BAD_RECIPES.items()]
+    cases.append(pytest.param("recipe", b"\xff\xfe[options]\n", id="recipe-not-utf8"))
+    cases += [pytest.param("profile.json", text, id=f"profile-{name}")
+              for name, text in BAD_PROFILES.items()]
+    cases += [pytest.param("index.json", text, id=f"index-{name}")
+              for name, text in BAD_INDEXES.items()]
+    cases += [pytest.param("elf", patch, id=f"elf-{name}") for name, patch in {
+        "phoff-huge": {32: b"\xff" * 8}, "shoff-huge": {40: b"\xff" * 8},
+        "truncated": {}}.items()]
+    cases.append(pytest.param("profile-o", "", id="profile-compare-o-under-a-file"))
+    return cases
+
+
+@pytest.mark.parametrize("kind, content", bad_input_cases())
+def test_item8_bad_inputs_are_one_line_exit_2(tk, tmp_path, kind, content):
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    if kind == "recipe":
+        from minifork import make_minifork
+
+        fork = make_minifork(tmp_path / "tvm")
+        recipe = tmp_path / "bad.toml"
+        recipe.write_bytes(content if isinstance(content, bytes) else content.encode())
+        args = ["build", "-C", str(fork), "--dry-run", "--recipe", str(recipe)]
+    elif kind == "profile.json":
+        (tmp_path / "a.json").write_text(content)
+        args = ["profile", "compare", str(tmp_path / "a.json"), str(tmp_path / "a.json")]
+    elif kind == "index.json":
+        (tmp_path / "d").mkdir()
+        (tmp_path / "d" / "index.json").write_text(content)
+        args = ["dump-ir", "show", str(tmp_path / "d")]
+    elif kind == "elf":
+        lib = crafted_elf(tmp_path, "crafted", content)
+        if not content:
+            lib.write_bytes(lib.read_bytes()[:200])
+        args = ["ext", "check", str(lib)]
+    else:
+        good = tmp_path / "p.json"
+        good.write_text(json.dumps({"report": "profile", "header": {}, "summary": {},
+                                    "columns": ["name", "args", "total_us"], "rows": []}))
+        (tmp_path / "file").write_text("")
+        args = ["profile", "compare", str(good), str(good), "-o", str(tmp_path / "file" / "o")]
+    r = tk(*args, env=env)
+    assert r.returncode == 2, r.stderr
+    assert "internal error" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_item8_ext_check_notices_foreign_and_32_bit_libraries(tk, tmp_path):
+    pytest.importorskip("tvm")
+    src = tmp_path / "f.s"
+    src.write_text(".globl f\nf: ret\n")
+    subprocess.run(["as", "--32", "-o", str(tmp_path / "f32.o"), str(src)], check=True)
+    lib32 = tmp_path / "libthirty.so"
+    subprocess.run(["ld", "-m", "elf_i386", "-shared", "-o", str(lib32),
+                    str(tmp_path / "f32.o")], check=True)
+    arm = crafted_elf(tmp_path, "arm", {18: (183).to_bytes(2, "little")})  # e_machine AArch64
+    for lib, what in ((lib32, "32-bit x86 library"), (arm, "64-bit AArch64 library")):
+        r = tk("ext", "check", str(lib), "--json")
+        assert r.returncode == 1, r.stderr
+        problems = [p["problem"] for p in json.loads(r.stdout)["problems"]]
+        assert any(what in p and "cannot be loaded" in p for p in problems), problems
+    native = crafted_elf(tmp_path, "native", {})
+    problems = json.loads(tk("ext", "check", str(native), "--json").stdout)["problems"]
+    assert not any("cannot be loaded" in p["problem"] for p in problems)
+
+
+def test_item8_corrupt_ext_manifest_is_one_line(tk, tmp_path):
+    pytest.importorskip("tvm")
+    lib = crafted_elf(tmp_path, "ext", {})
+    for text in ("{", '{"schema": "tk-ext-manifest/1", "links": 5}',
+                 '{"schema": "tk-ext-manifest/1", "links": [{"path": "/x", "build_id": 7}]}'):
+        Path(str(lib) + ".tk.json").write_text(text)
+        r = tk("ext", "check", str(lib))
+        assert r.returncode == 2, r.stderr
+        assert "manifest is corrupt" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_item8_empty_onnx_is_a_user_error(tk, tmp_path):
+    pytest.importorskip("tvm")
+    pytest.importorskip("onnx")
+    model = tmp_path / "empty.onnx"
+    model.write_bytes(b"")
+    r = tk("run", str(model), "--check")
+    assert r.returncode == 2 and "not an ONNX model" in r.stderr, r.stderr

@@ -51,6 +51,8 @@ class Library:
     runpath: list[str] = field(default_factory=list)
     rpath: list[str] = field(default_factory=list)
     sha256: str | None = None
+    machine: int | None = None  # ELF e_machine and class: what it can be loaded into
+    bits: int | None = None
 
     @property
     def family(self) -> str | None:
@@ -76,7 +78,8 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
 def describe(path: str | os.PathLike[str], with_sha256: bool = False) -> Library:
     """Read a library's ELF facts (not loading it)."""
     info = elfread.read(path)
-    lib = Library(str(path), info.soname, info.build_id, info.needed, info.runpath, info.rpath)
+    lib = Library(str(path), info.soname, info.build_id, info.needed, info.runpath, info.rpath,
+                  machine=info.machine, bits=info.bits)
     if with_sha256:
         lib.sha256_()
     return lib
@@ -90,8 +93,30 @@ def describe_user_library(path: str | os.PathLike[str]) -> Library:
         raise UserError(f"no such library: {path}")
     try:
         return describe(path)
-    except elfread.NotELF:
-        raise UserError(f"{path} is not an ELF shared library") from None
+    except elfread.NotELF as e:
+        raise UserError(f"{path} is not an ELF shared library ({e})") from None
+
+
+MACHINES = {3: "x86", 8: "MIPS", 20: "PowerPC", 21: "PowerPC64", 22: "S/390", 40: "ARM",
+            62: "x86-64", 183: "AArch64", 243: "RISC-V", 258: "LoongArch"}
+
+
+def architecture(machine: int | None, bits: int | None) -> str:
+    return f"{bits}-bit {MACHINES.get(machine or 0, f'machine {machine}')}"
+
+
+def foreign_architecture(lib: Library, executable: str | os.PathLike[str]) -> str | None:
+    """Why ``lib`` cannot be loaded into the process of ``executable`` (another architecture
+    or word size: dlopen would only say "wrong ELF class"), or None; None too when the
+    interpreter's own ELF header cannot be read."""
+    try:
+        host = elfread.read(os.path.realpath(executable))
+    except (OSError, elfread.NotELF):
+        return None
+    if lib.machine is None or (lib.machine, lib.bits) == (host.machine, host.bits):
+        return None
+    return (f"{Path(lib.path).name} is a {architecture(lib.machine, lib.bits)} library; "
+            f"{executable} is {architecture(host.machine, host.bits)}")
 
 
 def mapped_paths(pid: int | str = "self") -> list[str]:

@@ -9,9 +9,11 @@ mail attachment or a CI artifact alike.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,22 @@ def to_document(kind: str, header: dict[str, Any], summary: dict[str, Any],
     """The JSON form every writer starts from; ``from_document`` reads it back."""
     return jsonable({"report": kind, "header": header, "summary": summary,
                      "columns": list(df.columns), "rows": records(df), **extra})
+
+
+def document_problem(doc: Any, required: Sequence[str] = ()) -> str | None:
+    """What makes a report document (read from a file the user names) unusable, or None."""
+    if not isinstance(doc, dict):
+        return f"the document is a JSON {type(doc).__name__}, not an object"
+    for key in ("header", "summary"):
+        if not isinstance(doc.get(key, {}), dict):
+            return f"'{key}' is not an object"
+    columns, rows = doc.get("columns", []), doc.get("rows", [])
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        return "'columns' is not a list of names"
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        return "'rows' is not a list of objects"
+    missing = [c for c in required if c not in columns]
+    return f"no column {', '.join(missing)}" if missing else None
 
 
 def from_document(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], pd.DataFrame]:
@@ -106,26 +124,83 @@ def html_page(title: str, doc: dict[str, Any], view: dict[str, Any]) -> str:
             .replace("{{DATA}}", data))
 
 
+MARKER = ".tk-report"  # in an output directory: the files tk wrote there, with their sha256
+MARKER_FORMAT = "tk-report-files/1"
+
+
+def _written_before(directory: Path) -> dict[str, str]:
+    try:
+        doc = json.loads((directory / MARKER).read_text())
+    except (OSError, ValueError):
+        return {}
+    files = doc.get("files") if isinstance(doc, dict) and doc.get("format") == MARKER_FORMAT \
+        else None
+    return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_output(directory: Path, stem: str, formats: Sequence[str]) -> None:
+    """Refuse, before any work, an output directory where writing would replace a file tk did
+    not write (or one edited since), or where nothing can be written."""
+    from toolkit.errors import UserError
+
+    if directory.exists() and not directory.is_dir():
+        raise UserError(f"-o {directory}: exists and is not a directory")
+    ours = _written_before(directory)
+    for fmt in formats:
+        path = directory / f"{stem}.{fmt}"
+        if os.path.lexists(path) and (path.is_symlink() or not path.is_file()
+                                      or ours.get(path.name) != _sha256(path)):
+            raise UserError(f"-o {directory}: {path.name} is there and tk did not write it (or "
+                            "it changed since): move it away or pick another directory")
+    probe = directory if directory.exists() else next(
+        (p for p in directory.parents if p.exists()), Path("/"))
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UserError(f"-o {directory}: {probe} is not writable")
+
+
 def write(
     directory: Path, stem: str, formats: Sequence[str], *, kind: str, title: str,
     header: dict[str, Any], summary: dict[str, Any], df: pd.DataFrame,
     view: dict[str, Any], **extra: Any,
 ) -> dict[str, Path]:
-    """Write the report in each format as ``directory/stem.<ext>``; return the paths."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write the report in each format as ``directory/stem.<ext>``; return the paths.
+
+    A file already there is replaced only when tk wrote it (``.tk-report`` lists what tk
+    wrote, by sha256): a user's own ``profile.md`` is never overwritten.
+    """
+    from toolkit.errors import UserError
+
+    check_output(directory, stem, formats)
     doc = to_document(kind, header, summary, df, **extra)
     written: dict[str, Path] = {}
-    for fmt in formats:
-        path = directory / f"{stem}.{fmt}"
-        if fmt == "csv":
-            df.to_csv(path, index=False)
-        elif fmt == "json":
-            path.write_text(json.dumps(doc, indent=1) + "\n")
-        elif fmt == "md":
-            path.write_text(markdown(title, header, summary, df, view.get("columns")))
-        elif fmt == "html":
-            path.write_text(html_page(title, doc, view))
-        written[fmt] = path
+    ours = _written_before(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for fmt in formats:
+            path = directory / f"{stem}.{fmt}"
+            if fmt == "csv":
+                df.to_csv(path, index=False)
+            elif fmt == "json":
+                path.write_text(json.dumps(doc, indent=1) + "\n")
+            elif fmt == "md":
+                path.write_text(markdown(title, header, summary, df, view.get("columns")))
+            elif fmt == "html":
+                path.write_text(html_page(title, doc, view))
+            written[fmt] = path
+            ours[path.name] = _sha256(path)
+    except OSError as e:
+        raise UserError(f"-o {directory}: cannot write there ({e.strerror or e})") from None
+    finally:
+        if written:  # what was written is tk's, even when a later format failed
+            with contextlib.suppress(OSError):
+                (directory / MARKER).write_text(
+                    json.dumps({"format": MARKER_FORMAT, "files": ours}, indent=1) + "\n")
     return written
 
 

@@ -145,15 +145,34 @@ def load_recipe(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"recipe {path}: not valid TOML: {e}") from None
-    for key in data:
+    except UnicodeDecodeError:
+        raise UserError(f"recipe {path}: not UTF-8 text (TOML files are)") from None
+    for key, value in data.items():
         if key not in SECTIONS:
             raise UserError(f"recipe {path.name}: unknown section {key!r}{suggest(key, SECTIONS)}"
                             f" (known: {', '.join(SECTIONS)})")
+        want = str if key == "description" else dict
+        if not isinstance(value, want):
+            raise UserError(f"recipe {path.name}: '{key}' must be "
+                            f"{'a string' if want is str else f'a table ([{key}])'}, "
+                            f"not {toml_kind(value)}")
+    for key, kind in (("targets", list), ("packages", list)):
+        section = "build" if key == "targets" else "container"
+        value = data.get(section, {}).get(key)
+        if value is not None and not isinstance(value, kind):
+            raise UserError(f"recipe {path.name}: [{section}] {key} must be a list, e.g. "
+                            f"{key} = [\"...\"], not {toml_kind(value)}")
     for key in data.get("build", {}):
         if key not in BUILD_KEYS:
             raise UserError(f"recipe {path.name}: unknown [build] key {key!r}"
                             f"{suggest(key, BUILD_KEYS)}")
     return data
+
+
+def toml_kind(value: Any) -> str:
+    kinds = {dict: "a table", list: "an array", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number"}
+    return kinds.get(type(value), f"a {type(value).__name__}")
 
 
 def suggest(name: str, known: list[str] | tuple[str, ...] | set[str]) -> str:

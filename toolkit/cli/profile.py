@@ -57,6 +57,8 @@ def profile_cmd(workload: str, target: str, entry: str | None, repeat: int, warm
     from toolkit.tvm_side.profile import profile
 
     wanted = reports.parse_formats(formats)
+    if output:  # before minutes of profiling, not after
+        reports.check_output(output, "profile", wanted)
     report = profile(workload, target, repeat=repeat, warmup=warmup, seed=seed, entry=entry,
                      inputs=(lambda wl: read_inputs(inputs, wl)) if inputs else None)
     written = report.write(output, wanted) if output else {}
@@ -111,6 +113,8 @@ def compare_cmd(a: Path, b: Path, threshold: float, force: bool, output: Path | 
     from toolkit.profile.report import Report
 
     wanted = reports.parse_formats(formats)
+    if output:
+        reports.check_output(output, "compare", wanted)
     result = compare.compare(Report.load(a), Report.load(b), threshold=threshold, force=force,
                              names=(str(a), str(b)))
     written = result.write(output, wanted) if output else {}

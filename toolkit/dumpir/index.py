@@ -140,9 +140,12 @@ def read(directory: Path) -> DumpIndex:
         got = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise UserError(f"{path} is not a {FORMAT} index (format {got!r})")
     try:
+        if not (isinstance(data["summary"], dict) and isinstance(data["input"], dict)
+                and isinstance(data["passes"], list)):
+            raise TypeError("summary, input or passes of the wrong kind")
         return DumpIndex(data["summary"], data["input"],
                          [record_from_dict(p) for p in data["passes"]])
-    except (KeyError, TypeError, AttributeError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise UserError(f"{path} is not a well-formed {FORMAT} index "
                         f"({type(e).__name__}: {e})") from None
 

@@ -73,7 +73,8 @@ def check(library: str | Path, python: str = sys.executable) -> Report:
     try:
         versions = {fam: facts.get("tvm_version") for fam in libraries.CORE_FAMILIES}
         versions["libtvm_ffi"] = facts.get("tvm_ffi_version")
-        plan(path, mapped=mapped, versions=versions)
+        plan(path, mapped=mapped, versions=versions,
+             executable=facts.get("executable") or python)
     except LoadRefused as e:
         report.problems.append({"problem": e.problem, "fix": e.fix})
     if data is None:
@@ -112,11 +113,12 @@ def render(report: Report) -> str:
         lines.append(f"    {b['needed']:<24} -> {b['path'] or 'NOT FOUND'}  [{b['how']}]{mark}")
     data = report.manifest
     if data:
-        lines.append(f"  manifest: built {data['built']['time']} against tvm "
-                     f"{data['tvm'].get('version')} / tvm-ffi {data['tvm_ffi'].get('version')}; "
+        lines.append(f"  manifest: built {data.get('built', {}).get('time', '?')} against tvm "
+                     f"{data.get('tvm', {}).get('version')} / tvm-ffi "
+                     f"{data.get('tvm_ffi', {}).get('version')}; "
                      f"registers {len(data.get('globals', []))} globals")
         for link in data.get("links", []):
-            lines.append(f"    {link['needed']:<24} was {link['path']} "
+            lines.append(f"    {link.get('needed') or '-':<24} was {link['path']} "
                          f"(build id {str(link.get('build_id'))[:12]})")
     proc = report.process
     lines.append(f"  {report.python}: tvm {proc.get('tvm_version')} "

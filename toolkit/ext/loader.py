@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import libraries
-from toolkit.errors import TkError
+from toolkit.errors import TkError, UserError
 from toolkit.ext import manifest as manifest_mod
+from toolkit.tvm_side.probes import elfread
 
 
 class LoadRefused(TkError):
@@ -72,7 +73,8 @@ def global_names() -> set[str]:
 
 
 def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
-         env: dict[str, str] | None = None, versions: dict[str, str] | None = None
+         env: dict[str, str] | None = None, versions: dict[str, str] | None = None,
+         executable: str | None = None
          ) -> tuple[libraries.Library, list[libraries.Binding], dict[str, Any] | None]:
     """Everything ``load_extension`` checks before dlopen, as data; raises LoadRefused.
 
@@ -82,6 +84,10 @@ def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
     """
     lib_path = Path(path)
     lib = libraries.describe_user_library(lib_path)
+    foreign = libraries.foreign_architecture(lib, executable or sys.executable)
+    if foreign:
+        raise LoadRefused(f"{foreign}: it cannot be loaded there",
+                          "build it for this machine and Python (tk ext build)")
     mapped = libraries.mapped() if mapped is None else mapped
     if lib.family in libraries.CORE_FAMILIES:
         where = next((m.path for m in mapped if m.family == lib.family), None)
@@ -96,7 +102,10 @@ def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
         _check_manifest(lib_path, data, mapped, versions)
     providers = [b.path for b in bindings if b.path and libraries.family(b.path)]
     providers += [m.path for m in mapped if m.family == "libtvm_ffi" and m.path not in providers]
-    missing = libraries.missing_symbols(str(lib_path), providers)
+    try:
+        missing = libraries.missing_symbols(str(lib_path), providers)
+    except elfread.NotELF as e:
+        raise UserError(f"{lib_path}: a damaged ELF file ({e})") from None
     if missing:
         from toolkit.explain import hint
 

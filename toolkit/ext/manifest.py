@@ -22,14 +22,44 @@ def path_for(library: str | Path) -> Path:
 
 
 def read(library: str | Path) -> dict[str, Any] | None:
-    """The manifest beside ``library``, or None when it has none."""
+    """The manifest beside ``library``, or None when it has none; a user error when one is
+    there but damaged (a loader must not trust half of one)."""
+    from toolkit.errors import UserError
+
     path = path_for(library)
     if not path.exists():
         return None
-    data = json.loads(path.read_text())
-    if data.get("schema") != SCHEMA:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: the extension's manifest is corrupt ({type(e).__name__}: "
+                        f"{e}); rebuild the extension with tk ext build, or delete it") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         return None
+    problem = shape_problem(data)
+    if problem:
+        raise UserError(f"{path}: the extension's manifest is corrupt ({problem}); rebuild the "
+                        "extension with tk ext build, or delete it")
     return data
+
+
+def shape_problem(data: dict[str, Any]) -> str | None:
+    """What in a manifest is not what ``tk ext build`` writes, or None."""
+    for key in ("tvm", "tvm_ffi", "built"):
+        if not isinstance(data.get(key, {}), dict):
+            return f"'{key}' is not an object"
+    if not isinstance(data.get("globals", []), list):
+        return "'globals' is not a list"
+    links = data.get("links", [])
+    if not isinstance(links, list) or not all(isinstance(x, dict) for x in links):
+        return "'links' is not a list of objects"
+    for link in links:
+        if not isinstance(link.get("path"), str):
+            return "a link without a 'path'"
+        for key in ("build_id", "sha256", "soname", "version", "package", "needed"):
+            if link.get(key) is not None and not isinstance(link[key], str):
+                return f"a link's '{key}' is not a string"
+    return None
 
 
 def write(library: str | Path, data: dict[str, Any]) -> Path:

@@ -277,6 +277,10 @@ def compare(a: Report, b: Report, *, threshold: float = 5.0, force: bool = False
         )
     if differences:
         warnings.append(f"compared despite different set-ups (--force): {'; '.join(differences)}")
+    if a.header.get("workload") != b.header.get("workload"):
+        # Rows are matched by operator name: two models share names like "matmul" by chance.
+        warnings.append(f"the reports profile different workloads: {a.header.get('workload')} "
+                        f"vs {b.header.get('workload')}; operators are matched by name only")
     if a.header.get("tvm_version") != b.header.get("tvm_version"):
         warnings.append(f"TVM versions differ: {a.header.get('tvm_version')} vs "
                         f"{b.header.get('tvm_version')}")

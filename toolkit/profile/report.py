@@ -28,6 +28,8 @@ COLUMNS = [
     "min_us", "max_us", "spread_us", "host_us", "gflops", "gbps", "flops", "bytes", "args",
     "fused_ops", "op", "struct_hash", "first_call",
 ]
+REQUIRED_COLUMNS = ("name", "args", "total_us")  # what tk profile compare cannot do without
+OPTIONAL_FOR_COMPARE = ("spread_us", "struct_hash")  # filled as unknown when absent
 TERMINAL_COLUMNS = ["name", "kind", "calls", "total_us", "share_pct", "median_us", "std_us",
                     "gflops", "gbps", "args"]
 HTML_VIEW = {
@@ -113,9 +115,21 @@ class Report:
         if not isinstance(doc, dict) or doc.get("report") != KIND:
             raise UserError(f"{path}: not a tk profile report (write one with 'tk profile "
                             f"WORKLOAD -o DIR'; it is DIR/profile.json)")
-        header, summary, df = reports.from_document(doc)
-        return cls(header, summary, df[[c for c in COLUMNS if c in df.columns]],
-                   doc.get("runs_us", {}), timeline.spans_from_document(doc.get("timeline", [])))
+        problem = reports.document_problem(doc, REQUIRED_COLUMNS)
+        if problem is None and not isinstance(doc.get("runs_us", {}), dict):
+            problem = "'runs_us' is not an object"
+        try:
+            if problem is None:
+                header, summary, df = reports.from_document(doc)
+                for name in OPTIONAL_FOR_COMPARE:
+                    if name not in df.columns:
+                        df[name] = None
+                return cls(header, summary, df[[c for c in COLUMNS if c in df.columns]],
+                           doc.get("runs_us", {}),
+                           timeline.spans_from_document(doc.get("timeline", [])))
+        except (ValueError, TypeError, KeyError, IndexError) as e:
+            problem = f"{type(e).__name__}: {e}"
+        raise UserError(f"{path}: not a valid tk profile report ({problem})")
 
 
 def _row_keys(timings: Timings, runs: Sequence[Sequence[Call]]) -> list[list[RowKey]]:

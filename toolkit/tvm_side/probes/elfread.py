@@ -80,8 +80,8 @@ class _Reader:
     def _unpack(self, fmt: str, offset: int) -> tuple[int, ...]:
         try:
             return struct.unpack_from(self.end + fmt, self.data, offset)
-        except struct.error:
-            raise NotELF("truncated ELF file") from None
+        except (struct.error, OverflowError):  # offsets past the end, or absurdly large
+            raise NotELF("truncated or damaged ELF file") from None
 
     def segments(self) -> list[tuple[int, int, int, int, int]]:
         """(type, offset, vaddr, filesz, memsz) of each program header."""
@@ -116,6 +116,8 @@ class _Reader:
         raise NotELF("dynamic string table outside any loadable segment")
 
     def cstr(self, offset: int) -> str:
+        if not 0 <= offset < len(self.data):
+            raise NotELF("a string offset outside the file")
         end = self.data.find(b"\0", offset)
         return bytes(self.data[offset:end if end >= 0 else len(self.data)]).decode(
             errors="replace")
@@ -182,6 +184,8 @@ def _symbols(r: _Reader) -> tuple[set[str], set[str]]:
     for sh_type, off, size, link, ent in sections:
         if sh_type != SHT_DYNSYM or not ent:
             continue
+        if link >= len(sections):
+            raise NotELF("the dynamic symbol table links to no section")
         str_off = sections[link][1]
         for i in range(size // ent):
             base = off + i * ent

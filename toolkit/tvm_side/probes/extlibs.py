@@ -75,7 +75,7 @@ def mode_mapped():
          tvm_file=tvm.__file__, tvm_version=getattr(tvm, "__version__", None),
          tvm_ffi_file=tvm_ffi.__file__, tvm_ffi_version=getattr(tvm_ffi, "__version__", None),
          apache_tvm=version("apache-tvm"), apache_tvm_ffi=version("apache-tvm-ffi"),
-         globals=sorted(names()))
+         executable=os.path.realpath(sys.executable), globals=sorted(names()))
 
 
 def mode_globals(libs):
