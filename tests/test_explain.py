@@ -71,6 +71,16 @@ def test_hint_reads_exception_chain() -> None:
     assert hint("all good") is None
 
 
+def test_cmake_error_gives_the_message_under_its_header() -> None:
+    """Real output (tk build --ccache on TVM main, before tk stopped adding launchers):
+    the header line alone says nothing; the cause is the indented message under it."""
+    f = best((FIXTURES / "cmake-error.log").read_text())
+    assert f.id == "cmake-error"
+    assert f.cause.startswith("CMAKE_C_COMPILER_LAUNCHER already defined. Refusing to override "
+                              "with ccache. Either unset or disable ccache.")
+    assert "cmake/utils/CCache.cmake:24" in f.cause
+
+
 def test_cli_reads_stdin_and_file(tk) -> None:
     text = (FIXTURES / "domain-already-inferred.log").read_text()
     r = tk("explain", "-", input=text)

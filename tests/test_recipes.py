@@ -47,8 +47,8 @@ def test_fragments_compose_in_order_with_origin(fork):
 
 
 def test_plan_hash_is_stable_and_ignores_provenance(fork, tmp_path):
-    a = resolve(Request(cuda=True), fork)
-    b = resolve(Request(cuda=True), fork)
+    a = resolve(Request(cuda=True, no_llvm=True), fork)
+    b = resolve(Request(cuda=True, no_llvm=True), fork)
     assert a.hash == b.hash
     # The same values from a user's recipe instead of the built-in fragment: the same build.
     own = tmp_path / "mine.toml"
@@ -99,7 +99,9 @@ def test_option_declared_only_in_cmakelists_is_known(fork):
      "a container build sees none"),
 ])
 def test_conflicts_say_why(tk, fork, args, reason):
-    if "--backend" not in args and (Path("/dev/nvidia0").exists()):
+    from toolkit.build.recipes import gpu_visible
+
+    if "--backend" not in args and "native" in " ".join(args) and gpu_visible():
         pytest.skip("a GPU is visible here")
     line = one_line_exit2(tk("build", "-C", str(fork), *args, "--dry-run"))
     assert reason in line
@@ -108,6 +110,52 @@ def test_conflicts_say_why(tk, fork, args, reason):
 def test_debug_makes_hide_private_symbols_inert_note(fork):
     plan = resolve(Request(debug=True), fork)
     assert any("HIDE_PRIVATE_SYMBOLS=ON is inert in a Debug build" in n for n in plan.notes)
+
+
+def test_hide_private_symbols_note_is_true_for_a_tree_that_excludes_libs(tmp_path):
+    """TVM main's cmake/utils/Library.cmake links with -Wl,--exclude-libs,ALL in every build
+    type: there the Debug note must not claim LLVM's symbols stay exported."""
+    fork = make_minifork(tmp_path / "tvm")
+    lib = fork / "cmake/utils/Library.cmake"
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    lib.write_text('target_link_options(${t} PRIVATE "-Wl,--exclude-libs,ALL")\n')
+    notes = resolve(Request(debug=True), fork).notes
+    assert not any("inert" in n for n in notes)
+    assert any("LLVM's) are hidden in every build type" in n for n in notes)
+
+
+def test_gpu_backends_bring_llvm_unless_told_not_to(fork):
+    plan = resolve(Request(cuda=True, cuda_arch="80"), fork)
+    assert plan.recipes == ["base", "llvm", "cuda"]
+    assert plan.options["USE_LLVM"].startswith("llvm-config ")
+    assert plan.origin["options.USE_LLVM"] == "llvm (brought by --cuda)"
+    assert any(n.startswith("--cuda brings LLVM") for n in plan.notes)
+    assert plan.runtimes == ["cuda"]
+    # Through --set too.
+    via_set = resolve(Request(sets=["USE_CUDA=ON", "CMAKE_CUDA_ARCHITECTURES=80"]), fork)
+    assert "USE_LLVM" in via_set.options
+    # Not for the runtime alone, nor with --no-llvm (which says what that costs).
+    assert "USE_LLVM" not in resolve(Request(cuda=True, cuda_arch="80", runtime_only=True),
+                                     fork).options
+    bare = resolve(Request(cuda=True, cuda_arch="80", no_llvm=True), fork)
+    assert "USE_LLVM" not in bare.options
+    assert any("target.build.llvm is missing" in n for n in bare.notes)
+    # An explicit --llvm VER is kept as asked.
+    assert resolve(Request(cuda=True, cuda_arch="80", llvm="16"), fork).options[
+        "USE_LLVM"].startswith("llvm-config-16 ")
+    with pytest.raises(UserError, match="contradict"):
+        resolve(Request(llvm="", no_llvm=True), fork)
+
+
+def test_cuda_arch_default_follows_the_gpus_visible(fork):
+    from toolkit.build.recipes import gpu_visible
+
+    plan = resolve(Request(cuda=True, no_llvm=True), fork)
+    want = "native" if gpu_visible() else "75"
+    assert plan.cmake["CMAKE_CUDA_ARCHITECTURES"] == want
+    # A container sees no GPU: always the pinned default there.
+    assert resolve(Request(cuda=True, no_llvm=True, backend="docker"), fork).cmake[
+        "CMAKE_CUDA_ARCHITECTURES"] == "75"
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -55,9 +55,13 @@ def probe(python: str = sys.executable, env: dict[str, str] | None = None,
     return facts
 
 
-def run(python: str = sys.executable, env: dict[str, str] | None = None) -> Report:
-
+def run(python: str = sys.executable, env: dict[str, str] | None = None,
+        asked: dict[str, Any] | None = None) -> Report:
+    """Probe ``python`` and judge the facts. ``asked`` describes the build in use, when the
+    caller knows it: ``{"build": id, "runtimes": ["cuda", ...], "lib_dir": path}``."""
     facts = probe(python, env)
+    if asked:
+        facts["asked"] = asked
     if facts.get("import", {}).get("ok"):
         facts.update(library_facts(python, env))
     checks: list[Check] = []
@@ -208,8 +212,10 @@ def check_runtimes(facts: dict[str, Any]) -> list[Check]:
     if "runtimes" not in rt:
         return [Check("runtimes", WARN, f"could not list runtimes: {rt.get('error')}")]
     rows = []
+    # check_requested_runtimes judges the runtimes the build in use was asked for
+    asked = set((facts.get("asked") or {}).get("runtimes", []))
     for r in rt["runtimes"]:
-        if not (r["codegen"] or r["runtime"]):
+        if not (r["codegen"] or r["runtime"]) or (r["kind"] in asked and not r["runtime"]):
             continue
         parts = ["codegen" if r["codegen"] else None, "runtime" if r["runtime"] else None]
         have = " + ".join(p for p in parts if p)
@@ -222,6 +228,44 @@ def check_runtimes(facts: dict[str, Any]) -> list[Check]:
             if r["kind"] == "cuda" and not rt.get("cuda_driver"):
                 why = "CUDA runtime not loaded: no NVIDIA driver (libcuda.so) on this machine"
             rows.append(Check(f"runtime {r['kind']}", PASS, f"{have}; {why} (compile-only)"))
+    return rows
+
+
+def holds_mapped(entry: str, facts: dict[str, Any]) -> bool:
+    """Does a directory hold a TVM library (by file, so hard links count) that this process
+    mapped? Then it is the build in use, not another one."""
+    mapped = (facts.get("mapped") or {}).get("libraries", []) + \
+        (facts.get("libraries") or {}).get("libraries", [])
+    for lib in mapped:
+        candidate = os.path.join(entry, os.path.basename(lib["path"]))
+        if os.path.exists(candidate) and same_file(candidate, lib["path"]):
+            return True
+    return False
+
+
+def check_requested_runtimes(facts: dict[str, Any]) -> list[Check]:
+    """A runtime the build in use was asked for (tk build --cuda, USE_VULKAN=ON, ...) that
+    did not load here is a failure, not a compile-only PASS. ``facts["asked"]`` comes from the
+    caller, which knows the build (tk doctor: the tk build that TVM_LIBRARY_PATH points at)."""
+    rt = facts.get("runtimes") or {}
+    asked = facts.get("asked")
+    if not asked or "runtimes" not in rt:
+        return []
+    rows = []
+    have = {r["kind"]: r for r in rt["runtimes"]}
+    for kind in asked["runtimes"]:
+        if have.get(kind, {}).get("runtime"):
+            continue
+        lib = Path(asked["lib_dir"]) / f"libtvm_runtime_{kind}.so"
+        why = f"its runtime did not register device_api.{kind}"
+        fix = f"rebuild it: tk build --force (build {asked['build']})"
+        if kind == "cuda" and not rt.get("cuda_driver"):
+            why = "no NVIDIA driver (libcuda.so) on this machine, so the CUDA runtime cannot load"
+            fix = "run on a machine with the NVIDIA driver, or use a build without --cuda"
+        elif lib.exists():
+            why = f"{lib.name} is in the build but was not loaded"
+        rows.append(Check(f"runtime {kind}", FAIL,
+                          f"build {asked['build']} was asked for {kind}; {why}", fix))
     return rows
 
 
@@ -329,6 +373,8 @@ def check_redirects(facts: dict[str, Any]) -> list[Any]:
             lib_dir = os.path.join(imported, "lib") if imported else None
             if lib_dir and same_file(r["entry"], lib_dir):
                 continue
+            if holds_mapped(r["entry"], facts):
+                continue  # the libraries this process really uses (tk env's lib directory)
             rows.append(Check(
                 "vendored tvm", WARN,
                 f"{r['where']} entry {r['entry']} holds TVM libraries "
@@ -428,6 +474,7 @@ CHECKS: list[Callable[[dict[str, Any]], list[Check]]] = [
     check_libraries,
     check_build_info,
     check_runtimes,
+    check_requested_runtimes,
     check_smoke,
     check_environment,
     check_redirects,

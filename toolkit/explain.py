@@ -434,7 +434,28 @@ PATTERNS: list[Pattern] = [
         "apache/tvm-ffi's environment C API (TVMFFIEnvSetDLPackManagedTensorAllocator) built "
         "against a stale 3rdparty/dlpack (seen building apache/tvm main)",
     ),
+    # Generic, so last: any CMake error, with the message lines that belong to it.
+    Pattern(
+        "cmake-error",
+        r"^CMake Error(?: at (?P<where>\S+)(?: \((?P<command>\w+)\))?)?:[ \t]*(?P<head>.*)\n"
+        r"(?P<message>(?:(?:  |\t).*\n?)*)",
+        "CMake stopped configuring",
+        "CMake reported an error (the message is in the lines under 'CMake Error').",
+        "fix what the message says, then run tk build again (the configure step is retried).",
+        "CMake's message() and error output format (cmake.org/cmake/help/latest/command/message.html)",
+        lambda groups, _text: cmake_error_cause(groups),
+    ),
 ]
+
+
+def cmake_error_cause(groups: dict[str, str]) -> tuple[str, str] | None:
+    """The message under ``CMake Error at FILE:LINE (cmd):``, joined into one line."""
+    lines = [groups.get("head", "")] + groups.get("message", "").splitlines()
+    message = " ".join(" ".join(lines).split())
+    if not message:
+        return None
+    where = f" ({groups['where']})" if groups.get("where") else ""
+    return f"{message}{where}", "fix what the message says, then run tk build again."
 
 # The literal each pattern's match contains, on the line where the match starts: regexes run
 # only around its occurrences, so a build log of many megabytes is explained in milliseconds.
@@ -465,7 +486,9 @@ NEEDLES = {
     "zstd-not-found": "Could NOT find zstd",
     "ptxas-error": "ptxas ",
     "stale-dlpack": "DLPackManagedTensorAllocator",
+    "cmake-error": "CMake Error",
 }
+CMAKE_BLOCK = 12  # lines a CMake error's message may span
 WINDOW = 2000  # characters after a needle a match may span (CUDALaunch prints two lines)
 
 # A more specific pattern wins over a generic one when both match the same line.
@@ -497,6 +520,11 @@ def explain(text: str) -> list[Finding]:
     specific = {(f.id, f.line) for f in findings}
     findings = [f for f in findings
                 if not (f.id in _GENERIC and (_GENERIC[f.id], f.line) in specific)]
+    # A CMake error that a specific pattern explains (its message lines hold the match) is
+    # that pattern's finding, not a second one.
+    named = [f.line for f in findings if f.id != "cmake-error"]
+    findings = [f for f in findings if f.id != "cmake-error"
+                or not any(f.line <= line <= f.line + CMAKE_BLOCK for line in named)]
     findings.sort(key=lambda f: (f.line, PATTERNS.index(_by_id(f.id))))
     # One failure often prints the same complaint many times (ptxas per instruction).
     merged: dict[tuple[str, str, str], Finding] = {}

@@ -25,12 +25,14 @@ from toolkit.bisect.state import BisectState
 from toolkit.build import driver as builder
 from toolkit.build import source, store
 from toolkit.build.recipes import BuildPlan, Request
+from toolkit.build.record import BuildRecord
 from toolkit.errors import TkError, UserError
 from toolkit.process import BISECT_BUILD_DIR
 
 
 def request_of(options: dict) -> Request:
-    return Request(llvm=options.get("llvm"), cuda=bool(options.get("cuda")),
+    return Request(llvm=options.get("llvm"), no_llvm=bool(options.get("no_llvm")),
+                   cuda=bool(options.get("cuda")),
                    cuda_arch=options.get("cuda_arch"), debug=bool(options.get("debug")),
                    ccache=bool(options.get("ccache")),
                    runtime_only=bool(options.get("runtime_only")),
@@ -60,7 +62,7 @@ class StoreBuilder:
             self._keys[sha] = store.build_key(self.plan().hash, tree)
         return self._keys[sha]
 
-    def stored(self, sha: str, verify: bool = False) -> dict | None:
+    def stored(self, sha: str, verify: bool = False) -> BuildRecord | None:
         try:
             return store.load(self.key(sha), verify=verify)
         except TkError:
@@ -71,12 +73,12 @@ class StoreBuilder:
 
     def build(self, sha: str) -> BuildResult:
         start = time.perf_counter()
-        manifest = self.stored(sha, verify=True)  # served: its libraries must be what was built
-        if manifest is not None:
+        record = self.stored(sha, verify=True)  # served: its libraries must be what was built
+        if record is not None:
             # Straight from git objects: no tree inspection, no pre-flight for a stored build.
-            return BuildResult(ok=True, env=store.env_of(manifest, self.worktree),
-                               cache_hit=True, key=manifest["id"],
-                               seconds=time.perf_counter() - start, log=manifest.get("log"))
+            return BuildResult(ok=True, env=store.env_of(record, self.worktree),
+                               cache_hit=True, key=record.id,
+                               seconds=time.perf_counter() - start, log=record.log)
         try:
             plan, tree = builder.plan(request_of(self.st.build_options), self.worktree)
             bdir = self.st.directory / f"build-{plan.hash[:8]}"
@@ -89,11 +91,11 @@ class StoreBuilder:
             log = getattr(e, "log", None)
             return BuildResult(ok=False, seconds=time.perf_counter() - start,
                                message=str(e).splitlines()[0], log=str(log) if log else None)
-        manifest = out.manifest
-        self._keys[sha] = manifest["id"]
+        record = out.record
+        self._keys[sha] = record.id
         return BuildResult(
-            ok=True, env=store.env_of(manifest, self.worktree), cache_hit=out.from_store,
-            key=manifest["id"], seconds=time.perf_counter() - start, log=manifest.get("log"),
+            ok=True, env=store.env_of(record, self.worktree), cache_hit=out.from_store,
+            key=record.id, seconds=time.perf_counter() - start, log=record.log,
         )
 
 

@@ -2,8 +2,9 @@
 
 ``build()`` serves a stored build when the same plan was already built from a tree with the
 same build key; otherwise it runs the backend in the plan's build directory (incremental),
-copies the libraries into the store, writes ``manifest.json`` from what is on disk (CMake's
-cache, not the request) and runs ``tk doctor``'s probe in the build's own environment.
+stores every library the build wrote (content-addressed), builds the tree's tvm-ffi Python
+package, writes the ``BuildRecord`` from what is on disk (CMake's cache, not the request) and
+checks the build in its own environment: each runtime backend asked for, then ``import tvm``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -22,6 +26,7 @@ from typing import Any
 
 from toolkit import __version__
 from toolkit.build import ownership, preflight, store
+from toolkit.build import python as pypkg
 from toolkit.build.backends import (
     PLAN_STAMP,
     BuildJob,
@@ -30,12 +35,12 @@ from toolkit.build.backends import (
     read_cmake_cache,
 )
 from toolkit.build.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
+from toolkit.build.record import BuildRecord, PostBuildCheck, RuntimeCheck, SourceRecord
 from toolkit.build.source import SourceTree, inspect
 from toolkit.errors import TkError, UserError
 from toolkit.events import Handler, Stage, ignore
 
-LIBRARY_NAMES = ("libtvm.so", "libtvm_compiler.so", "libtvm_runtime.so", "libtvm_ffi.so",
-                 "libtvm_allvisible.so")
+LIBRARY = re.compile(r"^lib[\w.+-]*\.so(\.[\d.]+)?$")
 CACHE_FIELDS = ("CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CXX_FLAGS", "CMAKE_GENERATOR",
                 "CMAKE_CUDA_ARCHITECTURES", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_COMMAND")
 
@@ -54,7 +59,7 @@ class CheckFailed(TkError):
 
 @dataclass
 class Outcome:
-    manifest: dict[str, Any]
+    record: BuildRecord
     from_store: bool
 
 
@@ -81,6 +86,13 @@ def build_dir_for(plan: BuildPlan, tree: SourceTree, name: str | None = None) ->
     return path if path.is_absolute() else tree.root / path
 
 
+def source_record(tree: SourceTree) -> SourceRecord:
+    return SourceRecord(dir=str(tree.root), layout=tree.layout, commit=tree.commit,
+                        content_hash=tree.content_hash, dirty=bool(tree.dirty_paths),
+                        dirty_paths=tree.dirty_paths[:50], dirty_hash=tree.dirty_hash,
+                        tree_key=tree.key, submodules=tree.submodules)
+
+
 def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
           jobs: int | None = None, events: Handler = ignore,
           force: bool = False, check: bool = True) -> Outcome:
@@ -88,6 +100,9 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
 
     ``events`` hears a ``Stage`` per step and Ninja's ``Progress`` while it compiles.
     """
+    def say(message: str) -> None:
+        events(Stage(message))
+
     started = time.monotonic()
     key = store.build_key(plan.hash, tree.key)
     if not force:
@@ -96,18 +111,16 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
             raise_if_check_failed(stored)
             return Outcome(stored, from_store=True)
         if store.load(key) is not None:
-            events(Stage(f"stored build {key} is damaged (a library's sha256 differs): "
-                         "building it again"))
+            say(f"stored build {key} is damaged (a library's sha256 differs): building it again")
     entry = store.entry_dir(key)
     entry.mkdir(parents=True, exist_ok=True)
     # One build per key at a time: two clones of one tree share keys, and the second waits,
     # then is served what the first built rather than building it again into the same log.
-    with locked(entry / ".lock"):
+    with locked(entry / store.LOCK):
         if not force:
             stored = store.load(key, verify=True)
             if stored is not None:
-                events(Stage(f"{key} was built by another tk while this one waited: served "
-                             "from the store"))
+                say(f"{key} was built by another tk while this one waited: served from the store")
                 raise_if_check_failed(stored)
                 return Outcome(stored, from_store=True)
         return _build(plan, tree, key, started, build_dir=build_dir, jobs=jobs,
@@ -117,24 +130,31 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
 def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
            build_dir: str | None, jobs: int | None, events: Handler,
            check: bool) -> Outcome:
+    def say(message: str) -> None:
+        events(Stage(message))
+
     checks = preflight.run(plan, tree)
     failed = [c for c in checks if not c.ok]
     if failed:
         raise PreflightFailed(failed)
+    for c in checks:
+        if c.warn:
+            say(f"warning: {c.name}: {c.detail}")
     preflight_s = time.monotonic() - started
     bdir = build_dir_for(plan, tree, build_dir)
     refuse_foreign_config(bdir)
     owner = ownership.owner_of(tree.root)
     made = [p for p in (bdir, *bdir.parents) if not p.exists()]
     bdir.mkdir(parents=True, exist_ok=True)
-    log = store.entry_dir(key) / "build.log"
+    entry = store.clear_entry(key)  # an earlier incomplete (or --force'd) entry starts afresh
+    log = entry / "build.log"
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
                    events=events, files_key=tree.files_key)
     with locked(bdir / ".tk-lock"):
         try:
             write_if_changed(job.config_cmake, plan.config_cmake())
             log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
-            events(Stage(f"building {key} ({plan.backend}) in {bdir}; log: {log}"))
+            say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
             result = backend(plan.backend).build(job)
             (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
         finally:
@@ -149,36 +169,34 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         artifacts = store.store_artifacts(key, libs)
         used = cmake_values(bdir)
     store_s = time.monotonic() - t
-    manifest: dict[str, Any] = {
-        "id": key,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "tk_version": __version__,
-        "plan_hash": plan.hash,
-        "plan": plan.to_json(),
-        "source": tree.to_json(),
-        "backend": plan.backend,
-        "image_id": result.image_id,
-        "build_dir": str(bdir),
-        "toolchain": result.toolchain,
-        "cmake_values": used,
-        "mismatches": mismatches(plan, used),
-        "artifacts": artifacts,
-        "timings": {"preflight": round(preflight_s, 3), **result.timings,
-                    "store": round(store_s, 3)},
-        "log": str(log),
-        "commands": result.commands,
-        "preflight": [c.to_json() for c in checks],
-        "env": store.env_of({"id": key, "source": {"dir": str(tree.root)}}),
-    }
-    if check:
-        events(Stage("checking the build in its own environment (tk doctor's probe)"))
+    python = None
+    timings = {"preflight": round(preflight_s, 3), **result.timings, "store": round(store_s, 3)}
+    if plan.backend == "native" and tree.layout != "extension" and pypkg.ffi_source(tree.root):
+        say(f"building the tree's {pypkg.DIST} Python package (once per tvm-ffi source)")
         t = time.monotonic()
-        manifest["check"] = post_build_check(manifest, plan)
-        manifest["timings"]["check"] = round(time.monotonic() - t, 3)
-    manifest["timings"]["total"] = round(time.monotonic() - started, 3)
-    store.save(manifest)
-    raise_if_check_failed(manifest)
-    return Outcome(manifest, from_store=False)
+        ffi = next((Path(a.path) for a in artifacts if a.name == "libtvm_ffi.so"), None)
+        python = pypkg.build_package(tree.root, entry, log, ffi)
+        timings["python"] = round(time.monotonic() - t, 3)
+    record = BuildRecord(
+        id=key,
+        created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        tk_version=__version__, plan_hash=plan.hash, plan=plan.to_json(),
+        source=source_record(tree), backend=plan.backend, image_id=result.image_id,
+        build_dir=str(bdir), toolchain=result.toolchain, cmake_values=used,
+        mismatches=mismatches(plan, used), artifacts=artifacts, timings=timings,
+        log=str(log), commands=result.commands, preflight=[c.to_json() for c in checks],
+        env={}, runtimes=plan.runtimes, python=python,
+    )
+    record.env = store.env_of(record)
+    if check:
+        say("checking the build in its own environment")
+        t = time.monotonic()
+        record.check = post_build_check(record, plan)
+        record.timings["check"] = round(time.monotonic() - t, 3)
+    record.timings["total"] = round(time.monotonic() - started, 3)
+    store.save(record)
+    raise_if_check_failed(record)
+    return Outcome(record, from_store=False)
 
 
 def refuse_foreign_config(bdir: Path) -> None:
@@ -207,24 +225,37 @@ def write_if_changed(path: Path, text: str) -> None:
 
 
 def find_artifacts(build_dir: Path, layout: str = "python") -> list[Path]:
-    """The libraries a build produced: TVM's by name (build/ for <= v0.26, build/lib for
-    main); for an extension built against a prebuilt TVM, every shared library it made."""
-    found: list[Path] = []
-    for sub in (build_dir, build_dir / "lib"):
-        names = LIBRARY_NAMES if layout != "extension" else sorted(
-            p.name for p in sub.glob("*.so") if p.is_file())
-        for name in names:
-            path = sub / name
-            if path.is_file() and path.name not in {p.name for p in found}:
-                found.append(path.resolve())
-    if found and layout != "extension":
-        # tvm-ffi, built as a subproject, may put libtvm_ffi.so in its own binary dir.
-        have = {p.name for p in found}
-        for path in sorted(build_dir.glob("3rdparty/**/libtvm_ffi.so")):
-            if path.is_file() and path.name not in have:
-                found.append(path.resolve())
-                have.add(path.name)
-    return found
+    """Every shared library the build wrote (``lib*.so*``: libtvm, libtvm_compiler,
+    libtvm_runtime and its per-backend libraries, libtvm_runtime_extra, libtvm_ffi, ...),
+    shallowest first; for an extension built against a prebuilt TVM, every ``*.so`` it made.
+    Ninja's own list of outputs, when it has one, keeps out leftovers of an older commit."""
+    outputs = ninja_outputs(build_dir)
+    found: dict[str, Path] = {}
+    for dirpath, dirnames, names in os.walk(build_dir):
+        dirnames[:] = sorted(d for d in dirnames if d != "CMakeFiles" and not d.startswith("."))
+        for name in sorted(names):
+            path = Path(dirpath) / name
+            wanted = name.endswith(".so") if layout == "extension" else LIBRARY.match(name)
+            if not wanted or name in found or not (path.is_file() or path.is_symlink()):
+                continue
+            if outputs is not None and os.path.relpath(path, build_dir) not in outputs:
+                continue
+            found[name] = path
+    # Keep symlinks as they were built (libfoo.so -> libfoo.so.1) after the files they name.
+    return sorted(found.values(), key=lambda p: (p.is_symlink(), len(p.relative_to(build_dir).parts),
+                                                 p.name))
+
+
+def ninja_outputs(build_dir: Path) -> set[str] | None:
+    """What build.ninja can produce (paths relative to the build directory), or None."""
+    ninja = shutil.which("ninja")
+    if not ninja or not (build_dir / "build.ninja").exists():
+        return None
+    proc = subprocess.run([ninja, "-C", str(build_dir), "-t", "targets", "all"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None
+    return {line.rsplit(":", 1)[0].strip() for line in proc.stdout.splitlines() if ":" in line}
 
 
 def cmake_values(build_dir: Path) -> dict[str, str]:
@@ -258,63 +289,154 @@ def mismatches(plan: BuildPlan, used: dict[str, str]) -> list[dict[str, str]]:
     return rows
 
 
-def post_build_check(manifest: dict[str, Any], plan: BuildPlan) -> dict[str, Any]:
-    """Run tk doctor's probe with the build's own PYTHONPATH / TVM_LIBRARY_PATH."""
+def build_env(record: BuildRecord) -> dict[str, str]:
+    """This process's environment with the build's own variables in place of the user's."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")}
+    env.update(record.env)
+    return env
+
+
+def post_build_check(record: BuildRecord, plan: BuildPlan) -> PostBuildCheck:
+    """Each runtime backend asked for (its library exists, loads, registers its device API;
+    a tiny kernel runs where the device is), then, with a compiler, tk doctor's probe:
+    ``import tvm`` from the tree with this build's libraries and tvm-ffi."""
+    env = build_env(record)
+    runtimes = check_runtimes(record, env)
+    problems = [p for r in runtimes for p in runtime_problems(r, record)]
+    if record.source.layout == "extension" or {"runtime", "tvm_runtime"} & set(plan.targets):
+        chk = load_check(record, env)
+        chk.problems = problems + chk.problems
+        chk.runtimes = runtimes
+        chk.ok = not chk.problems
+        chk.cuda = next((r.device_api for r in runtimes if r.kind == "cuda"), None)
+        return chk
     from toolkit import doctor
 
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")}
-    env.update(manifest["env"])
-    if ({"runtime", "tvm_runtime"} & set(plan.targets)
-            or manifest["source"]["layout"] == "extension"):
-        return load_check(manifest, env)
-    report = doctor.run(sys.executable, env=env)
+    report = doctor.run(sys.executable, env=env, asked=store.asked_of(record))
     facts = report.facts
     imp = facts.get("import", {})
-    lib_dir = manifest["env"]["TVM_LIBRARY_PATH"]
+    lib_dir = record.env["TVM_LIBRARY_PATH"]
     mapped = [lib["path"] for lib in facts.get("libraries", {}).get("libraries", [])]
-    problems = []
     if not imp.get("ok"):
         problems.append(f"import tvm failed in the build's environment: "
                         f"{imp.get('error_type')}: {imp.get('error') or facts.get('exit')}")
     else:
-        tree_python = manifest["env"].get("PYTHONPATH", "").split(os.pathsep)[0]
+        tree_python = record.env.get("PYTHONPATH", "").split(os.pathsep)[0]
         if tree_python and not str(imp.get("file", "")).startswith(tree_python):
             problems.append(f"import tvm found {imp.get('file')}, not the tree's {tree_python}")
         ours = [p for p in mapped if p.startswith(lib_dir)]
         if mapped and not ours:
             problems.append(f"no library from {lib_dir} was loaded (got {', '.join(mapped[:3])})")
-    cuda = cuda_in_runtime(facts)
-    if plan.wants_cuda and imp.get("ok") and cuda is False:
+    cuda = cuda_in_build(runtimes, facts)
+    if plan.wants_cuda and imp.get("ok") and cuda is False and not any(
+            r.kind == "cuda" for r in runtimes if runtime_problems(r, record)):
         problems.append("the plan asked for CUDA (USE_CUDA=ON) but the built runtime has no CUDA"
-                        + cuda_hint(manifest))
-    return {
-        "ok": not problems, "problems": problems, "cuda": cuda,
-        "tvm_file": imp.get("file"), "tvm_version": imp.get("version"),
-        "libinfo": facts.get("build_info", {}).get("libinfo"),
-        "loaded": mapped,
-        "doctor": [{"name": c.name, "status": c.status, "detail": c.detail}
-                   for c in report.checks],
-    }
+                        + cuda_hint(record))
+    return PostBuildCheck(
+        ok=not problems, problems=problems, cuda=cuda, runtimes=runtimes,
+        tvm_file=imp.get("file"), tvm_version=imp.get("version"),
+        libinfo=facts.get("build_info", {}).get("libinfo"), loaded=mapped,
+        doctor=[{"name": c.name, "status": c.status, "detail": c.detail}
+                for c in report.checks],
+    )
 
 
-def load_check(manifest: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+def has_compiler(record: BuildRecord) -> bool:
+    return any(a.name in ("libtvm.so", "libtvm_compiler.so") for a in record.artifacts)
+
+
+def check_runtimes(record: BuildRecord, env: dict[str, str]) -> list[RuntimeCheck]:
+    """Run the stdlib runtime probe on the stored libraries for each backend asked for."""
+    if not record.runtimes or record.source.layout == "extension":
+        return []
+    from toolkit.tvm_side.probes import path_of
+
+    proc = subprocess.run([sys.executable, str(path_of("runtimes")), str(record.lib_dir),
+                           *record.runtimes], capture_output=True, text=True, env=env,
+                          timeout=300)
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or any(r.get("kind") is None for r in rows):
+        why = next((r.get("detail") for r in rows if r.get("kind") is None), None) or \
+            (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return [RuntimeCheck(kind, None, False, None, detail=f"the runtime does not load: {why}")
+                for kind in record.runtimes]
+    checks = [RuntimeCheck(kind=r["kind"], library=r.get("library"), loads=r["loads"],
+                           device_api=r.get("device_api"), detail=r.get("detail") or "")
+              for r in rows]
+    for chk in checks:
+        if chk.loads and chk.device_api and has_compiler(record):
+            chk.kernel, why = run_tiny_kernel(chk.kind, env)
+            chk.detail = chk.detail or why
+    return checks
+
+
+def run_tiny_kernel(kind: str, env: dict[str, str]) -> tuple[bool | None, str]:
+    """Compile and run a one-line kernel on device 0 of ``kind``: None when there is none."""
+    from toolkit.tvm_side.probes import path_of
+
+    proc = subprocess.run([sys.executable, str(path_of("kernel")), kind], capture_output=True,
+                          text=True, env=env, timeout=600)
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not rows:
+        return False, (proc.stderr.strip().splitlines() or ["the kernel probe died"])[-1]
+    return rows[-1]["ok"], rows[-1].get("detail", "")
+
+
+def separate_runtime_library(record: BuildRecord, kind: str) -> bool:
+    """Does the tree build ``kind``'s runtime as its own library (libtvm_runtime_<kind>.so)?"""
+    modules = Path(record.source.dir) / "cmake" / "modules"
+    pattern = re.compile(rf"add_library\s*\(\s*tvm_runtime_{kind}\s+SHARED", re.I)
+    return any(pattern.search(f.read_text(errors="replace")) for f in modules.glob("*.cmake"))
+
+
+def runtime_problems(chk: RuntimeCheck, record: BuildRecord) -> list[str]:
+    """What is wrong with a backend that was asked for (nothing when only this machine
+    cannot answer, e.g. no NVIDIA driver to load the CUDA library against)."""
+    if chk.library is None and separate_runtime_library(record, chk.kind):
+        return [f"{chk.kind}: the plan asked for it but libtvm_runtime_{chk.kind}.so was not "
+                f"built{cuda_hint(record) if chk.kind == 'cuda' else ''}"]
+    if not chk.loads:
+        if missing_driver(chk.detail):
+            chk.detail = f"cannot load here (no driver: {chk.detail})"
+            return []
+        return [f"{chk.kind}: {chk.library or 'the runtime'} does not load: {chk.detail}"]
+    if chk.device_api is False:
+        return [f"{chk.kind}: the runtime loads but registers no device_api.{chk.kind}"
+                + (cuda_hint(record) if chk.kind == "cuda" else "")]
+    if chk.kernel is False:
+        return [f"{chk.kind}: a tiny kernel failed on device 0: {chk.detail}"]
+    return []
+
+
+def missing_driver(error: str) -> bool:
+    """A GPU runtime library that needs the vendor's driver library, absent on this machine."""
+    return bool(re.search(r"lib(cuda|vulkan|OpenCL|amdhip64|hsa-runtime64)\.so[.\d]*: cannot open",
+                          error))
+
+
+def load_check(record: BuildRecord, env: dict[str, str]) -> PostBuildCheck:
     """No ``import tvm`` for a runtime-only build (no compiler library) or an extension (its
     TVM is the prebuilt one): each stored library must at least load."""
     problems = []
-    libs = [a["path"] for a in manifest["artifacts"]]
+    libs = [a.path for a in record.artifacts if a.link is None]
     for lib in libs:
         proc = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
                                lib], capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            problems.append(f"{lib} does not load: "
-                            f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
-    return {"ok": not problems, "problems": problems, "cuda": None, "loaded": libs,
-            "load_only": True}
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        if proc.returncode != 0 and not missing_driver(last):
+            problems.append(f"{lib} does not load: {last}")
+    return PostBuildCheck(ok=not problems, problems=problems, loaded=libs, load_only=True)
 
 
-def cuda_in_runtime(facts: dict[str, Any]) -> bool | None:
-    """Does the imported TVM have CUDA? Its runtime registry when that lists anything of
-    TVM's (a registry with nothing is tvm-ffi's alone), else libinfo."""
+def cuda_in_build(runtimes: list[RuntimeCheck], facts: dict[str, Any]) -> bool | None:
+    """Does the build have CUDA? The runtime probe's answer (the registry of this build's own
+    libraries) first; else what the imported TVM says: its registry when that lists anything
+    of TVM's (a registry with nothing is tvm-ffi's alone), else libinfo."""
+    cuda = next((r for r in runtimes if r.kind == "cuda"), None)
+    if cuda is not None and cuda.device_api is not None:
+        return cuda.device_api
+    if cuda is not None and cuda.library is not None:
+        return True  # built, though this machine cannot load it (no driver)
     rows = facts.get("runtimes", {}).get("runtimes", [])
     if any(r.get("codegen") or r.get("runtime") for r in rows):
         return any(r.get("kind") == "cuda" and (r.get("codegen") or r.get("runtime"))
@@ -325,19 +447,19 @@ def cuda_in_runtime(facts: dict[str, Any]) -> bool | None:
     return None
 
 
-def cuda_hint(manifest: dict[str, Any]) -> str:
-    used = manifest["cmake_values"].get("USE_CUDA")
+def cuda_hint(record: BuildRecord) -> str:
+    used = record.cmake_values.get("USE_CUDA")
     if used is not None and not is_on(used):
         return f" — CMake used USE_CUDA={used}: something in the tree overrides config.cmake"
     return ""
 
 
-def raise_if_check_failed(manifest: dict[str, Any]) -> None:
-    chk = manifest.get("check")
-    if chk and not chk["ok"]:
-        raise CheckFailed(f"build {manifest['id']} does not work as asked: "
-                          f"{'; '.join(chk['problems'])} (manifest: "
-                          f"{store.entry_dir(manifest['id']) / store.MANIFEST})")
+def raise_if_check_failed(record: BuildRecord) -> None:
+    chk = record.check
+    if chk and not chk.ok:
+        raise CheckFailed(f"build {record.id} does not work as asked: "
+                          f"{'; '.join(chk.problems)} (record: "
+                          f"{store.entry_dir(record.id) / store.MANIFEST})")
 
 
 def dry_run(plan: BuildPlan, tree: SourceTree, build_dir: str | None = None) -> dict[str, Any]:
@@ -349,6 +471,8 @@ def dry_run(plan: BuildPlan, tree: SourceTree, build_dir: str | None = None) -> 
         "build_dir": str(build_dir_for(plan, tree, build_dir)),
         "build_id": store.build_key(plan.hash, tree.key),
         "stored": store.load(store.build_key(plan.hash, tree.key)) is not None,
+        "python": (f"{pypkg.DIST} built from {pypkg.ffi_source(tree.root)}"
+                   if plan.backend == "native" and pypkg.ffi_source(tree.root) else None),
         "preflight": [c.to_json() for c in preflight.run(plan, tree)],
         "dockerfile": render_dockerfile(plan),
     }

@@ -25,6 +25,7 @@ class Check:
     ok: bool
     detail: str
     fix: str | None = None
+    warn: bool = False  # builds, but the user should know (ok stays True)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -195,27 +196,39 @@ OPTIONAL_SUBMODULES = {
 
 
 def check_submodules(tree: SourceTree, plan: BuildPlan | None = None) -> list[Check]:
+    """Refuse only what cannot build (a needed submodule that is empty, a conflict); a
+    submodule at another commit or with local changes is how a fork developer works inside
+    it: a warning, with the SHA and dirty state in the build record."""
     checks = []
     for sub in tree.submodules:
+        name = f"submodule {sub.path}"
         option = OPTIONAL_SUBMODULES.get(Path(sub.path).name)
         unused = option is not None and not (plan and is_on(plan.options.get(option, "OFF")))
+        dirty = ", with uncommitted changes" if sub.dirty else ""
         if sub.state == "uninitialised" and unused:
-            checks.append(Check(f"submodule {sub.path}", True,
-                                f"not initialised (only {option}=ON needs it)"))
+            checks.append(Check(name, True, f"empty (only {option}=ON needs it)"))
         elif sub.state == "uninitialised":
-            checks.append(Check(f"submodule {sub.path}", False, "not initialised",
-                                "git submodule update --init --recursive"))
+            fix = ("git submodule update --init --recursive" if tree.commit else
+                   f"put {sub.path}'s sources there (a release tarball should include them)")
+            checks.append(Check(name, False, "empty: not initialised", fix))
+        elif sub.state == "populated":
+            registered = " (not registered in .git/config)" if tree.commit else ""
+            checks.append(Check(name, True, f"populated{registered}: judged by its content "
+                                f"{sub.content}"))
         elif sub.state == "moved":
-            checks.append(Check(f"submodule {sub.path}", False,
-                                f"checked out at {sub.checked_out[:12]} but the tree records "
-                                f"{sub.recorded[:12]}",
-                                f"git submodule update --recursive {sub.path} "
-                                "(or commit the new SHA)"))
+            checks.append(Check(name, True,
+                                f"checked out at {sub.checked_out[:12]}{dirty}; the tree records "
+                                f"{(sub.recorded or '?')[:12]} (building what is checked out)",
+                                f"git submodule update --recursive {sub.path} to build the "
+                                "recorded commit (or commit the new SHA)", warn=True))
         elif sub.state == "conflict":
-            checks.append(Check(f"submodule {sub.path}", False, "merge conflict",
+            checks.append(Check(name, False, "merge conflict",
                                 "resolve the conflict, then git submodule update --recursive"))
+        elif sub.dirty:
+            checks.append(Check(name, True, f"at {sub.recorded[:12]}{dirty} (building them)",
+                                f"git -C {sub.path} status shows them", warn=True))
         else:
-            checks.append(Check(f"submodule {sub.path}", True, f"at {sub.recorded[:12]}"))
+            checks.append(Check(name, True, f"at {(sub.recorded or '?')[:12]}"))
     return checks
 
 

@@ -40,7 +40,11 @@ SECTIONS = ("description", "options", "cmake", "env", "build", "container")
 BUILD_KEYS = ("generator", "targets")
 # Fragments that are also flags, in the order they compose.
 FRAGMENTS = ("llvm", "cuda", "debug", "ccache", "runtime-only")
-DEFAULT_CUDA_ARCH = "75"  # what TVM's CI pins; "native" needs a visible GPU
+DEFAULT_CUDA_ARCH = "75"  # what TVM's CI pins, for a machine without a visible GPU
+# Runtime backends with a device API (option -> kind): the post-build check verifies each one
+# the plan turns on.
+GPU_RUNTIMES = {"USE_CUDA": "cuda", "USE_ROCM": "rocm", "USE_VULKAN": "vulkan",
+                "USE_METAL": "metal", "USE_OPENCL": "opencl"}
 CONFIG_HEADER = "# Written by tk build"  # marks a config.cmake tk may overwrite
 SET_SYNTAX = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 CONFIG_SET = re.compile(r"^\s*set\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\b", re.M)
@@ -79,6 +83,16 @@ class BuildPlan:
     @property
     def wants_cuda(self) -> bool:
         return is_on(self.options.get("USE_CUDA", "OFF"))
+
+    @property
+    def runtimes(self) -> list[str]:
+        """The GPU runtime backends this plan turns on (cuda, rocm, vulkan, ...)."""
+        return [kind for option, kind in GPU_RUNTIMES.items()
+                if is_on(self.options.get(option, "OFF"))]
+
+    @property
+    def runtime_only(self) -> bool:
+        return bool({"runtime", "tvm_runtime"} & set(self.targets))
 
     def config_cmake(self) -> str:
         """The config.cmake a build directory gets: one set() line per option, with origin."""
@@ -206,6 +220,7 @@ class Request:
     """What the user asked for: fragments, their parameters, extra recipe files, overrides."""
 
     llvm: str | None = None  # None: no LLVM; "": default llvm-config; "16": llvm-config-16
+    no_llvm: bool = False  # never add LLVM, not even for a GPU backend
     cuda: bool = False
     cuda_arch: str | None = None
     debug: bool = False
@@ -216,8 +231,26 @@ class Request:
     backend: str = "native"
 
 
+def gpu_brings_llvm(req: Request) -> str | None:
+    """The GPU option that makes this request add LLVM, or None. A GPU model's host side
+    (argument packing, kernel launches) is compiled by LLVM: a compiler built with CUDA and
+    without LLVM cannot build any model (``target.build.llvm`` is missing)."""
+    if req.llvm is not None or req.no_llvm or req.runtime_only:
+        return None
+    if req.cuda:
+        return "--cuda"
+    for item in req.sets:
+        m = SET_SYNTAX.match(item)
+        if m and m.group(1) in GPU_RUNTIMES and is_on(m.group(2)):
+            return f"--set {item}"
+    return None
+
+
 def fragments_of(req: Request) -> list[str]:
-    chosen = {"llvm": req.llvm is not None, "cuda": req.cuda, "debug": req.debug,
+    if req.no_llvm and req.llvm is not None:
+        raise UserError("--llvm and --no-llvm contradict each other: pick one")
+    chosen = {"llvm": req.llvm is not None or gpu_brings_llvm(req) is not None,
+              "cuda": req.cuda, "debug": req.debug,
               "ccache": req.ccache, "runtime-only": req.runtime_only}
     return [name for name in FRAGMENTS if chosen[name]]
 
@@ -240,11 +273,20 @@ def resolve(req: Request, source_dir: Path | None = None) -> BuildPlan:
         plan.origin["cmake.CMAKE_CUDA_ARCHITECTURES"] = "--cuda-arch"
     for item in req.sets:
         apply_set(plan, item)
+    brought = gpu_brings_llvm(req)
+    if brought:
+        plan.origin["options.USE_LLVM"] = f"llvm (brought by {brought})"
+        plan.notes.append(f"{brought} brings LLVM: a GPU model's host code (argument packing, "
+                          "kernel launches) is compiled by LLVM, so without it this TVM could "
+                          "not build any model — --no-llvm or --runtime-only leave it out")
+    elif req.no_llvm and plan.runtimes and not req.runtime_only:
+        plan.notes.append("--no-llvm: this compiler cannot build the host side of a GPU model "
+                          "(target.build.llvm is missing); fine for codegen-only work")
     known = tree_options(source_dir) if source_dir is not None else None
     validate(plan, known)
     if source_dir is not None and "runtime" in plan.targets:
         adapt_runtime_target(plan, source_dir)
-    apply_rules(plan)
+    apply_rules(plan, source_dir)
     plan.container.setdefault("dockerfile", "cuda" if plan.wants_cuda else "cpu")
     return plan
 
@@ -323,7 +365,16 @@ def adapt_runtime_target(plan: BuildPlan, source_dir: Path) -> None:
         plan.notes.append("this tree has no 'runtime' target: building 'tvm_runtime'")
 
 
-def apply_rules(plan: BuildPlan) -> None:
+def exclude_libs_always(source_dir: Path | None) -> bool:
+    """Does the tree hide statically linked libraries' symbols (-Wl,--exclude-libs,ALL) in
+    every build type? TVM's cmake/utils/Library.cmake does since the tvm_compiler split."""
+    if source_dir is None:
+        return False
+    lib = source_dir / "cmake" / "utils" / "Library.cmake"
+    return lib.exists() and "--exclude-libs,ALL" in lib.read_text(errors="replace")
+
+
+def apply_rules(plan: BuildPlan, source_dir: Path | None = None) -> None:
     """Rules across values: refuse what cannot build, note what silently does nothing."""
     opts, cuda = plan.options, plan.wants_cuda
     for dep, why in (("USE_CUTLASS", "CUTLASS kernels are CUDA code"),
@@ -333,11 +384,16 @@ def apply_rules(plan: BuildPlan) -> None:
             raise UserError(f"{dep}={opts[dep]} (from {plan.origin.get('options.' + dep)}) needs "
                             f"USE_CUDA=ON: {why} — add --cuda")
     arch = plan.cmake.get("CMAKE_CUDA_ARCHITECTURES")
-    if cuda and arch is None:
+    if cuda and arch is None and plan.backend == "native" and gpu_visible():
+        plan.cmake["CMAKE_CUDA_ARCHITECTURES"] = "native"
+        plan.origin["cmake.CMAKE_CUDA_ARCHITECTURES"] = "default (a GPU is visible)"
+        plan.notes.append("CUDA architectures: native (the GPUs visible here); pick others "
+                          "with --cuda-arch 80;90")
+    elif cuda and arch is None:
         plan.cmake["CMAKE_CUDA_ARCHITECTURES"] = DEFAULT_CUDA_ARCH
         plan.origin["cmake.CMAKE_CUDA_ARCHITECTURES"] = "default"
-        plan.notes.append(f"CUDA architectures default to {DEFAULT_CUDA_ARCH} (as TVM's CI); "
-                          "pick others with --cuda-arch 80;90")
+        plan.notes.append(f"CUDA architectures default to {DEFAULT_CUDA_ARCH} (as TVM's CI; no "
+                          "GPU visible for 'native'); pick others with --cuda-arch 80;90")
     if cuda and arch is not None and "native" in arch.split(";"):
         if plan.backend != "native":
             raise UserError("CMAKE_CUDA_ARCHITECTURES=native needs a visible GPU and a container "
@@ -346,8 +402,14 @@ def apply_rules(plan: BuildPlan) -> None:
             raise UserError("CMAKE_CUDA_ARCHITECTURES=native needs a visible GPU and none is "
                             "visible here — pass --cuda-arch 80 (or another list)")
     if plan.build_type == "Debug" and is_on(opts.get("HIDE_PRIVATE_SYMBOLS", "OFF")):
-        plan.notes.append("HIDE_PRIVATE_SYMBOLS=ON is inert in a Debug build: TVM applies it to "
-                          "non-Debug builds only, so LLVM symbols stay exported")
+        if exclude_libs_always(source_dir):
+            plan.notes.append("HIDE_PRIVATE_SYMBOLS=ON in a Debug build: TVM's own symbols stay "
+                              "exported (-fvisibility=hidden is for non-Debug builds), while "
+                              "statically linked libraries' (LLVM's) are hidden in every build "
+                              "type (-Wl,--exclude-libs,ALL, cmake/utils/Library.cmake)")
+        else:
+            plan.notes.append("HIDE_PRIVATE_SYMBOLS=ON is inert in a Debug build: TVM applies "
+                              "it to non-Debug builds only, so LLVM symbols stay exported")
     if {"runtime", "tvm_runtime"} & set(plan.targets) and plan.llvm_config:
         plan.notes.append("USE_LLVM is set but only the runtime library is built: LLVM is "
                           "configured (llvm-config must still work) yet not linked")

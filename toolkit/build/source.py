@@ -15,6 +15,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from toolkit.errors import UserError
 
@@ -85,9 +86,23 @@ def tree_key(repo: Path | str, commit: str = "HEAD") -> str:
 @dataclass
 class Submodule:
     path: str
-    recorded: str  # the SHA the superproject records
-    checked_out: str | None  # None when not initialised
-    state: str  # "ok", "uninitialised", "moved" (checked out elsewhere), "conflict"
+    recorded: str | None  # the SHA the superproject records (None in a tree without git)
+    checked_out: str | None  # None when not a git checkout (empty, or files without .git)
+    # "ok", "moved" (checked out at another commit), "uninitialised" (empty), "populated"
+    # (files present but not a registered checkout: judged by content), "conflict"
+    state: str
+    dirty: bool = False  # uncommitted changes inside the submodule
+    content: str | None = None  # hash of its build-relevant files, when judged by content
+
+    def to_json(self) -> dict:
+        return {"recorded": self.recorded, "checked_out": self.checked_out,
+                "state": self.state, "dirty": self.dirty, "content": self.content}
+
+    @classmethod
+    def from_json(cls, path: str, data: dict) -> Submodule:
+        return cls(path=path, recorded=data.get("recorded"), checked_out=data.get("checked_out"),
+                   state=data.get("state", "ok"), dirty=bool(data.get("dirty")),
+                   content=data.get("content"))
 
 
 @dataclass
@@ -100,14 +115,15 @@ class SourceTree:
     submodules: list[Submodule] = field(default_factory=list)
     key: str = ""
     files_key: str = ""  # which build-relevant files exist (not their contents)
+    content_hash: str | None = None  # a tree without git: hash of its build-relevant files
 
     def to_json(self) -> dict:
         return {
             "dir": str(self.root), "layout": self.layout, "commit": self.commit,
+            "content_hash": self.content_hash,
             "dirty": bool(self.dirty_paths), "dirty_paths": self.dirty_paths[:50],
             "dirty_hash": self.dirty_hash, "tree_key": self.key,
-            "submodules": {s.path: {"recorded": s.recorded, "checked_out": s.checked_out,
-                                    "state": s.state} for s in self.submodules},
+            "submodules": {s.path: s.to_json() for s in self.submodules},
         }
 
 
@@ -135,7 +151,30 @@ def detect_layout(root: Path) -> str:
     return "python"
 
 
+def gitmodule_paths(root: Path) -> list[str]:
+    """Submodule paths declared in ``.gitmodules`` (also in a release tarball, without git)."""
+    gm = root / ".gitmodules"
+    if not gm.exists():
+        return []
+    return re.findall(r"^\s*path\s*=\s*(\S+)", gm.read_text(errors="replace"), re.M)
+
+
+def populated(path: Path) -> bool:
+    return path.is_dir() and any(p.name != ".git" for p in path.iterdir())
+
+
+def dirty_files(repo: Path) -> list[str]:
+    """Paths with uncommitted changes (untracked included), relative to ``repo``; build
+    directories inside it left out of the scan (they may be untracked and huge)."""
+    status = git(repo, "status", "--porcelain=v1", "--untracked-files=all",
+                 "--ignore-submodules=none", "--", ".", ":(exclude,glob)build*/**", check=False)
+    return sorted({line[3:].split(" -> ")[-1].strip('"') for line in status.splitlines()
+                   if len(line) > 3})
+
+
 def submodules(root: Path) -> list[Submodule]:
+    """Each submodule's state. A populated directory that ``.git/config`` does not register
+    (copied in, or cloned by hand) is judged by its content, not refused as uninitialised."""
     if not (root / ".gitmodules").exists():
         return []
     out = git(root, "submodule", "status", "--recursive", check=False)
@@ -148,11 +187,33 @@ def submodules(root: Path) -> list[Submodule]:
         recorded = sha
         checked_out: str | None = sha
         state = {" ": "ok", "+": "moved", "-": "uninitialised", "U": "conflict"}[flag]
-        if state == "uninitialised":
-            checked_out = None
-        elif state == "moved":
+        if state == "moved":
             recorded = _recorded_sha(root, path) or sha
-        subs.append(Submodule(path, recorded, checked_out, state))
+        sub = Submodule(path, recorded, checked_out, state)
+        where = root / path
+        if state == "uninitialised":
+            sub.checked_out = None
+            if (where / ".git").exists() and is_git(where):
+                sub.checked_out = git(where, "rev-parse", "HEAD", check=False).strip() or None
+                sub.state = "ok" if sub.checked_out == recorded else "moved"
+            elif populated(where):
+                sub.state = "populated"
+                sub.content = content_key(where)
+        if sub.checked_out and sub.state in ("ok", "moved"):
+            sub.dirty = bool(dirty_files(where))
+        subs.append(sub)
+    return subs
+
+
+def tarball_submodules(root: Path) -> list[Submodule]:
+    """A tree without git: submodules are what ``.gitmodules`` names, judged by content."""
+    subs = []
+    for path in gitmodule_paths(root):
+        where = root / path
+        if populated(where):
+            subs.append(Submodule(path, None, None, "populated", content=content_key(where)))
+        else:
+            subs.append(Submodule(path, None, None, "uninitialised"))
     return subs
 
 
@@ -181,15 +242,15 @@ def inspect(root: Path | str) -> SourceTree:
         raise UserError(f"source tree {root}: no CMakeLists.txt (not a TVM source tree?)")
     tree = SourceTree(root=root, layout=detect_layout(root))
     if not is_git(root):
-        tree.key = _content_key(root)
+        # A release tarball: found again by a hash of its build-relevant content.
+        tree.content_hash = content_key(root)
+        tree.key = tree.content_hash
         tree.files_key = tree.key
+        tree.submodules = tarball_submodules(root)
         return tree
     tree.commit = git(root, "rev-parse", "HEAD").strip()
     tree.submodules = submodules(root)
-    # Build directories inside the tree may be untracked and huge: leave them out of the scan.
-    status = git(root, "status", "--porcelain=v1", "--untracked-files=all",
-                 "--ignore-submodules=none", "--", ".", ":(exclude,glob)build*/**")
-    paths = {line[3:].split(" -> ")[-1].strip('"') for line in status.splitlines() if len(line) > 3}
+    paths = set(dirty_files(root))
     tree.dirty_paths = sorted(p for p in paths if build_relevant(p))
     tree.key = tree_key(root, "HEAD")
     tracked = git(root, "ls-files").splitlines()
@@ -198,31 +259,49 @@ def inspect(root: Path | str) -> SourceTree:
         if build_relevant(rel):
             names.update(rel.encode() + b"\n")
     for sub in tree.submodules:
-        names.update(f"{sub.path} {sub.checked_out}\n".encode())
+        names.update(f"{sub.path} {sub.checked_out} {sub.content}\n".encode())
     tree.files_key = names.hexdigest()[:16]
     # An uninitialised submodule builds nothing different (its SHA is in the commit's key);
-    # one checked out elsewhere does.
-    if tree.dirty_paths or any(s.state in ("moved", "conflict") for s in tree.submodules):
+    # one checked out elsewhere, dirty inside, or populated by hand may.
+    changed = [s for s in tree.submodules
+               if s.state in ("moved", "conflict", "populated") or s.dirty]
+    if tree.dirty_paths or changed:
         # Uncommitted build-relevant work: a key of its own, never the commit's.
         dirty = hashlib.sha256()
         for sub in tree.submodules:
-            dirty.update(f"{sub.path} {sub.checked_out}\n".encode())
+            dirty.update(f"{sub.path} {sub.checked_out} {sub.content}\n".encode())
         for rel in tree.dirty_paths:
-            path = root / rel
-            dirty.update(rel.encode() + b"\0")
-            if path.is_file():
-                dirty.update(path.read_bytes())
+            _hash_file(dirty, root, rel)
+        for sub in changed:
+            if sub.dirty:
+                for rel in dirty_files(root / sub.path):
+                    _hash_file(dirty, root, f"{sub.path}/{rel}")
         tree.dirty_hash = dirty.hexdigest()[:16]
         tree.key = hashlib.sha256(f"{tree.key} {tree.dirty_hash}".encode()).hexdigest()[:16]
     return tree
 
 
-def _content_key(root: Path) -> str:
-    """Build key of a tree that is not a git checkout: hash every build-relevant file."""
+def _hash_file(digest: Any, root: Path, rel: str) -> None:
+    path = root / rel
+    digest.update(rel.encode() + b"\0")
+    if path.is_file():
+        digest.update(path.read_bytes())
+
+
+def content_key(root: Path) -> str:
+    """Hash every build-relevant file under ``root`` (build directories and .git pruned)."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if (path.is_file() and build_relevant(rel)
-                and not rel.startswith(("build", ".git/"))):
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root)
+        dirnames[:] = sorted(d for d in dirnames if d != ".git" and not (
+            rel_dir == Path(".") and (d == "build" or d.startswith("build-"))))
+        for name in filenames:
+            rel = (rel_dir / name).as_posix()
+            if build_relevant(rel):
+                files.append(rel)
+    for rel in sorted(files):
+        path = root / rel
+        if path.is_file():
             digest.update(rel.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]

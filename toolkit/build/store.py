@@ -1,25 +1,36 @@
-"""The artifact store: one directory per build, keyed by plan and build-relevant tree content.
+"""The artifact store: one entry per build, files stored once by content.
 
-``$TK_CACHE/builds/<key>/`` (``~/.cache/tk`` by default) holds ``manifest.json``, the build
-log and ``lib/`` with copies of the built libraries, so a stored build survives its build
-directory being rebuilt for another commit. ``key = build_key(plan.hash, tree key)``: the
-same plan on a tree whose sources, CMake files and submodules are the same is the same build.
+``$TK_CACHE`` (``~/.cache/tk`` by default) holds:
+
+- ``objects/<sha256[:2]>/<sha256>``: every stored file once, read-only;
+- ``builds/<key>/``: ``manifest.json`` (the ``BuildRecord``), ``build.log``, ``lib/`` with a
+  hard link per library the build wrote (so identical libraries of two builds take the room
+  of one) and, for trees with tvm-ffi, ``python/`` with the tree's tvm-ffi package;
+- ``wheels/``: the tvm-ffi wheels built from trees, by a hash of the tvm-ffi sources.
+
+A stored build survives its build directory being rebuilt for another commit.
+``key = build_key(plan.hash, tree key)``: the same plan on a tree whose sources, CMake files
+and submodules are the same is the same build. An object whose only link is its own name
+belongs to no build: ``gc`` removes it.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
-import json
 import os
 import shlex
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from toolkit.build.record import Artifact, BuildRecord
 from toolkit.build.source import python_dirs
 from toolkit.errors import TkError, UserError
 
 MANIFEST = "manifest.json"
+LOCK = ".lock"  # held by the tk build that is building this entry
 
 
 def cache_root() -> Path:
@@ -28,6 +39,14 @@ def cache_root() -> Path:
 
 def builds_root() -> Path:
     return cache_root() / "builds"
+
+
+def objects_root() -> Path:
+    return cache_root() / "objects"
+
+
+def wheels_root() -> Path:
+    return cache_root() / "wheels"
 
 
 def build_key(plan_hash: str, tree_key: str) -> str:
@@ -39,59 +58,64 @@ def entry_dir(key: str) -> Path:
     return builds_root() / key
 
 
-def load(key: str, verify: bool = False) -> dict[str, Any] | None:
-    """The manifest of a complete stored build, or None (absent, or its libraries are gone).
+def load(key: str, verify: bool = False) -> BuildRecord | None:
+    """The record of a complete stored build, or None (absent, unreadable, or its libraries
+    are gone).
 
     ``verify`` (for a build about to be served) also compares each library's sha256 with the
-    manifest's: a library damaged in place keeps its size, and would load and crash, or worse.
+    record's: a library damaged in place keeps its size, and would load and crash, or worse.
     """
-    path = entry_dir(key) / MANIFEST
-    if not path.exists():
+    record = BuildRecord.load(entry_dir(key) / MANIFEST)
+    if record is None:
         return None
-    try:
-        manifest = json.loads(path.read_text())
-        arts = manifest["artifacts"]
-        for art in arts:
-            stored = Path(art["path"])
-            if not stored.exists() or stored.stat().st_size != art["size"]:
-                return None
-    except (ValueError, TypeError, KeyError, OSError):
-        return None  # a manifest tk did not write whole: no build
-    if verify and damaged(manifest):
+    for art in record.artifacts:
+        stored = Path(art.path)
+        if art.link is None and (not stored.exists() or stored.stat().st_size != art.size):
+            return None
+    if verify and damaged(record):
         return None
-    return manifest
+    return record
 
 
-def damaged(manifest: dict[str, Any]) -> str | None:
+def damaged(record: BuildRecord) -> str | None:
     """The first stored library whose content is not what was stored, or None."""
-    for art in manifest.get("artifacts", []):
-        if sha256_file(Path(art["path"])) != art.get("sha256"):
-            return str(art["path"])
+    for art in record.artifacts:
+        if art.link is None and sha256_file(Path(art.path)) != art.sha256:
+            return art.path
     return None
 
 
-def save(manifest: dict[str, Any]) -> Path:
-    """Write the manifest last, atomically: a manifest present means a complete entry."""
-    path = entry_dir(manifest["id"]) / MANIFEST
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
-    tmp.replace(path)
-    return path
+def clear_entry(key: str) -> Path:
+    """The entry directory, emptied of an earlier attempt (its lock file kept: it is held)."""
+    entry = entry_dir(key)
+    entry.mkdir(parents=True, exist_ok=True)
+    (entry / MANIFEST).unlink(missing_ok=True)  # first: no longer a complete entry
+    for path in entry.iterdir():
+        if path.name == LOCK:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    return entry
 
 
-def store_artifacts(key: str, files: list[Path]) -> list[dict[str, Any]]:
-    """Copy built libraries into the entry's lib/; their sha256 is of the stored copy."""
-    lib = entry_dir(key) / "lib"
-    lib.mkdir(parents=True, exist_ok=True)
-    records = []
-    for src in files:
-        dst = lib / src.name
-        tmp = dst.with_name(dst.name + ".tmp")
-        shutil.copy2(src, tmp)
-        tmp.replace(dst)
-        records.append({"name": src.name, "path": str(dst), "built": str(src),
-                        "size": dst.stat().st_size, "sha256": sha256_file(dst)})
-    return records
+def being_built(entry: Path) -> bool:
+    """Is a tk build holding this entry's lock right now?"""
+    lock = entry / LOCK
+    if not lock.exists():
+        return False
+    with lock.open("a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
+
+
+def save(record: BuildRecord) -> Path:
+    return record.save(entry_dir(record.id) / MANIFEST)
 
 
 def sha256_file(path: Path) -> str:
@@ -102,19 +126,72 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def all_builds() -> list[dict[str, Any]]:
+def put_object(src: Path) -> tuple[str, Path]:
+    """Store a file by content (once); its sha256 and the object's path."""
+    sha = sha256_file(src)
+    obj = objects_root() / sha[:2] / sha
+    if not obj.exists():
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        tmp = obj.with_name(f"{sha}.{os.getpid()}.tmp")
+        shutil.copyfile(src, tmp)
+        tmp.chmod(0o555)  # read-only: every build linking it shares these bytes
+        tmp.replace(obj)
+    return sha, obj
+
+
+def link_object(obj: Path, dst: Path) -> None:
+    """``dst`` becomes a hard link to ``obj`` (a copy across file systems)."""
+    tmp = dst.with_name(dst.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(obj, tmp)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
+        shutil.copyfile(obj, tmp)
+    tmp.replace(dst)
+
+
+def store_file(src: Path, dst: Path) -> tuple[str, int]:
+    """Store ``src`` by content and link it at ``dst``: (sha256, size)."""
+    sha, obj = put_object(src)
+    link_object(obj, dst)
+    return sha, obj.stat().st_size
+
+
+def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
+    """Link the built libraries into the entry's lib/ (symlinks stay symlinks)."""
+    lib = entry_dir(key) / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    records = []
+    for src in files:
+        dst = lib / src.name
+        if src.is_symlink():
+            dst.unlink(missing_ok=True)
+            target = os.readlink(src)
+            dst.symlink_to(target)
+            records.append(Artifact(name=src.name, path=str(dst), built=str(src), size=0,
+                                    sha256=None, link=target))
+            continue
+        sha, size = store_file(src, dst)
+        records.append(Artifact(name=src.name, path=str(dst), built=str(src), size=size,
+                                sha256=sha))
+    return records
+
+
+def all_builds() -> list[BuildRecord]:
     """Every complete stored build, newest first."""
     root = builds_root()
     found = []
     if root.is_dir():
         for entry in root.iterdir():
-            manifest = load(entry.name)
-            if manifest is not None:
-                found.append(manifest)
-    return sorted(found, key=lambda m: m.get("created", ""), reverse=True)
+            record = load(entry.name)
+            if record is not None:
+                found.append(record)
+    return sorted(found, key=lambda r: r.created, reverse=True)
 
 
-def find(build_id: str) -> dict[str, Any]:
+def find(build_id: str) -> BuildRecord:
     """A stored build by id or unique id prefix, its libraries verified; a user error when none
     or several match."""
     if not build_id or "/" in build_id:
@@ -123,34 +200,132 @@ def find(build_id: str) -> dict[str, Any]:
     if found is None:
         root = builds_root()
         matches = sorted(p.name for p in root.glob(f"{build_id}*")) if root.is_dir() else []
-        complete = [m for m in (load(name) for name in matches) if m is not None]
+        complete = [r for r in (load(name) for name in matches) if r is not None]
         if not complete:
             raise UserError(f"no stored build {build_id!r} in {root} (see tk build ls)")
         if len(complete) > 1:
-            ids = ", ".join(m["id"] for m in complete[:5])
+            ids = ", ".join(r.id for r in complete[:5])
             raise UserError(f"build id {build_id!r} is ambiguous: {ids}")
         found = complete[0]
     bad = damaged(found)
     if bad:
-        raise TkError(f"stored build {found['id']} is damaged: {bad} is not the library that was "
+        raise TkError(f"stored build {found.id} is damaged: {bad} is not the library that was "
                       f"stored (sha256 differs); rebuild it with tk build --force -C "
-                      f"{found['source']['dir']}")
+                      f"{found.source.dir}")
     return found
 
 
-def env_of(manifest: dict[str, Any], source_dir: Path | str | None = None) -> dict[str, str]:
-    """The variables that put a stored build in use: its libraries, its tree's Python package.
+@dataclass
+class Usage:
+    files: int
+    bytes: int  # what the build's files add up to
+    unique: int  # what removing it would free: files no other build links
 
-    ``source_dir`` replaces the tree recorded in the manifest (a checkout of a later commit
-    whose changes are Python-only can use this build's libraries with its own Python code).
+
+def usage(directory: Path) -> Usage:
+    """Bytes under a store entry, counting each stored object once (by inode)."""
+    seen: set[tuple[int, int]] = set()
+    total = unique = files = 0
+    for dirpath, _dirs, names in os.walk(directory):
+        for name in names:
+            st = os.lstat(os.path.join(dirpath, name))
+            if not os.path.isfile(os.path.join(dirpath, name)) or os.path.islink(
+                    os.path.join(dirpath, name)) or (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            files += 1
+            total += st.st_size
+            # An object linked from the objects dir and from here alone is this build's own;
+            # a plain file (a log, the record) is too.
+            if st.st_nlink <= 2:
+                unique += st.st_size
+    return Usage(files, total, unique)
+
+
+def store_usage() -> int:
+    """Bytes the whole store takes on disk (each object once)."""
+    total = 0
+    seen: set[tuple[int, int]] = set()
+    for dirpath, _dirs, names in os.walk(cache_root()):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if os.path.islink(path) or (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_size
+    return total
+
+
+def remove(record: BuildRecord) -> int:
+    """Delete a stored build and the objects only it used; bytes freed."""
+    freed = usage(entry_dir(record.id)).unique
+    shutil.rmtree(entry_dir(record.id))
+    gc_objects()
+    return freed
+
+
+def gc_objects() -> tuple[int, int]:
+    """Remove objects no build links any more: (count, bytes)."""
+    count = freed = 0
+    root = objects_root()
+    if not root.is_dir():
+        return 0, 0
+    for obj in root.glob("*/*"):
+        st = obj.lstat()
+        if obj.name.endswith(".tmp") or st.st_nlink <= 1:
+            obj.unlink()
+            count += 1
+            freed += st.st_size
+    return count, freed
+
+
+def gc() -> dict[str, int]:
+    """Remove incomplete or unreadable entries (an interrupted build, an older tk's record),
+    wheels no build uses, then objects nothing links."""
+    entries = 0
+    root = builds_root()
+    for entry in (root.iterdir() if root.is_dir() else []):
+        if entry.is_dir() and load(entry.name) is None and not being_built(entry):
+            shutil.rmtree(entry)
+            entries += 1
+    count, freed = gc_objects()
+    return {"entries": entries, "objects": count, "bytes": freed}
+
+
+def env_of(record: BuildRecord, source_dir: Path | str | None = None) -> dict[str, str]:
+    """The variables that put a stored build in use: its libraries, its tree's Python package
+    and the tvm-ffi package built from that tree.
+
+    ``source_dir`` replaces the tree recorded (a checkout of a later commit whose changes are
+    Python-only can use this build's libraries with its own Python code).
     """
-    lib = str(entry_dir(manifest["id"]) / "lib")
-    root = Path(source_dir) if source_dir else Path(manifest["source"]["dir"])
+    lib = str(entry_dir(record.id) / "lib")
+    root = Path(source_dir) if source_dir else Path(record.source.dir)
     python = [str(d) for d in python_dirs(root)]
+    if record.python is not None:
+        python = [d for d in python if not d.endswith(os.path.join("tvm-ffi", "python"))]
+        python.append(record.python.site)
     env = {"TVM_LIBRARY_PATH": lib, "LD_LIBRARY_PATH": lib}
     if python:
         env["PYTHONPATH"] = os.pathsep.join(python)
     return env
+
+
+def in_use(env: dict[str, str] | None = None) -> BuildRecord | None:
+    """The stored build an environment puts in use (``tk env`` sets TVM_LIBRARY_PATH to its
+    lib/), or None."""
+    env = os.environ if env is None else env
+    for entry in filter(None, env.get("TVM_LIBRARY_PATH", "").split(os.pathsep)):
+        lib = Path(entry)
+        if lib.name == "lib" and (lib.parent / MANIFEST).exists():
+            return BuildRecord.load(lib.parent / MANIFEST)
+    return None
+
+
+def asked_of(record: BuildRecord) -> dict[str, object]:
+    """What tk doctor should expect of a stored build."""
+    return {"build": record.id, "runtimes": record.runtimes, "lib_dir": str(record.lib_dir)}
 
 
 def shell_exports(env: dict[str, str]) -> str:

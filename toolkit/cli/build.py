@@ -1,16 +1,20 @@
-"""``tk build``, ``tk build ls``, ``tk build show ID`` and ``tk env ID``."""
+"""``tk build``, ``tk build ls/show/rm/gc`` and ``tk env ID``."""
 
 from __future__ import annotations
 
 import json
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from toolkit.cli.options import COUNT, json_option, recipe_options
 from toolkit.cli.terminal import Terminal, pass_terminal
+
+if TYPE_CHECKING:
+    from toolkit.build.record import BuildRecord, RuntimeCheck
+    from toolkit.build.store import Usage
 
 
 @click.group("build", invoke_without_command=True)
@@ -34,7 +38,8 @@ def build_group(term: Terminal, ctx: click.Context, source: str, recipe: dict[st
     \b
     tk build --llvm --dry-run        show the plan: config.cmake, CMake args, env, Dockerfile
     tk build --cuda --debug          build (served from the store when nothing changed)
-    tk build ls / tk build show ID   stored builds and their manifests
+    tk build ls / tk build show ID   stored builds (sizes) and their records
+    tk build rm ID / tk build gc     free the store
     eval "$(tk env ID)"              use a stored build in this shell
     """
     if ctx.invoked_subcommand:
@@ -49,8 +54,8 @@ def build_group(term: Terminal, ctx: click.Context, source: str, recipe: dict[st
         return 0
     outcome = builder.build(plan, tree, build_dir=build_dir, jobs=jobs, events=term.handle,
                             force=force, check=not no_check)
-    term.result({**outcome.manifest, "from_store": outcome.from_store},
-                lambda m: render_outcome(m, outcome.from_store))
+    term.result({**outcome.record.to_json(), "from_store": outcome.from_store},
+                lambda _: render_outcome(outcome.record, outcome.from_store))
     return 0
 
 
@@ -82,8 +87,12 @@ def render_dry_run(info: dict[str, Any]) -> str:
     if not info["preflight"]:
         lines.append("  (nothing to check here: the container image brings the tools)")
     for c in info["preflight"]:
-        fix = f" — fix: {c['fix']}" if not c["ok"] and c["fix"] else ""
-        lines.append(f"  {'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}{fix}")
+        fix = f" — fix: {c['fix']}" if (not c["ok"] or c["warn"]) and c["fix"] else ""
+        status = "FAIL" if not c["ok"] else "WARN" if c["warn"] else "ok  "
+        lines.append(f"  {status} {c['name']}: {c['detail']}{fix}")
+    if info.get("python"):
+        lines += ["", "python:", f"  {info['python']} (kept with the build; tk env puts it on "
+                  "PYTHONPATH)"]
     if info["dockerfile"]:
         lines += ["", "Dockerfile:", *("  " + ln for ln in info["dockerfile"].splitlines())]
     else:
@@ -92,53 +101,85 @@ def render_dry_run(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_outcome(m: dict[str, Any], from_store: bool) -> str:
-    t = m["timings"]
+def render_outcome(r: BuildRecord, from_store: bool) -> str:
+    t = r.timings
     if from_store:
-        head = (f"build {m['id']} served from the store (built {m['created']}; nothing "
+        head = (f"build {r.id} served from the store (built {r.created}; nothing "
                 f"build-relevant changed)")
     else:
-        head = (f"built {m['id']} in {t.get('total', 0):.1f} s (configure "
+        head = (f"built {r.id} in {t.get('total', 0):.1f} s (configure "
                 f"{t.get('configure', 0):.1f} s, compile {t.get('compile', 0):.1f} s)")
-    lines = [head, f"  build dir  {m['build_dir']}",
-             f"  libraries  {' '.join(a['name'] for a in m['artifacts'])}"
-             f"  ->  {Path(m['artifacts'][0]['path']).parent}",
-             f"  manifest   {Path(m['log']).parent / 'manifest.json'}"]
-    for mm in m.get("mismatches", []):
+    lines = [head, f"  build dir  {r.build_dir}",
+             f"  libraries  {' '.join(a.name for a in r.artifacts)}  ->  {r.lib_dir}"]
+    if r.python:
+        lines.append(f"  python     {r.python.name} {r.python.version} (from the tree) -> "
+                     f"{r.python.site}")
+    lines.append(f"  record     {r.lib_dir.parent / 'manifest.json'}")
+    for mm in r.mismatches:
         lines.append(f"  warning    {mm['option']}: asked {mm['requested']}, CMake used {mm['used']}")
-    chk = m.get("check")
+    for c in r.preflight:
+        if c.get("warn"):
+            lines.append(f"  warning    {c['name']}: {c['detail']}")
+    chk = r.check
     if chk:
-        what = ("its libraries load" if chk.get("load_only")
-                else f"import tvm from {chk.get('tvm_file')}")
-        lines.append(f"  check      {'ok' if chk['ok'] else 'FAILED'}: {what}")
-    lines.append(f"  use it     eval \"$(tk env {m['id']})\"")
+        what = "its libraries load" if chk.load_only else f"import tvm from {chk.tvm_file}"
+        lines.append(f"  check      {'ok' if chk.ok else 'FAILED'}: {what}")
+        for rt in chk.runtimes:
+            lines.append(f"  runtime    {rt.kind}: {runtime_summary(rt)}")
+    lines.append(f"  use it     eval \"$(tk env {r.id})\"")
     return "\n".join(lines)
+
+
+def runtime_summary(rt: RuntimeCheck) -> str:
+    where = Path(rt.library).name if rt.library else "in libtvm_runtime"
+    if not rt.loads:
+        return f"{where} does not load{': ' + rt.detail if rt.detail else ''}"
+    api = {True: "registers", False: "does not register",
+           None: "cannot tell whether it registers"}[rt.device_api]
+    kernel = {True: "; a tiny kernel ran", False: f"; the tiny kernel failed: {rt.detail}",
+              None: "; no device here to run a kernel"}[rt.kernel]
+    return f"{where} loads, {api} device_api.{rt.kind}{kernel}"
+
+
+def size(n: float) -> str:
+    for unit in ("B", "KB", "MB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
 
 
 @build_group.command("ls")
 @json_option
 @pass_terminal
 def ls_cmd(term: Terminal, as_json: bool) -> None:
-    """List stored builds, newest first."""
+    """List stored builds, newest first, with their sizes (files shared by content between
+    builds count once in the store's total)."""
     from toolkit.build import store
 
-    builds = [summary(m) for m in store.all_builds()]
+    builds = [summary(r, store.usage(store.entry_dir(r.id))) for r in store.all_builds()]
+    total = store.store_usage()
     if as_json:
-        term.json(builds)
+        term.json({"builds": builds, "store": str(store.cache_root()), "total_bytes": total})
         return
     if not builds:
         term.echo(f"no stored builds in {store.builds_root()}")
         return
     term.table([[s["id"], s["created"], (s["commit"] or "-")[:12] + ("+" if s["dirty"] else ""),
-                 s["recipes"], s["source"]] for s in builds],
-               header=["ID", "CREATED", "COMMIT", "RECIPES", "SOURCE"])
+                 size(s["bytes"]), size(s["unique_bytes"]), s["recipes"], s["source"]]
+                for s in builds],
+               header=["ID", "CREATED", "COMMIT", "SIZE", "OWN", "RECIPES", "SOURCE"])
+    term.echo(f"store {store.cache_root()}: {size(total)} on disk for {len(builds)} builds "
+              "(OWN: what tk build rm ID frees)")
 
 
-def summary(m: dict[str, Any]) -> dict[str, Any]:
-    return {"id": m["id"], "created": m["created"], "commit": m["source"]["commit"],
-            "dirty": m["source"]["dirty"], "recipes": " + ".join(m["plan"]["recipes"]),
-            "source": m["source"]["dir"], "backend": m["backend"],
-            "ok": m.get("check", {}).get("ok")}
+def summary(r: BuildRecord, use: Usage) -> dict[str, Any]:
+    commit = r.source.commit or (f"tree:{r.source.content_hash}" if r.source.content_hash
+                                 else None)
+    return {"id": r.id, "created": r.created, "commit": commit, "dirty": r.source.dirty,
+            "recipes": " + ".join(r.recipes), "source": r.source.dir, "backend": r.backend,
+            "ok": r.check.ok if r.check else None, "bytes": use.bytes,
+            "unique_bytes": use.unique}
 
 
 @build_group.command("show")
@@ -146,35 +187,67 @@ def summary(m: dict[str, Any]) -> dict[str, Any]:
 @json_option
 @pass_terminal
 def show_cmd(term: Terminal, build_id: str, as_json: bool) -> None:
-    """Show a stored build's manifest (what was really built)."""
+    """Show a stored build's record (what was really built)."""
     from toolkit.build import store
 
-    term.result(store.find(build_id), render_manifest)
+    record = store.find(build_id)
+    term.result(record.to_json(), lambda _: render_record(record))
 
 
-def render_manifest(m: dict[str, Any]) -> str:
-    src = m["source"]
+def render_record(r: BuildRecord) -> str:
+    src = r.source
     lines = [
-        f"build {m['id']}  created {m['created']}  backend {m['backend']}"
-        + (f"  image {m['image_id']}" if m.get("image_id") else ""),
-        f"plan {m['plan_hash']}  ({' + '.join(m['plan']['recipes'])})",
-        f"source {src['dir']}  layout {src['layout']}  commit {src['commit']}"
-        + (f"  dirty {src['dirty_hash']}" if src["dirty"] else ""),
+        f"build {r.id}  created {r.created}  backend {r.backend}"
+        + (f"  image {r.image_id}" if r.image_id else ""),
+        f"plan {r.plan_hash}  ({' + '.join(r.recipes)})",
+        f"source {src.dir}  layout {src.layout}  "
+        + (f"commit {src.commit}" if src.commit else f"no git, content {src.content_hash}")
+        + (f"  dirty {src.dirty_hash}" if src.dirty else ""),
     ]
-    for path, sub in src["submodules"].items():
-        lines.append(f"  submodule {path} {sub['checked_out'] or '-'} ({sub['state']})")
+    for sub in src.submodules:
+        at = sub.checked_out or (f"content {sub.content}" if sub.content else "-")
+        lines.append(f"  submodule {sub.path} {at} ({sub.state}"
+                     + (", dirty" if sub.dirty else "") + ")")
     lines.append("toolchain:")
-    lines += [f"  {k}: {v}" for k, v in m["toolchain"].items()]
+    lines += [f"  {k}: {v}" for k, v in r.toolchain.items()]
     lines.append("CMake used:")
-    lines += [f"  {k} = {v}" for k, v in m["cmake_values"].items()]
+    lines += [f"  {k} = {v}" for k, v in r.cmake_values.items()]
     lines.append("artifacts:")
-    lines += [f"  {a['name']}  {a['size']} B  sha256 {a['sha256']}" for a in m["artifacts"]]
-    lines.append("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in m["timings"].items()))
-    chk = m.get("check")
+    lines += [f"  {a.name}  -> {a.link}" if a.link else
+              f"  {a.name}  {a.size} B  sha256 {a.sha256}" for a in r.artifacts]
+    if r.python:
+        lines.append(f"python: {r.python.name} {r.python.version} ({r.python.python}) from "
+                     f"{r.python.source}; wheel {r.python.wheel}")
+    lines.append("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in r.timings.items()))
+    chk = r.check
     if chk:
-        lines.append(f"check: {'ok' if chk['ok'] else 'FAILED: ' + '; '.join(chk['problems'])}")
-    lines.append(f"log: {m['log']}")
+        lines.append(f"check: {'ok' if chk.ok else 'FAILED: ' + '; '.join(chk.problems)}")
+        lines += [f"  {rt.kind}: {runtime_summary(rt)}" for rt in chk.runtimes]
+    lines.append(f"log: {r.log}")
     return "\n".join(lines)
+
+
+@build_group.command("rm")
+@click.argument("build_ids", metavar="ID...", nargs=-1, required=True)
+@pass_terminal
+def rm_cmd(term: Terminal, build_ids: tuple[str, ...]) -> None:
+    """Remove stored builds (and the stored files no other build shares)."""
+    from toolkit.build import store
+
+    for build_id in build_ids:
+        record = store.find(build_id)
+        term.echo(f"removed {record.id} ({size(store.remove(record))} freed)")
+
+
+@build_group.command("gc")
+@pass_terminal
+def gc_cmd(term: Terminal) -> None:
+    """Remove incomplete entries and stored files no build uses any more."""
+    from toolkit.build import store
+
+    done = store.gc()
+    term.echo(f"removed {done['entries']} incomplete entries and {done['objects']} unused "
+              f"files ({size(done['bytes'])}); store now {size(store.store_usage())}")
 
 
 @click.command("env")

@@ -90,7 +90,10 @@ def echo_json(value: Any) -> None:
 _RECIPE_OPTIONS = [
     click.option("--llvm", "llvm", is_flag=False, flag_value="", default=None, metavar="[VER]",
                  help="Build with LLVM; --llvm 16 uses llvm-config-16."),
-    click.option("--cuda", is_flag=True, help="Build with CUDA (see --cuda-arch)."),
+    click.option("--no-llvm", is_flag=True,
+                 help="No LLVM, not even the one a GPU backend brings (codegen-only work)."),
+    click.option("--cuda", is_flag=True, help="Build with CUDA, and LLVM for the host side "
+                 "(see --cuda-arch, --no-llvm)."),
     click.option("--cuda-arch", metavar="LIST",
                  help="CMAKE_CUDA_ARCHITECTURES, e.g. 80 or '80;90'."),
     click.option("--debug", is_flag=True, help="Debug build (-O0 -g)."),
@@ -103,7 +106,7 @@ _RECIPE_OPTIONS = [
     click.option("--backend", type=click.Choice(["native", "docker"]), default="native",
                  show_default=True, help="Where the build runs."),
 ]
-_RECIPE_FIELDS = ("llvm", "cuda", "cuda_arch", "debug", "ccache", "runtime_only",
+_RECIPE_FIELDS = ("llvm", "no_llvm", "cuda", "cuda_arch", "debug", "ccache", "runtime_only",
                   "recipe_files", "sets", "backend")
 
 

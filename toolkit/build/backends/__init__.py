@@ -79,32 +79,60 @@ class BuildFailed(TvmFailure):
     def __init__(self, step: str, job: BuildJob, reproduce: str) -> None:
         from toolkit.explain import hint
 
-        tail = log_tail(job.log)
+        first = first_error(job.log)
+        head, more = (first[0], first[1:]) if first else ("", [])
         known = hint(log_text(job.log))
-        super().__init__(f"{step} failed{': ' + tail if tail else ''} (log: {job.log})"
-                         + (f"\n  {known}" if known else ""), reproduce=reproduce)
+        super().__init__(f"{step} failed{': ' + head if head else ''}"
+                         + "".join(f"\n  {line}" for line in more)
+                         + f"\n  (log: {job.log})" + (f"\n  {known}" if known else ""),
+                         reproduce=reproduce)
         self.step = step
         self.log = job.log
 
 
 def log_text(log: Path, lines: int = 2000) -> str:
-    """The end of a log, for toolkit.explain (whole TVM build logs run to megabytes)."""
+    """The first error's neighbourhood and the end of a log, for toolkit.explain (whole TVM
+    build logs run to megabytes)."""
     try:
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+        text = log.read_text(errors="replace").splitlines()
     except OSError:
         return ""
+    first = next((i for i, ln in enumerate(text) if ERROR_LINE.search(ln)), None)
+    head = text[max(0, first - 5):first + 60] if first is not None else []
+    return "\n".join(head + text[-lines:])
 
 
-def log_tail(log: Path, lines: int = 400) -> str:
-    """The most telling line near the end of a log: the last 'error' line, else the last one."""
+ERROR_LINE = re.compile(r"^CMake Error|\berror\b:|^FAILED: ", re.I)
+MAX_ERROR_LINES = 12
+# A compiler's or linker's error line (a linker's own "error:" line only says it failed).
+COMPILER_ERROR = re.compile(r"\b(fatal )?error\b:(?! ld returned)|undefined reference to|"
+                            r": cannot find -l", re.I)
+
+
+def first_error(log: Path) -> list[str]:
+    """The first error in a build log with the lines that belong to it: a CMake error's
+    indented message (it spans lines, after the ``CMake Error at ...`` header), or the first
+    compiler ``error:`` with the source excerpt under it. Empty when there is none."""
     try:
-        text = log.read_text(errors="replace").splitlines()[-lines:]
+        text = log.read_text(errors="replace").splitlines()
     except OSError:
-        return ""
-    for line in reversed(text):
-        if re.search(r"\berror\b|CMake Error|FAILED:", line, re.I):
-            return line.strip()[:300]
-    return ""
+        return []
+    for i, line in enumerate(text):
+        if line.startswith("CMake Error"):
+            block = [line.strip()]
+            for nxt in text[i + 1:]:
+                if not nxt.startswith((" ", "\t")) or not nxt.strip():
+                    break
+                block.append(nxt.strip())
+            return block[:MAX_ERROR_LINES]
+        if COMPILER_ERROR.search(line) and not line.startswith("FAILED:"):
+            block = [line.strip()[:300]]
+            for nxt in text[i + 1:]:  # gcc/clang/nvcc: "  123 | code" and "      |   ^~~"
+                if not re.match(r"^\s*(\d+\s*)?\|", nxt):
+                    break
+                block.append(nxt.rstrip()[:300])
+            return block[:MAX_ERROR_LINES]
+    return []
 
 
 def configure_argv(job: BuildJob, source_dir: Path | str | None = None,

@@ -26,8 +26,12 @@ def build(job: BuildJob) -> BackendResult:
     env = {**os.environ, **job.plan.env}
     result = BackendResult(toolchain=toolchain(job.plan))
     launcher = ccache_args(job.plan)
-    if launcher:
+    if launcher or job.plan.options.get("USE_CCACHE", "").upper() == "ON":
         result.toolchain["ccache"] = first_line(["ccache", "--version"])
+        # Paths relative to the tree and no working directory in the hash: the same sources
+        # unpacked elsewhere (another worktree, a test's temporary tree) hit the same cache.
+        env.setdefault("CCACHE_BASEDIR", str(job.source_dir))
+        env.setdefault("CCACHE_NOHASHDIR", "1")
     steps = [("configure", configure_argv(job) + launcher), ("compile", compile_argv(job))]
     if job.configured:
         steps = steps[1:]
@@ -52,7 +56,8 @@ def ccache_args(plan: BuildPlan, available: bool | None = None) -> list[str]:
     not in its hash)."""
     if available is None:
         available = shutil.which("ccache") is not None
-    if (plan.options.get("USE_CCACHE", "AUTO").upper() == "OFF" or not available
+    # USE_CCACHE=ON: TVM sets the launchers itself, and refuses ones already defined.
+    if (plan.options.get("USE_CCACHE", "AUTO").upper() != "AUTO" or not available
             or any(k.endswith("_COMPILER_LAUNCHER") for k in plan.cmake)):
         return []
     langs = ["C", "CXX"] + (["CUDA"] if plan.wants_cuda else [])
