@@ -1,6 +1,7 @@
-"""How much the build directory and the artifact store save, on the miniature fork.
+"""How much the build directory and the artifact store save: the miniature fork, or
+(``--real``) the real apache/tvm tree from ``$TK_FIXTURES/tvm-main.tar.xz``.
 
-Measured side by side in one run, each a full ``tk build`` process as a user runs it:
+Miniature fork, measured side by side in one run, each a full ``tk build`` process:
 
 - cold: a fresh fork and an empty store (configure + compile + store + post-build check);
 - incremental: the same plan after touching one C++ source (Ninja recompiles one file);
@@ -10,7 +11,18 @@ Measured side by side in one run, each a full ``tk build`` process as a user run
   build of the same plan from a fresh tree against the first; with --docker-cold the first
   also makes the toolchain image (the second finds it by its content tag).
 
+Real tree (``--real``; runtime only, as CI builds it), one run:
+
+- cold: ``tk build --runtime-only`` on a fresh unpack, empty store and an empty ccache;
+- no-op: ``tk build --force --no-check`` with nothing changed (pre-flight, Ninja finding
+  nothing to do, storing, the cached tvm-ffi wheel; goal <= 2 s);
+- store hit: ``tk build`` served from the store (goal <= 0.5 s), as a whole process and as
+  the library call alone (without the interpreter's start);
+- bytes: what the store holds after a second build that differs in one source file (a
+  function added to src/runtime/file_utils.cc), against one build (goal <= 1.2x).
+
     python benchmarks/build_cache.py [--repeat N] [--docker [--docker-cold]]
+    python benchmarks/build_cache.py --real
 """
 
 from __future__ import annotations
@@ -53,7 +65,7 @@ def docker_ready() -> bool:
         docker.from_env().ping()
     except Exception:  # noqa: BLE001 - any failure means: no engine to measure
         return False
-    return (REPO / "toolkit/builders/docker.py").exists()
+    return (REPO / "toolkit/build/backends/docker.py").exists()
 
 
 def main() -> None:
@@ -63,8 +75,13 @@ def main() -> None:
     parser.add_argument("--docker-cold", action="store_true",
                         help="with --docker: remove the toolchain image (and images built on "
                              "it) first, so the first container build makes it (minutes)")
+    parser.add_argument("--real", action="store_true",
+                        help="the real TVM tree from $TK_FIXTURES/tvm-main.tar.xz instead")
     args = parser.parse_args()
     base_env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if args.real:
+        real_tree(base_env)
+        return
     cold, incr, repeat, pyonly = [], [], [], []
     for i in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="tk-bench-") as tmp:
@@ -114,6 +131,84 @@ def main() -> None:
               + "), "
               f"second (fresh tree) {second:6.2f} s (image {m2['timings']['image']:.2f} s, "
               f"{same}) = {second / first:.2f}x of the first")
+
+
+def store_bytes(cache: Path) -> int:
+    """Bytes the store holds on disk, each file once (hard links share their inode)."""
+    seen, total = set(), 0
+    for path in cache.rglob("*"):
+        st = path.lstat()
+        if path.is_file() and not path.is_symlink() and (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_size
+    return total
+
+
+def in_process_hit(tree: Path, env: dict[str, str]) -> float:
+    """Seconds of plan + store lookup in one interpreter (what a served build costs beyond
+    starting Python), median of 5."""
+    code = (
+        "import sys, time, statistics\n"
+        "from toolkit.build import driver\n"
+        "from toolkit.build.recipes import Request\n"
+        "times = []\n"
+        "for _ in range(5):\n"
+        "    t = time.perf_counter()\n"
+        "    plan, tree = driver.plan(Request(runtime_only=True), sys.argv[1])\n"
+        "    out = driver.build(plan, tree)\n"
+        "    assert out.from_store\n"
+        "    times.append(time.perf_counter() - t)\n"
+        "print(statistics.median(times))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tree)], capture_output=True,
+                          text=True, env=env, check=True)
+    return float(proc.stdout.strip())
+
+
+def real_tree(base_env: dict[str, str]) -> None:
+    import tarfile
+
+    fixtures = os.environ.get("TK_FIXTURES")
+    tarball = Path(fixtures or "") / "tvm-main.tar.xz"
+    if not tarball.is_file():
+        sys.exit("--real needs TK_FIXTURES: the directory holding tvm-main.tar.xz")
+    with tempfile.TemporaryDirectory(prefix="tk-bench-real-") as tmp:
+        root = Path(tmp)
+        with tarfile.open(tarball) as tf:
+            tf.extractall(root)
+        tree = root / "tvm-main"
+        cache = root / "cache"
+        env = {**base_env, "TK_CACHE": str(cache), "CCACHE_DIR": str(root / "ccache")}
+        load = [Path("/proc/loadavg").read_text().split()[0]]
+        cold, m = tk_build(tree, env, "--runtime-only")
+        assert not m["from_store"]
+        one = store_bytes(cache)
+        noop, m2 = tk_build(tree, env, "--runtime-only", "--force", "--no-check")
+        hit, m3 = tk_build(tree, env, "--runtime-only")
+        assert m3["from_store"] and m3["id"] == m["id"]
+        hit_lib = in_process_hit(tree, env)
+        src = tree / "src/runtime/file_utils.cc"
+        src.write_text(src.read_text() + '\nextern "C" int tk_bench_changed() { return 1; }\n')
+        changed, m4 = tk_build(tree, env, "--runtime-only")
+        assert not m4["from_store"] and m4["id"] != m["id"]
+        two = store_bytes(cache)
+        load.append(Path("/proc/loadavg").read_text().split()[0])
+        lib = lambda rec: sum(a["size"] for a in rec["artifacts"])  # noqa: E731
+    print(f"real tree {tarball.name}, runtime only (libraries {lib(m) / 1e6:.1f} MB: "
+          f"{', '.join(a['name'] for a in m['artifacts'])}); load average "
+          f"{load[0]} at the start, {load[1]} at the end, {os.cpu_count()} cores")
+    print(f"  cold build (empty store and ccache)               {cold:7.2f} s "
+          f"(configure {m['timings'].get('configure', 0):.1f} s, compile "
+          f"{m['timings'].get('compile', 0):.1f} s, python {m['timings'].get('python', 0):.1f} s, "
+          f"check {m['timings'].get('check', 0):.1f} s)")
+    print(f"  no-op build (--force --no-check, nothing changed) {noop:7.2f} s "
+          f"({noop / cold:.3f}x of cold; goal <= 2 s: {'met' if noop <= 2 else 'NOT met'})")
+    print(f"  store hit, whole tk build process                 {hit:7.2f} s "
+          f"(goal <= 0.5 s: {'met' if hit <= 0.5 else 'NOT met'})")
+    print(f"  store hit, plan + lookup in one interpreter        {hit_lib:7.2f} s "
+          f"(goal <= 0.5 s: {'met' if hit_lib <= 0.5 else 'NOT met'})")
+    print(f"  one source file changed, rebuilt                  {changed:7.2f} s")
+    print(f"  store bytes: one build {one / 1e6:.1f} MB, two builds {two / 1e6:.1f} MB = "
+          f"{two / one:.2f}x (goal <= 1.2x: {'met' if two / one <= 1.2 else 'NOT met'})")
 
 
 def drop_toolchain_image(env: dict[str, str]) -> str:

@@ -130,7 +130,8 @@ def put_object(src: Path) -> tuple[str, Path]:
     """Store a file by content (once); its sha256 and the object's path."""
     sha = sha256_file(src)
     obj = objects_root() / sha[:2] / sha
-    if not obj.exists():
+    # An object damaged in place (root ignores its read-only mode) is replaced, not reused.
+    if not obj.exists() or obj.stat().st_size != src.stat().st_size or sha256_file(obj) != sha:
         obj.parent.mkdir(parents=True, exist_ok=True)
         tmp = obj.with_name(f"{sha}.{os.getpid()}.tmp")
         shutil.copyfile(src, tmp)
