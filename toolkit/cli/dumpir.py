@@ -136,16 +136,60 @@ def find_cmd(directory: Path, regex: str, func: str | None, as_json: bool) -> No
         click.echo(query.format_find_row(h))
 
 
+def normaliser_option(f):  # noqa: ANN001, ANN201 - a click decorator
+    return click.option(
+        "--raw", "raw", multiple=True, metavar="NAME",
+        help="Switch a normaliser off: target, type-keys, numbering, or all (repeatable).",
+    )(f)
+
+
 @dumpir_group.command("compare")
 @click.argument("dir_a", type=click.Path(file_okay=False, path_type=Path))
 @click.argument("dir_b", type=click.Path(file_okay=False, path_type=Path))
+@normaliser_option
 @json_option
-def compare_cmd(dir_a: Path, dir_b: Path, as_json: bool) -> None:
-    """Align two dumps' pipelines: passes only in one, reordered, first diverging pass."""
-    from toolkit.dumpir import query
+def compare_cmd(dir_a: Path, dir_b: Path, raw: tuple[str, ...], as_json: bool) -> int:
+    """Align two dumps' pipelines: passes only in one, reordered, first diverging pass.
 
-    result = query.compare(query.Dump.open(dir_a), query.Dump.open(dir_b))
+    Exits 1 when either dump is of a compile that failed (the comparison stops there).
+    """
+    from toolkit.dumpir import normalise, query
+
+    result = query.compare(query.Dump.open(dir_a), query.Dump.open(dir_b),
+                           normalise.chosen(raw))
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(query.format_compare(result, str(dir_a), str(dir_b)))
+    return 1 if result["failed_a"] or result["failed_b"] else 0
+
+
+@dumpir_group.command("diff")
+@click.argument("dir_a", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("dir_b", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--pass", "pass_", metavar="P",
+              help="Pass of A (number, name or glob); default: the first diverging pass.")
+@click.option("--func", metavar="F", help="Function name or glob (a codegen record: a file).")
+@normaliser_option
+@json_option
+def diff_cmd(dir_a: Path, dir_b: Path, pass_: str | None, func: str | None,
+             raw: tuple[str, ...], as_json: bool) -> None:
+    """A against B: the same functions after the same pass in two dumps, normalised."""
+    from toolkit.dumpir import normalise, query
+
+    result = query.diff(query.Dump.open(dir_a), query.Dump.open(dir_b), pass_, func,
+                        normalise.chosen(raw))
     if as_json:
         echo_json(result)
         return
-    click.echo(query.format_compare(result, str(dir_a), str(dir_b)))
+    normalisers = ", ".join(result["normalisers"]) or "none"
+    if result["pass_a"] is None:
+        click.echo(f"no aligned pass turns the same input into different output "
+                   f"(normalised: {normalisers})")
+        return
+    click.echo(f"# A #{result['pass_a']} {result['name_a']} vs B #{result['pass_b']} "
+               f"{result['name_b']} (normalised: {normalisers})")
+    if not result["diffs"]:
+        click.echo("# no difference after normalising")
+    for d in result["diffs"]:
+        click.echo(d["diff"], nl=False)

@@ -16,6 +16,7 @@ from typing import Any
 
 from toolkit.dumpir import index
 from toolkit.dumpir.index import DumpIndex, PassRecord, canonical_pass_name
+from toolkit.dumpir.normalise import normalise
 from toolkit.dumpir.store import DIRECTORY as STORE
 from toolkit.dumpir.store import FunctionStore
 from toolkit.errors import UserError
@@ -156,8 +157,7 @@ def texts_after(dump: Dump, record: PassRecord, func: str | None) -> dict[str, s
     if record.kind == index.CODEGEN:
         sources = {n: k for n, k in (record.sources or {}).items() if _wanted(n, func)}
         return {n: dump.text(k) for n, k in sources.items()}
-    before, after = dump.span(record)
-    state = before if record.status == "failed" and record.kind in index.LEAF_KINDS else after
+    state = texts_state(dump, record)
     chosen = {n: k for n, k in state.items() if _wanted(n, func)}
     if func is not None and not chosen:
         raise UserError(f"no function matching {func!r} after pass #{record.seq} {record.name}")
@@ -264,15 +264,51 @@ def format_find_row(hit: dict[str, Any]) -> str:
     return f"{hit['function']}: appears {where}{gone}"
 
 
-def compare(a: Dump, b: Dump) -> dict[str, Any]:
+@dataclass
+class Alignment:
+    """Two dumps' leaf passes matched by generation-neutral name, with a text equality that
+    applies the chosen normalisers (store keys are equal when texts are; else compare texts)."""
+
+    a: Dump
+    b: Dump
+    normalisers: tuple[str, ...]
+    pairs: list[tuple[int, int]]
+    _normal: dict[tuple[int, str], str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, a: Dump, b: Dump, normalisers: tuple[str, ...]) -> Alignment:
+        na = [canonical_pass_name(r.name) for r in a.leaves]
+        nb = [canonical_pass_name(r.name) for r in b.leaves]
+        matcher = difflib.SequenceMatcher(a=na, b=nb, autojunk=False)
+        pairs = [(m.a + k, m.b + k) for m in matcher.get_matching_blocks() for k in range(m.size)]
+        return cls(a, b, normalisers, pairs)
+
+    def normal(self, side: int, key: str | None) -> str | None:
+        if key is None:
+            return None
+        cached = self._normal.get((side, key))
+        if cached is None:
+            text = (self.a, self.b)[side].text(key) or ""
+            cached = self._normal[(side, key)] = normalise(text, self.normalisers)
+        return cached
+
+    def same(self, ka: str | None, kb: str | None) -> bool:
+        return ka == kb or (ka is not None and kb is not None
+                            and self.normal(0, ka) == self.normal(1, kb))
+
+    def differing(self, sa: State, sb: State) -> list[str]:
+        """Functions whose text differs between two module states, after normalising."""
+        return sorted(n for n in set(sa) | set(sb)
+                      if n not in sa or n not in sb or not self.same(sa[n], sb[n]))
+
+
+def compare(a: Dump, b: Dump, normalisers: tuple[str, ...] = ()) -> dict[str, Any]:
     """Align two pipelines by (generation-neutral) pass name and find where they diverge."""
     la, lb = a.leaves, b.leaves
     na = [canonical_pass_name(r.name) for r in la]
     nb = [canonical_pass_name(r.name) for r in lb]
-    matcher = difflib.SequenceMatcher(a=na, b=nb, autojunk=False)
-    pairs: list[tuple[int, int]] = []
-    for block in matcher.get_matching_blocks():
-        pairs.extend((block.a + k, block.b + k) for k in range(block.size))
+    align = Alignment.of(a, b, normalisers)
+    pairs = align.pairs
     matched_a = {i for i, _ in pairs}
     matched_b = {j for _, j in pairs}
     loose_a = [i for i in range(len(la)) if i not in matched_a]
@@ -294,17 +330,19 @@ def compare(a: Dump, b: Dump) -> dict[str, Any]:
         ra, rb = la[i], lb[j]
         before_a, after_a = states_a[ra.seq]
         before_b, after_b = states_b[rb.seq]
-        if before_a != before_b:
+        if align.differing(before_a, before_b):
             if first_input_difference is None:
                 first_input_difference = {"name": ra.name, "seq_a": ra.seq, "seq_b": rb.seq}
             continue
-        if after_a != after_b:
-            funcs = sorted(n for n in set(after_a) | set(after_b) if after_a.get(n) != after_b.get(n))
+        funcs = align.differing(after_a, after_b)
+        if funcs:
             first_divergence = {"name": ra.name, "seq_a": ra.seq, "seq_b": rb.seq,
                                 "functions": funcs}
             break
     return {
         "passes_a": len(la), "passes_b": len(lb), "aligned": len(pairs),
+        "normalisers": list(normalisers),
+        "failed_a": _failure(a), "failed_b": _failure(b),
         "only_a": [{"name": la[i].name, "seq": la[i].seq} for i in loose_a],
         "only_b": [{"name": lb[j].name, "seq": lb[j].seq} for j in loose_b],
         "reordered": reordered,
@@ -313,9 +351,93 @@ def compare(a: Dump, b: Dump) -> dict[str, Any]:
     }
 
 
+def _failure(dump: Dump) -> dict[str, Any] | None:
+    """Where a failed dump stopped, or None for a dump that completed."""
+    summary = dump.index.summary
+    if summary.get("status") != "failed":
+        return None
+    seq = summary.get("failed_pass")
+    record = dump.index.passes[seq] if isinstance(seq, int) and seq < len(dump.index.passes) \
+        else None
+    return {"seq": seq, "name": record.name if record else None,
+            "cause": first_cause(record.error) if record and record.error else None}
+
+
+_CAUSE = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception)|error)\b[^:\n]*:\s*\S")
+
+
+def first_cause(error: str) -> str:
+    """The line of an error text that says what went wrong (the exception line, not the
+    traceback around it); the first line when none looks like one."""
+    lines = [ln.strip() for ln in error.splitlines() if ln.strip()]
+    causes = [ln for ln in lines if _CAUSE.match(ln)]
+    return causes[-1] if causes else (lines[0] if lines else "")
+
+
+def diff(a: Dump, b: Dump, pass_: str | None, func: str | None,
+         normalisers: tuple[str, ...]) -> dict[str, Any]:
+    """The same functions at the same pass in two dumps, A against B, normalised.
+
+    Without ``pass_`` the pass is the first divergence ``compare`` finds. A codegen record
+    is matched with B's codegen record for the same kind of module (host, device).
+    """
+    align = Alignment.of(a, b, normalisers)
+    if pass_ is None:
+        divergence = compare(a, b, normalisers)["first_divergence"]
+        if divergence is None:
+            return {"pass_a": None, "pass_b": None, "normalisers": list(normalisers),
+                    "diffs": []}
+        pass_ = str(divergence["seq_a"])
+    ra = a.find_pass(pass_)
+    if ra.kind == index.CODEGEN:
+        rb = next((r for r in b.index.passes if r.kind == index.CODEGEN and r.lane == ra.lane),
+                  None)
+        if rb is None:
+            raise UserError(f"B has no codegen record for the {ra.lane} module")
+        sa, sb = dict(ra.sources or {}), dict(rb.sources or {})
+    else:
+        if ra.kind not in index.LEAF_KINDS:
+            raise UserError(f"#{ra.seq} {ra.name} is a wrapper: pick one of the passes it runs")
+        position = next(i for i, r in enumerate(a.leaves) if r.seq == ra.seq)
+        j = next((j for i, j in align.pairs if i == position), None)
+        if j is None:
+            raise UserError(f"#{ra.seq} {ra.name} has no counterpart in B (compare lists "
+                            "the passes only one dump ran)")
+        rb = b.leaves[j]
+        sa, sb = texts_state(a, ra), texts_state(b, rb)
+    label_a, label_b = f"A #{ra.seq} {ra.name}", f"B #{rb.seq} {rb.name}"
+    out = []
+    for name in align.differing(sa, sb):
+        if not _wanted(name, func):
+            continue
+        ta = align.normal(0, sa[name]) if name in sa else ""
+        tb = align.normal(1, sb[name]) if name in sb else ""
+        lines = difflib.unified_diff(
+            (ta or "").splitlines(keepends=True), (tb or "").splitlines(keepends=True),
+            fromfile=f"{name} after {label_a}", tofile=f"{name} after {label_b}")
+        out.append({"function": name, "only_in": None if name in sa and name in sb
+                    else "A" if name in sa else "B",
+                    "diff": "".join(ln if ln.endswith("\n") else ln + "\n" for ln in lines)})
+    if func is not None and not out and not any(_wanted(n, func) for n in set(sa) | set(sb)):
+        raise UserError(f"no function matching {func!r} after {label_a} or {label_b}")
+    return {"pass_a": ra.seq, "name_a": ra.name, "pass_b": rb.seq, "name_b": rb.name,
+            "normalisers": list(normalisers), "diffs": out}
+
+
+def texts_state(dump: Dump, record: PassRecord) -> State:
+    """Store keys of the module after a pass (before it, for the leaf pass that failed)."""
+    before, after = dump.span(record)
+    return before if record.status == "failed" and record.kind in index.LEAF_KINDS else after
+
+
 def format_compare(result: dict[str, Any], name_a: str, name_b: str) -> str:
     lines = [f"A = {name_a}: {result['passes_a']} passes; B = {name_b}: {result['passes_b']} passes;"
              f" {result['aligned']} aligned"]
+    for side in ("a", "b"):
+        failed = result[f"failed_{side}"]
+        if failed:
+            lines.append(f"{side.upper()} FAILED at #{failed['seq']} {failed['name']}: "
+                         f"{failed['cause'] or 'see its index'} (the comparison stops there)")
     for side, key in (("A", "only_a"), ("B", "only_b")):
         for p in result[key]:
             lines.append(f"  only in {side}: #{p['seq']} {p['name']}")
@@ -327,7 +449,7 @@ def format_compare(result: dict[str, Any], name_a: str, name_b: str) -> str:
             f"first divergence: {d['name']} (A #{d['seq_a']}, B #{d['seq_b']}) received the same "
             f"module in both and produced different output in: {', '.join(d['functions'])}"
         )
-        lines.append(f"  see: tk dump-ir show {name_a} --pass {d['seq_a']} --diff")
+        lines.append(f"  see: tk dump-ir diff {name_a} {name_b} --pass {d['seq_a']}")
     else:
         lines.append("no aligned pass turns the same input into different output")
     first = result["first_input_difference"]

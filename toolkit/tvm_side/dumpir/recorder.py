@@ -193,6 +193,8 @@ class Recorder:
         """
         for frame in self._stack:
             frame.record.status = "failed"
+            if frame.children:
+                frame.record.kind = WRAPPER  # it never reached after(), which says so otherwise
             frame.record.seconds = round(
                 at - frame.start - (self.overhead - frame.overhead_at_start), 6)
         if not self._stack:
