@@ -227,6 +227,28 @@ def test_killed_bisect_run_leaves_nothing_running_and_the_lock_free(tk, tmp_path
     assert "First bad commit: " + shas[3][:12] in r.stdout
 
 
+def state_of(pid: int) -> str:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2]
+
+
+@needs_proc
+def test_ctrl_z_stops_the_worker_with_tk_and_fg_resumes_it(tmp_path):
+    pidfile = tmp_path / "worker.pid"
+    (tmp_path / "spin.py").write_text(SPIN.format(pidfile=str(pidfile)))
+    proc = start_tk("run", "spin.py", cwd=tmp_path)
+    worker = wait_for(lambda: pid_in(pidfile), proc=proc)
+    try:
+        proc.send_signal(signal.SIGTSTP)
+        assert wait_for(lambda: state_of(worker) == "T" and state_of(proc.pid) == "T", 10)
+        proc.send_signal(signal.SIGCONT)
+        assert wait_for(lambda: state_of(worker) in "RS" and state_of(proc.pid) in "RS", 10)
+    finally:
+        proc.kill()
+        proc.communicate()
+    assert gone(lambda: [worker] if alive(worker) else [])
+
+
 # --- signals told apart -----------------------------------------------------------------
 
 
@@ -294,3 +316,16 @@ def test_run_probe_reads_stages_and_refuses_a_missing_interpreter(tmp_path):
     ran = process.run_probe("extlibs", "where", python=str(broken))
     assert ran.stage("early") == {"x": 1} and ran.stage("where") is None
     assert ran.code == -signal.SIGSEGV and ran.last_error_line() == "dying"
+
+
+def test_every_probe_stage_is_written_down():
+    """The protocol's one description stays true: each stage a probe emits is named there."""
+    import re
+
+    probes = REPO / "toolkit" / "tvm_side" / "probes"
+    source = "".join(p.read_text() for p in probes.glob("*.py"))
+    stages = set(re.findall(r'emit\(\s*"(\w+)"', source))
+    assert {"python", "import", "mapped", "globals", "where"} <= stages
+    doc = process.__doc__ or ""
+    section = doc[doc.index("Probes (``run_probe``)"):doc.index("The pass-probe server")]
+    assert not [s for s in sorted(stages) if not re.search(rf"\b{s}\b", section)]

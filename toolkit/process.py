@@ -15,6 +15,7 @@ The worker (``guard``)
     and the sweeper kills whatever is left of the session. tk forwards SIGINT, SIGTERM and
     SIGHUP to the worker, which raises ``KeyboardInterrupt`` so cleanups run; a second
     Ctrl-C, or ``STOP_GRACE`` seconds after SIGTERM/SIGHUP, kills the session outright.
+    Ctrl-Z (SIGTSTP) stops the session with tk, and it goes on when tk does.
     ``TK_NO_FORK=1`` runs the command in tk's own process (for debuggers; no guard).
 
     Exit status of ``tk``: 0 done; 1 a failure of tk, of its environment or of TVM
@@ -63,7 +64,6 @@ import os
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,6 +210,8 @@ def fork(work: Callable[[], int | None], setup: Callable[[], None] | None = None
     except KeyboardInterrupt:
         code = 128 + (_stopped_by or signal.SIGINT)
     except BaseException as exc:  # noqa: BLE001 - the child's last words, then its status
+        import traceback
+
         traceback.print_exc()
         code = exc.exit_code if isinstance(exc, TkError) else 1
     finally:
@@ -313,24 +315,29 @@ def session_members(sid: int) -> list[int]:
     return found
 
 
-def kill_session(sid: int) -> None:
-    """SIGKILL every process of session ``sid`` but this one, until none is left."""
+def signal_session(sid: int, sig: int) -> int:
+    """Send ``sig`` to every live process of session ``sid`` but this one; how many."""
     if not os.path.isdir("/proc"):  # no /proc: the worker's own group is what can be reached
         try:
-            os.killpg(sid, signal.SIGKILL)
+            os.killpg(sid, sig)
         except (ProcessLookupError, PermissionError):
             pass
-        return
+        return 0
     me = os.getpid()
+    pids = [p for p in session_members(sid) if p != me]
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(pids)
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of session ``sid`` but this one, until none is left."""
     for _ in range(100):  # a process may fork while its session is being killed
-        pids = [p for p in session_members(sid) if p != me]
-        if not pids:
+        if not signal_session(sid, signal.SIGKILL):
             return
-        for p in pids:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         time.sleep(0.005)
 
 
@@ -380,11 +387,20 @@ def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
             signal.signal(signal.SIGALRM, kill_worker)
             signal.setitimer(signal.ITIMER_REAL, STOP_GRACE)
 
+    def suspend(signum: int, frame: Any) -> None:
+        # Ctrl-Z stops the terminal's process group; the worker's session is not in it.
+        signal_session(worker, signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until 'fg' or 'bg' (SIGCONT)
+        signal.signal(signal.SIGTSTP, suspend)
+        signal_session(worker, signal.SIGCONT)
+
     for sig in STOP_SIGNALS:
         signal.signal(sig, forward)
+    signal.signal(signal.SIGTSTP, suspend)
     ended = wait(worker)
     signal.setitimer(signal.ITIMER_REAL, 0)
-    for sig in (*STOP_SIGNALS, signal.SIGALRM):
+    for sig in (*STOP_SIGNALS, signal.SIGALRM, signal.SIGTSTP):
         signal.signal(sig, signal.SIG_IGN)
     os.close(spare)  # the sweeper ends what the worker left running
     wait(sweeper)
