@@ -180,6 +180,20 @@ TVM_MINI_DLL const char* TVMMiniRuntimeInfo() {
 #endif
   return info.c_str();
 }
+
+// TVM's global-function registry, as tk's runtime check asks it (tvm/ffi/c_api.h): a runtime
+// built with CUDA registers device_api.cuda when its library loads.
+struct MiniByteArray { const char* data; unsigned long size; };
+TVM_MINI_DLL int TVMFFIFunctionGetGlobal(const MiniByteArray* name, void** out) {
+  std::string key(name->data, name->size);
+#ifdef MINI_WITH_CUDA
+  static int cuda_api = 1;
+  *out = key == "device_api.cuda" ? static_cast<void*>(&cuda_api) : nullptr;
+#else
+  *out = nullptr;
+#endif
+  return 0;
+}
 """,
     "src/runtime/device_api.cc": """#include <tvm/mini.h>
 

@@ -11,14 +11,20 @@ import sys
 def main():
     kind = sys.argv[1]
     try:
-        import numpy as np
         import tvm
+
+        present = bool(tvm.device(kind, 0).exist)
+    except Exception as exc:  # noqa: BLE001 - no way to ask: not a kernel failure
+        print(json.dumps({"ok": None, "detail": f"cannot ask for a {kind} device: "
+                          f"{type(exc).__name__}: {exc}"[:500]}))
+        return
+    if not present:
+        print(json.dumps({"ok": None, "detail": f"no {kind} device 0 here"}))
+        return
+    try:
+        import numpy as np
         from tvm import te
 
-        dev = tvm.device(kind, 0)
-        if not dev.exist:
-            print(json.dumps({"ok": None, "detail": f"no {kind} device 0 here"}))
-            return
         n = 64
         a = te.placeholder((n,), name="a", dtype="float32")
         b = te.compute((n,), lambda i: a[i] + 1.0, name="b")
@@ -29,6 +35,7 @@ def main():
         sch.bind(bx, "blockIdx.x")
         sch.bind(tx, "threadIdx.x")
         lib = tvm.compile(sch.mod, target=tvm.target.Target(kind))
+        dev = tvm.device(kind, 0)
         make = getattr(tvm.runtime, "tensor", None) or tvm.nd.array
         x = make(np.arange(n, dtype="float32"), dev)
         y = make(np.zeros(n, dtype="float32"), dev)
