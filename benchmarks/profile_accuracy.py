@@ -16,7 +16,8 @@ one run, per workload:
 * the instrument's overhead per VM call (a run with a do-nothing hook - a run without,
   over calls; goal <= 10 us) and tk's timing hook's, both on thread CPU time.
 
-    python benchmarks/profile_accuracy.py [--target llvm|cuda] [--repeat N] [--threads N] [WORKLOAD ...]
+    python benchmarks/profile_accuracy.py [--target llvm|cuda] [--repeat N] [--threads N] [--wall]
+                                          [WORKLOAD ...]
 
 ``--target cuda`` needs a CUDA GPU and says so when there is none. On a GPU the checks are
 the issue's: kernel device time <= end to end and >= 0.85 of it, every kernel of 10 us or
@@ -109,6 +110,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", default="1", help="TVM_NUM_THREADS ('' keeps the default)")
     parser.add_argument("--target", default="llvm")
+    parser.add_argument("--wall", action="store_true",
+                        help="time on the wall clock even where tk profile uses thread CPU "
+                             "time (to see what that choice buys under load)")
     args = parser.parse_args()
     if args.threads:
         os.environ["TVM_NUM_THREADS"] = args.threads  # before tvm starts its thread pool
@@ -139,7 +143,8 @@ def main() -> int:
         p = prepare(workload, args.target)
         timings = timing.measure(p.make_vm, p.workload.entry, p.args, p.dev,
                                  repeat=args.repeat, warmup=args.warmup, gpu=p.gpu,
-                                 kernels=p.kernels)
+                                 kernels=p.kernels,
+                                 clock=(time.perf_counter, "wall") if args.wall else None)
         header = header_for(workload, args.target, p.target, p.dev, p.gpu, args.repeat,
                             args.warmup, timings.method, p.workload.entry)
         rep = report.build(timings, p.kernels, header)

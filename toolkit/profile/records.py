@@ -61,6 +61,10 @@ class Timings:
     instrumented: list[float] = field(default_factory=list)  # seconds, with the timing hook
     hooked_noop: list[float] = field(default_factory=list)  # seconds, with a no-op hook
     end_to_end_wall: list[float] = field(default_factory=list)  # wall seconds, same runs
+    # Seconds until the entry function returned, before the sync: the host's time to issue
+    # a plain run and an instrumented one (on the CPU the whole run).
+    issue_plain: list[float] = field(default_factory=list)
+    issue_instrumented: list[float] = field(default_factory=list)
     clock: str = "wall"  # what end_to_end and host times are: "wall" or "thread CPU time"
     device_timer: str = "host clock"  # what Call.device is (devtimer.*.name)
     gpu: bool = False

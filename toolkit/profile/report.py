@@ -273,7 +273,12 @@ def _summary(timings: Timings, runs: list[list[Call]], keys: list[list[RowKey]],
     plain = np.asarray(timings.end_to_end)
     if len(timings.instrumented) == len(plain) and calls:
         summary["instrumented_median_us"] = float(np.median(timings.instrumented) * 1e6)
-        summary["timer_overhead_us_per_call"] = _overhead(timings.instrumented, plain, calls)
+        # On the host's issue times: on a GPU the end-to-end times of a device-bound plain
+        # run and a host-bound instrumented one would hide part of the instrument's cost.
+        issued = len(timings.issue_plain) == len(timings.issue_instrumented) == len(plain)
+        summary["timer_overhead_us_per_call"] = (
+            _overhead(timings.issue_instrumented, timings.issue_plain, calls) if issued
+            else _overhead(timings.instrumented, plain, calls))
     if len(timings.hooked_noop) == len(plain) and calls:
         summary["hook_overhead_us_per_call"] = _overhead(timings.hooked_noop, plain, calls)
     if timings.gpu and timings.device_runs:

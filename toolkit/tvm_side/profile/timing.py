@@ -227,11 +227,20 @@ def measure(
         dev.sync()
         return now() - start
 
-    def plain_run() -> tuple[float, float]:
+    def plain_run() -> tuple[float, float, float]:
+        """End to end on the profiling clock and on the wall, and the time to issue it."""
         start_wall, start = time.perf_counter(), now()
         f_plain(*args)
+        issued = now() - start
         dev.sync()
-        return now() - start, time.perf_counter() - start_wall
+        return now() - start, time.perf_counter() - start_wall, issued
+
+    def timed_run() -> tuple[float, float]:
+        start = now()
+        f_timed(*args)
+        issued = now() - start
+        dev.sync()
+        return now() - start, issued
 
     def device_run() -> tuple[list[Call], bool]:
         """One run timed on the device, and whether the filler outlasted issuing it."""
@@ -262,11 +271,14 @@ def measure(
         result = Timings("instrument", [], signatures, [], clock=clock_name,
                          device_timer=timer_name, gpu=gpu, floors=dict(timer.floors))
         for _ in range(repeat):
-            e2e, e2e_wall = plain_run()
+            e2e, e2e_wall, issued = plain_run()
             result.end_to_end.append(e2e)
             result.end_to_end_wall.append(e2e_wall)
+            result.issue_plain.append(issued)
             timer.begin_run(describe=False, marks=None if separate else marks)
-            result.instrumented.append(wall(f_timed))
+            e2e, issued = timed_run()
+            result.instrumented.append(e2e)
+            result.issue_instrumented.append(issued)
             host = timer.finish_run()
             if separate:
                 for _ in range(REDO):
