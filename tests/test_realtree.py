@@ -1,6 +1,6 @@
 """``tk build`` on the real apache/tvm trees (release-tarball form: no .git, submodule contents
-included), from ``$TK_FIXTURES`` (tvm-main.tar.xz, tvm-v0.26.0.tar.xz; see
-shared/fixtures/README.md). Without it these tests skip, saying so.
+included), from ``$TK_FIXTURES`` (tvm-main.tar.xz: apache/tvm main at 5d4dc8721307; tvm-v0.26.0.tar.xz:
+tag v0.26.0; each with 3rdparty/tvm-ffi at 12dbf053b3d9). Without it these tests skip, saying so.
 
 The runtime build of TVM main takes about 6 minutes on 2 cores (ccache makes a second one of
 the same sources quick); the container build needs a Docker engine and the CPU toolchain image.
