@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -166,6 +167,7 @@ def test_killing_tk_stops_a_stuck_workload(tmp_path, sig):
 
 
 @needs_proc
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs CMake")
 def test_killing_tk_stops_a_native_build(tk, tmp_path):
     """tk ext build runs CMake and Ninja natively; a step that never ends stands for a long
     compile. After kill -9 of tk, nothing of the build is left running."""
