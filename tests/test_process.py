@@ -152,8 +152,9 @@ def test_debug_shows_the_traceback(tk, tmp_path, how):
 
 
 @needs_proc
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
 def test_killing_tk_stops_a_stuck_workload(tmp_path, sig):
+    """SIGHUP: the terminal tk ran in was closed."""
     pidfile = tmp_path / "worker.pid"
     (tmp_path / "spin.py").write_text(SPIN.format(pidfile=str(pidfile)))
     proc = start_tk("run", "spin.py", cwd=tmp_path)
@@ -161,9 +162,9 @@ def test_killing_tk_stops_a_stuck_workload(tmp_path, sig):
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert gone(lambda: [worker] if alive(worker) else []), "the worker outlived tk"
-    if sig == signal.SIGTERM:
-        assert proc.returncode == 128 + signal.SIGTERM, err
-        assert "tk: stopped by SIGTERM" in err and "crash" not in err
+    if sig != signal.SIGKILL:
+        assert proc.returncode == 128 + sig, err
+        assert f"tk: stopped by {sig.name}" in err and "crash" not in err
 
 
 @needs_proc
