@@ -16,24 +16,37 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.explain import PATTERNS, best, explain, hint
+from toolkit.explain import RULES, best, explain, first_cause, hint
 
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
 LOGS = sorted(FIXTURES.glob("*.log"))
 
 
+def rule_of(log: Path) -> str:
+    """The rule a sample is for: its name, less any ``--variant`` suffix."""
+    return log.stem.split("--")[0]
+
+
 @pytest.mark.parametrize("log", LOGS, ids=[p.stem for p in LOGS])
-def test_fixture_log_is_recognised(log: Path) -> None:
+def test_sample_is_claimed_by_its_rule_alone_at_the_top_rank(log: Path) -> None:
     findings = explain(log.read_text())
-    assert findings, f"nothing recognised in {log.name}"
-    assert best(log.read_text()).id == log.stem
+    assert rule_of(log) in {f.id for f in findings}, f"its rule does not fire on {log.name}"
+    top = max(f.rank for f in findings)
+    leaders = {f.id for f in findings if f.rank == top}
+    assert leaders == {rule_of(log)}, f"{log.name} is claimed at rank {top} by {leaders}"
+    assert best(log.read_text()).id == rule_of(log)
 
 
-def test_every_pattern_has_a_fixture() -> None:
-    covered = {p.stem for p in LOGS}
-    missing = {p.id for p in PATTERNS} - covered - {"undefined-symbol", "shape-constraint",
-                                                     "stale-dlpack"}
-    assert not missing
+def test_every_rule_has_a_sample() -> None:
+    covered = {rule_of(p) for p in LOGS}
+    assert not {r.id for r in RULES} - covered
+
+
+def test_rule_ids_and_needles_are_sound() -> None:
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids))
+    for rule in RULES:
+        assert "--" not in rule.id and all(rule.needles())
 
 
 def test_target_fix_names_the_dict_form() -> None:
@@ -88,7 +101,9 @@ def test_cli_reads_stdin_and_file(tk) -> None:
     assert "Thread axis bound twice" in r.stdout and "fix:" in r.stdout
     r = tk("explain", str(FIXTURES / "zstd-not-found.log"), "--json")
     data = json.loads(r.stdout)
-    assert data[0]["id"] == "zstd-not-found" and "libzstd-dev" in data[0]["fix"]
+    top = data["findings"][0]
+    assert top["id"] == "zstd-not-found" and "libzstd-dev" in top["fix"]
+    assert data["cause"]["kind"] == "CMake Error" and "zstd" in data["cause"]["text"]
 
 
 def test_cli_unknown_log_and_missing_file(tk, tmp_path: Path) -> None:
@@ -97,6 +112,123 @@ def test_cli_unknown_log_and_missing_file(tk, tmp_path: Path) -> None:
     assert tk("explain", str(log)).returncode == 1
     r = tk("explain", str(tmp_path / "absent.log"))
     assert r.returncode == 2 and "no such log file" in r.stderr
+
+
+# (sample, what its first cause says, attribute checks): one per log shape.
+CAUSES = [
+    ("sch-output-block", "The block s_tir.SBlock#0 is an output block",
+     {"kind": "ScheduleError", "primitive": "compute-at"}),
+    ("dlight-root-block", "ValueError: The function body is expected to be the root block",
+     {"pass_name": "dlight"}),
+    ("memory-unbound", "Did you forget to bind?",
+     {"pass_name": "VerifyMemory", "source": "src/tirx/analysis/verify_memory.cc:216"}),
+    ("fusetir-not-schedulable", "Only schedulable functions", {"pass_name": "FuseTIR"}),
+    ("vm-arg-count", "Invoking function main expects 1 arguments",
+     {"source": "src/runtime/vm/vm.cc:674"}),
+    ("relax-not-broadcastable", "which are not broadcastable", {"kind": "ValueError"}),
+    ("module-loader-not-registered", "TVMError: Binary was created using cuda",
+     {"source": "src/runtime/library_module.cc:116"}),
+    ("missing-header", "fatal error: tk_absent_header.h: No such file or directory",
+     {"kind": "compiler"}),
+    ("stale-dlpack", "'DLPackManagedTensorAllocator' was not declared", {"kind": "compiler"}),
+    ("cmake-no-cuda-compiler", "(enable_language): No CMAKE_CUDA_COMPILER could be found.",
+     {"kind": "CMake Error"}),
+    ("nvcc-unsupported-arch", "nvcc fatal   : Unsupported gpu architecture 'sm_20'",
+     {"kind": "nvcc"}),
+    ("jit-symbols-not-found", "Symbols not found: [ tk_no_such_symbol ]", {}),
+    ("rpc-connect-failed", "Connect to 127.0.0.1:9 failed",
+     {"source": "src/runtime/rpc/rpc_socket_impl.cc:75"}),
+]
+
+
+@pytest.mark.parametrize("sample,says,attrs", CAUSES, ids=[c[0] for c in CAUSES])
+def test_first_cause_of_each_log_shape(sample: str, says: str, attrs: dict[str, str]) -> None:
+    cause = first_cause((FIXTURES / f"{sample}.log").read_text())
+    assert says in cause.text
+    for name, want in attrs.items():
+        assert getattr(cause, name) == want, (name, cause)
+
+
+def test_first_cause_is_never_an_echo_of_ir() -> None:
+    # What dlight raised through tk compile: the IR printed after the message, at column 0.
+    text = ("ValueError: The function body is expected to be the root block, but got:\n"
+            "for k, tx in T.grid(4, 256):\n"
+            "    B[k * 1024 + tx] = S[k * 1024 + tx] * T.float32(2.0)\n")
+    assert first_cause(text).text == (
+        "ValueError: The function body is expected to be the root block")
+
+
+def test_first_cause_of_a_chain_is_its_first_exception() -> None:
+    log = (FIXTURES / "api-t-block.log").read_text()
+    assert "During handling of the above exception" in log
+    assert first_cause(log).kind == "AttributeError"
+
+
+def test_first_cause_of_a_live_exception_reads_tvm_frames() -> None:
+    import tvm
+    from tvm import s_tir
+
+    sch = s_tir.Schedule(tvm.IRModule())
+    with pytest.raises(Exception) as info:
+        sch.get_sblock("nope", func_name="main")
+    cause = first_cause(info.value)
+    assert "nope" in cause.text or "main" in cause.text
+    assert "Traceback" not in cause.text and "\n" not in cause.text
+
+
+def test_long_log_first_cause_is_the_first_failure_not_the_last() -> None:
+    noise = "[12/3000] Building CXX object src/foo.cc.o\n" * 3000
+    text = noise + (FIXTURES / "missing-header.log").read_text() + noise + \
+        (FIXTURES / "cmake-no-cuda-compiler.log").read_text()
+    cause = first_cause(text)
+    assert cause.line == 3013 and "tk_absent_header.h" in cause.text
+
+
+def test_unmatched_log_still_names_cause_and_search_terms(tk) -> None:
+    log = FIXTURES / "unmatched" / "call-pure-packed-keyword.log"
+    assert not explain(log.read_text())
+    r = tk("explain", str(log))
+    assert r.returncode == 1
+    assert ("first cause (line 12): TypeError: call_pure_packed() got an unexpected keyword "
+            "argument 'sinfo_args'") in r.stdout
+    assert "no known failure matches; search for: call_pure_packed got an unexpected keyword "\
+        "argument" in r.stdout
+    assert "https://github.com/apache/tvm/issues?q=" in r.stdout
+    r = tk("explain", str(log), "--json")
+    assert r.returncode == 1 and json.loads(r.stdout)["cause"]["search_terms"]
+
+
+NO_LEGALIZATION = textwrap.dedent('''
+    import tvm
+    from tvm.script import relax as R
+
+    @tvm.script.ir_module
+    class mod:
+        @R.function
+        def main(x: R.Tensor((4,), "float32"), y: R.Tensor((4,), "float32")):
+            return R.ewise_fma(x, y, x)
+''')
+
+
+def test_last_failure_is_explained(tk, tmp_path: Path) -> None:
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    r = tk("explain", "--last", env=env)
+    assert r.returncode == 2 and "no failed tk command recorded yet" in r.stderr
+    workload = tmp_path / "fma.py"
+    workload.write_text(NO_LEGALIZATION)
+    r = tk("compile", str(workload), "--target", "llvm", env=env)
+    assert r.returncode == 1
+    # The one-line error is the cause, not the IR the error prints after it.
+    assert "CodeGenVM cannot emit this Relax operator directly" in r.stderr
+    assert "R.ewise_fma(x, y, x)" not in r.stderr
+    r = tk("explain", "--last", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("first cause (line ")
+    assert "src/relax/backend/vm/codegen_vm.cc" in r.stdout
+    assert "High-level op reached the VM codegen" in r.stdout
+    # Explaining does not replace the failure it explains.
+    tk("explain", str(tmp_path / "absent.log"), env=env)
+    assert "ewise_fma" in (tmp_path / "cache" / "last-failure.log").read_text()
 
 
 def _run(cmd: list[str], cwd: Path | None = None) -> str:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.explain import best
+from toolkit.explain import best, explain, one_line
 from toolkit.libraries import CORE_FAMILIES, family, same_file
 from toolkit.process import STAGE, run_probe
 
@@ -106,10 +106,12 @@ def check_import(facts: dict[str, Any]) -> list[Check]:
 def diagnose_import_failure(imp: dict[str, Any], packages: dict[str, Any]) -> tuple[str, str]:
     """Name the cause of a failed ``import tvm`` and the command that fixes it."""
     error = imp["error"]
-    last = error.strip().splitlines()[-1] if error.strip() else imp["error_type"]
-    undefined = re.search(r"(\S+\.so[\w.]*): undefined symbol: (\S+)", error)
+    last = one_line(error) if error.strip() else imp["error_type"]
+    # The corpus's matchers run in linear time even on a crafted one-line error.
+    found = {f.id: f.groups for f in explain(error)}
+    undefined = found.get("undefined-tvm-ffi-symbol") or found.get("undefined-symbol")
     if undefined:
-        lib, symbol = undefined.groups()
+        lib, symbol = undefined["lib"], undefined["sym"]
         readable = demangle(symbol)
         if "tvm::ffi" in readable or symbol.startswith("_ZN3tvm3ffi"):
             want = ffi_requirement(packages)
@@ -127,13 +129,16 @@ def diagnose_import_failure(imp: dict[str, Any], packages: dict[str, Any]) -> tu
     if imp["error_type"] == "ModuleNotFoundError" and "'tvm" in error:
         return ("no tvm package is importable by this interpreter",
                 "pip install apache-tvm (or put a build on the path: eval \"$(tk env ID)\")")
-    missing = re.search(r"(\S+\.so[\w.]*): cannot open shared object file", error) or \
-        re.search(r"Cannot find (?:library )?(\S*libtvm\S*?);?\s", error)
-    if missing:
-        return (f"a TVM library cannot be loaded: {missing.group(1)}",
+    missing = found.get("library-not-found") or found.get("cuda-no-driver")
+    tvm_lib = re.search(r"Cannot find (?:library )?(libtvm\w*)", error)
+    if missing or tvm_lib:
+        name = missing["lib"] if missing and "lib" in missing else tvm_lib.group(1) if tvm_lib \
+            else "libcuda.so.1"
+        return (f"a TVM library cannot be loaded: {name}",
                 "check TVM_LIBRARY_PATH points at the build's lib directory, or reinstall "
                 "with pip install --force-reinstall apache-tvm")
-    return (f"import tvm failed: {imp['error_type']}: {last}",
+    prefix = "" if last.startswith(imp["error_type"]) else f"{imp['error_type']}: "
+    return (f"import tvm failed: {prefix}{last}",
             "run python -c 'import tvm' to see the whole traceback")
 
 
@@ -277,7 +282,7 @@ def check_smoke(facts: dict[str, Any]) -> list[Check]:
             rows.append(Check("smoke llvm", PASS, "compiled and ran x + x on cpu"))
         else:
             err = llvm.get("error", f"wrong result {llvm.get('output')}")
-            rows.append(Check("smoke llvm", FAIL, f"compile-and-run failed: {first_line(err)}",
+            rows.append(Check("smoke llvm", FAIL, f"compile-and-run failed: {one_line(err)}",
                               "run tk --debug run builtin:mlp --target llvm to reproduce"))
     cuda = facts.get("smoke_cuda")
     if cuda is not None and cuda.get("ok") is not None:
@@ -285,14 +290,9 @@ def check_smoke(facts: dict[str, Any]) -> list[Check]:
             rows.append(Check("smoke cuda", PASS, "compiled x + x for cuda sm_80 (not run)"))
         else:
             rows.append(Check("smoke cuda", FAIL, f"CUDA compile failed: "
-                              f"{first_line(cuda.get('error', ''))}",
+                              f"{one_line(cuda.get('error', ''))}",
                               "tk --debug compile builtin:mlp --target 'cuda -arch=sm_80'"))
     return rows
-
-
-def first_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
 
 
 def check_environment(facts: dict[str, Any]) -> list[Check]:

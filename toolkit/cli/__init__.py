@@ -90,18 +90,42 @@ def _main(argv: list[str] | None) -> None:
     except TkError as e:
         if process.stopped_by():  # a Ctrl-C inside TVM comes back as a TVM error
             _stopped()
+        _record_failure(argv, f"{prog}: error: {e}", e)
         if debug_enabled():
             raise
         click.echo(f"{prog}: error: {e}", err=True)
+        if e.exit_code == 1 and "explain:" not in str(e):
+            click.echo(f"  {_explain_hint(e)}", err=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         _stopped()
     except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
         if process.stopped_by():
             _stopped()
+        _record_failure(argv, f"{prog}: internal error: {type(e).__name__}: {e}", e)
         if debug_enabled():
             raise
         click.echo(f"{prog}: internal error: {type(e).__name__}: {e} (rerun with --debug)",
                    err=True)
         sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _record_failure(argv: list[str] | None, message: str, exc: BaseException) -> None:
+    """Keep the failure's log for ``tk explain --last`` (the exception chain, TVM's frames)."""
+    from toolkit.build.store import cache_root
+    from toolkit.explain import last
+    from toolkit.explain.cause import exception_text
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["explain"]:
+        return  # explaining must not replace the failure being explained
+    chain = exception_text(exc.__cause__) if exc.__cause__ is not None else ""
+    last.save(cache_root(), args, message, chain if chain else exception_text(exc))
+
+
+def _explain_hint(exc: BaseException) -> str:
+    """What the failure is known as, else where its whole log went."""
+    from toolkit.explain import hint
+
+    return hint(exc.__cause__ or exc) or "explain: tk explain --last"

@@ -237,9 +237,3 @@ def prim_func_buffers(func: Any) -> list[tuple[tuple[str, Any, str] | None, bool
         out.append(((var_name(buf), list(ty.shape), str(ty.dtype)), written))
     return out
 
-
-def first_error_line(e: BaseException) -> str:
-    """The line of a TVM error that says what went wrong (its traceback comes first)."""
-    lines = [ln for ln in str(e).splitlines() if ln.strip()]
-    tail = [ln for ln in lines if "Error" in ln or "error" in ln]
-    return (tail[-1] if tail else lines[-1] if lines else type(e).__name__).strip()

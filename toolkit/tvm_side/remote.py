@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.errors import DeviceAbsent, UserError
+from toolkit.explain.cause import one_line
 from toolkit.tvm_side import target as targets
-from toolkit.tvm_side.compat import first_error_line
 
 CONNECT_TIMEOUT_S = 5.0
 
@@ -72,7 +72,7 @@ def connect(rpc: str | None = None, tracker: str | None = None, key: str | None 
         try:
             return Session(rpc, tvm_rpc.connect(host, port, session_timeout=session_timeout))
         except Exception as e:  # noqa: BLE001 - something answered, but not an RPC server
-            raise UserError(f"--rpc {rpc}: not a TVM RPC server ({first_error_line(e)})") from None
+            raise UserError(f"--rpc {rpc}: not a TVM RPC server ({one_line(e)})") from None
     if not tracker or not key:
         raise UserError("--tracker needs --key (the device key servers registered with)")
     host, port = parse_address(tracker, "--tracker")
@@ -81,7 +81,7 @@ def connect(rpc: str | None = None, tracker: str | None = None, key: str | None 
         client = tvm_rpc.connect_tracker(host, port)
         queues = client.summary().get("queue_info", {})
     except Exception as e:  # noqa: BLE001
-        raise UserError(f"--tracker {tracker}: not a TVM RPC tracker ({first_error_line(e)})") from None
+        raise UserError(f"--tracker {tracker}: not a TVM RPC tracker ({one_line(e)})") from None
     if key not in queues:
         known = ", ".join(sorted(queues)) or "none"
         raise UserError(f"the tracker at {tracker} has no server with key {key!r} "
@@ -90,5 +90,5 @@ def connect(rpc: str | None = None, tracker: str | None = None, key: str | None 
         session = client.request(key, priority=1, session_timeout=session_timeout, max_retry=2)
     except Exception as e:  # noqa: BLE001 - the tracker could not lease a server
         raise UserError(f"the tracker at {tracker} could not lease a {key!r} server "
-                        f"({first_error_line(e)})") from None
+                        f"({one_line(e)})") from None
     return Session(f"{key}@{tracker}", session)

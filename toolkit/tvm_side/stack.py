@@ -21,6 +21,7 @@ import numpy as np
 
 from toolkit.build.recipes import suggest
 from toolkit.errors import TvmFailure, UserError
+from toolkit.explain.cause import one_line
 from toolkit.tvm_side import compat
 from toolkit.tvm_side import target as targets
 from toolkit.tvm_side.workload import TIR, Workload, flatten_outputs, save_params
@@ -204,7 +205,7 @@ def compile(
         raise
     except Exception as e:  # noqa: BLE001 - any TVM error is a compile failure to report
         raise TvmFailure(
-            f"compiling {workload.source} for {target_spec} failed: {_first_line(e)}",
+            f"compiling {workload.source} for {target_spec} failed: {one_line(e)}",
             reproduce=reproduce,
         ) from e
     return Compiled(workload, target_spec, target, executable, time.perf_counter() - start,
@@ -250,12 +251,9 @@ def _load_library(workload: Workload, options: BuildOptions) -> Compiled:
     try:
         module = tvm.runtime.load_module(str(workload.library))
     except Exception as e:  # noqa: BLE001 - a cross-compiled or foreign library
-        raise UserError(f"cannot load {workload.source} here: {_first_line(e)}") from None
+        raise UserError(f"cannot load {workload.source} here: {one_line(e)}") from None
     return Compiled(workload, workload.library_target, targets.to_tvm(workload.library_target),
                     module, time.perf_counter() - start, options)
-
-
-_first_line = compat.first_error_line
 
 
 @dataclass
@@ -292,7 +290,7 @@ def write_library(compiled: Compiled, path: Path, cc: str | None = None) -> str 
         compiled.executable.export_library(str(path), **kwargs)
     except Exception as e:  # noqa: BLE001
         raise TvmFailure(
-            f"exporting {path} failed: {_first_line(e)}",
+            f"exporting {path} failed: {one_line(e)}",
             reproduce=reproduce_command(
                 "compile", compiled.workload, compiled.target_spec,
                 *compiled.options.flags(), *(["--cc", cc] if cc else []), "-o", str(path)
@@ -428,7 +426,7 @@ def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None) ->
         seconds = time.perf_counter() - start
     except Exception as e:  # noqa: BLE001
         raise TvmFailure(
-            f"running {wl.source} on {where} failed: {_first_line(e)}",
+            f"running {wl.source} on {where} failed: {one_line(e)}",
             reproduce=reproduce_command("run", wl, compiled.target_spec,
                                         *compiled.options.flags()),
         ) from e

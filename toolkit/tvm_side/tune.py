@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.errors import TvmFailure, UserError
-from toolkit.tvm_side.compat import first_error_line
+from toolkit.explain.cause import one_line
 from toolkit.tvm_side.workload import TIR, Workload
 
 WORKLOAD_FILE = "database_workload.json"
@@ -110,7 +110,7 @@ def tune(wl: Workload, target: Any, trials: int, out: Path,
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - MetaSchedule's failure, with its first cause
-        raise TvmFailure(f"tuning {wl.source} failed: {first_error_line(e)}") from e
+        raise TvmFailure(f"tuning {wl.source} failed: {one_line(e)}") from e
     return TuneResult(out, tasks, counter.measured, records(out), time.perf_counter() - start)
 
 

@@ -104,35 +104,33 @@ def log_text(log: Path, lines: int = 2000) -> str:
 
 ERROR_LINE = re.compile(r"^CMake Error|\berror\b:|^FAILED: ", re.I)
 MAX_ERROR_LINES = 12
-# A compiler's or linker's error line (a linker's own "error:" line only says it failed).
-COMPILER_ERROR = re.compile(r"\b(fatal )?error\b:(?! ld returned)|undefined reference to|"
-                            r": cannot find -l", re.I)
 
 
 def first_error(log: Path) -> list[str]:
     """The first error in a build log with the lines that belong to it: a CMake error's
     indented message (it spans lines, after the ``CMake Error at ...`` header), or the first
-    compiler ``error:`` with the source excerpt under it. Empty when there is none."""
-    try:
-        text = log.read_text(errors="replace").splitlines()
-    except OSError:
+    compiler ``error:`` with the source excerpt under it. Empty when there is none.
+
+    Which line is the first error is toolkit.explain's first-cause reader's call (the one
+    every tk failure goes through); this only gathers the lines under it."""
+    from toolkit.explain import first_cause
+
+    text = log_text(log).splitlines()
+    cause = first_cause("\n".join(text))
+    if not cause.definite:
         return []
-    for i, line in enumerate(text):
-        if line.startswith("CMake Error"):
-            block = [line.strip()]
-            for nxt in text[i + 1:]:
-                if not nxt.startswith((" ", "\t")) or not nxt.strip():
-                    break
-                block.append(nxt.strip())
-            return block[:MAX_ERROR_LINES]
-        if COMPILER_ERROR.search(line) and not line.startswith("FAILED:"):
-            block = [line.strip()[:300]]
-            for nxt in text[i + 1:]:  # gcc/clang/nvcc: "  123 | code" and "      |   ^~~"
-                if not re.match(r"^\s*(\d+\s*)?\|", nxt):
-                    break
-                block.append(nxt.rstrip()[:300])
-            return block[:MAX_ERROR_LINES]
-    return []
+    i = cause.line - 1
+    block = [text[i].strip()[:300]]
+    for nxt in text[i + 1:]:
+        if cause.kind == "CMake Error":
+            if not nxt.startswith((" ", "\t")) or not nxt.strip():
+                break
+            block.append(nxt.strip())
+        elif re.match(r"^\s*(\d+\s*)?\|", nxt):  # gcc/clang/nvcc: "  123 | code", "  |   ^~~"
+            block.append(nxt.rstrip()[:300])
+        else:
+            break
+    return block[:MAX_ERROR_LINES]
 
 
 def configure_argv(job: BuildJob, source_dir: Path | str | None = None,

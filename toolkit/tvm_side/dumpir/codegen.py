@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import re
 import shutil
 import subprocess
 import tempfile
@@ -21,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from toolkit.explain.cause import first_cause
 
 # Sources per runtime-module kind: (file name suffix, inspect_source format).
 FORMATS: dict[str, list[tuple[str, str]]] = {
@@ -128,12 +129,6 @@ def verify_cuda(source: str, arch: str | None) -> Verdict | None:
     return Verdict(tool, False, _first_error(output), output)
 
 
-_ERROR = re.compile(r"\berror\b", re.IGNORECASE)
-
-
 def _first_error(output: str) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    for line in lines:
-        if _ERROR.search(line):
-            return line
-    return lines[0] if lines else "nvcc failed without output"
+    cause = first_cause(output)
+    return cause.text if cause.line else "nvcc failed without output"

@@ -18,6 +18,7 @@ from toolkit.dumpir.directory import FAILED, JOURNAL, MODULES, DumpResult
 from toolkit.dumpir.store import DIRECTORY as STORE
 from toolkit.dumpir.store import FunctionStore, write_atomic
 from toolkit.errors import TkError, TvmFailure
+from toolkit.explain.cause import one_line
 from toolkit.tvm_side import compat, stack
 from toolkit.tvm_side.dumpir import codegen
 from toolkit.tvm_side.dumpir.recorder import HOST_KINDS, Recorder, instrument
@@ -96,7 +97,7 @@ def record(
             write_repro(work, failed_pass.name, workload.source, target_spec, pass_config)
             failure = TvmFailure(
                 f"pass {failed_pass.name} (#{failed_pass.seq}) raised while compiling "
-                f"{workload.source} for {target_spec}: {_first_line(cause)}",
+                f"{workload.source} for {target_spec}: {one_line(cause)}",
                 reproduce=f"python {out / 'repro.py'}",
             )
 
@@ -172,11 +173,6 @@ def _codegen_records(records: list[index.PassRecord], codegens: list[codegen.Cod
 def _error_text(e: BaseException) -> str:
     lines = [ln.rstrip() for ln in str(e).splitlines() if ln.strip()]
     return "\n".join(lines[-20:]) if lines else type(e).__name__
-
-
-def _first_line(e: BaseException) -> str:
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    return lines[0] if lines else type(e).__name__
 
 
 def _save_failed(work: Path, received: Any, compile_input: Any) -> str:

@@ -122,6 +122,7 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
             inputs: InputsReader | None = None) -> Report:
     """Compile ``source`` for ``target_spec``, time every VM call, return the report."""
     from toolkit.errors import TvmFailure, UserError
+    from toolkit.explain.cause import one_line
     from toolkit.profile import report
     from toolkit.tvm_side import stack
     from toolkit.tvm_side.profile import timing
@@ -137,7 +138,7 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
         raise
     except Exception as e:  # noqa: BLE001 - a kernel failing under timing is TVM's failure
         raise TvmFailure(
-            f"running {wl.source} on {p.dev} failed: {stack._first_line(e)}",
+            f"running {wl.source} on {p.dev} failed: {one_line(e)}",
             reproduce=stack.reproduce_command("profile", wl, target_spec),
         ) from e
     header = header_for(wl.source, target_spec, p.target, p.dev, p.gpu, repeat, warmup,

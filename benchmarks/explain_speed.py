@@ -1,0 +1,78 @@
+"""Is every matcher of tk explain linear in its input? Time ratios of large to small inputs.
+
+For each adversarial shape - one long line before ``undefined symbol`` (issue 18 item 7:
+40,000 characters took 5.4 s), a long line of repeated needles, a long run without spaces
+or colons, a long dotted name, a path of many slashes, the fixtures repeated as one long
+log - it times ``explain`` (the rule corpus), ``first_cause`` (the log-shape reader) and
+``hint`` on inputs of 40k and 160k characters (by default), side by side in one run, and
+prints seconds and the ratio. Linear work gives a ratio near 4 (160k / 40k); quadratic work
+gives 16. The goal: every ratio <= 6. Times are this process's CPU time (the best of
+``--repeat``): wall time on a machine shared with other work measures the others too.
+
+    python benchmarks/explain_speed.py [--small 40000] [--large 160000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from toolkit.explain import explain, first_cause, hint  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "explain"
+
+
+def shapes() -> dict[str, Callable[[int], str]]:
+    build_log = "".join(p.read_text() for p in sorted(FIXTURES.glob("*.log")))
+    return {
+        "long line before 'undefined symbol'": lambda n: "x" * n + ": undefined symbol: _Zfoo\n",
+        "needle repeated on one line": lambda n: "undefined symbol: " * (n // 18) + "\n",
+        "no spaces, no colons": lambda n: "a" * n + "\n",
+        "dotted name before ': '": lambda n: "a." * (n // 2) + "Error" + "\n",
+        "path of many slashes in a frame": lambda n: f'  File "{"/s" * (n // 2)}.cc", line 1\n',
+        "Check failed with nested parens": lambda n: "Check failed: " + "(" * (n // 2) + "\n",
+        "every fixture, repeated": lambda n: (build_log * (n // len(build_log) + 1))[:n],
+    }
+
+
+def best_time(fn: Callable[[str], object], text: str, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        fn(text)
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=40_000)
+    parser.add_argument("--large", type=int, default=160_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    expected = args.large / args.small
+    worst = 0.0
+    print(f"{'shape':38} {'function':12} {'small s':>9} {'large s':>9} {'ratio':>6}")
+    for name, make in shapes().items():
+        small, large = make(args.small), make(args.large)
+        for label, fn in (("explain", explain), ("first_cause", first_cause), ("hint", hint)):
+            a = best_time(fn, small, args.repeat)
+            b = best_time(fn, large, args.repeat)
+            ratio = b / a if a > 0 else float("inf")
+            # Below two milliseconds the ratio is noise; report it but do not judge it.
+            judged = b >= 2e-3
+            worst = max(worst, ratio if judged else 0.0)
+            print(f"{name:38} {label:12} {a:9.5f} {b:9.5f} {ratio:6.2f}"
+                  f"{'' if judged else ' (under 2 ms)'}")
+    print(f"input ratio {expected:.1f}; worst time ratio {worst:.2f} "
+          f"(goal <= {expected * 1.5:.1f}; quadratic would be {expected ** 2:.0f})")
+    return 0 if worst <= expected * 1.5 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,975 @@
+"""The rules corpus: what TVM, tvm-ffi, CMake, nvcc and the loader print, and what it means.
+
+Each rule is a literal ``needle`` (found with ``str.find``), a regular expression matched only
+near it, a cause and a fix. ``source`` says where the wording lives (a TVM source file, a
+tool) and tests/fixtures/explain/SOURCES.md where the rule's sample came from. ``rank`` orders
+rules that fire on the same log: a specific rule outranks the generic one it refines
+(``undefined-tvm-ffi-symbol`` over ``undefined-symbol``), and no two rules that fire on one
+sample share a rank (tests/test_explain.py checks it). ``family`` groups rules for coverage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A failure TVM users meet. ``refine`` may rewrite cause/fix from the matched groups."""
+
+    id: str
+    family: str
+    needle: str | tuple[str, ...]  # literal(s) the match holds, on the line it starts on
+    regex: str
+    title: str
+    cause: str
+    fix: str
+    source: str
+    refine: Callable[[dict[str, str], str], tuple[str, str] | None] | None = None
+    rank: int = 50
+    span: int = 0  # lines after its own that a match covers: a higher rank there replaces it
+
+    def needles(self) -> tuple[str, ...]:
+        return self.needle if isinstance(self.needle, tuple) else (self.needle,)
+
+    def compiled(self) -> re.Pattern[str]:
+        return re.compile(self.regex, re.MULTILINE)
+
+
+# DLPack device codes, as printed in TVM's device_type argument checks.
+DEVICE_NAMES = {
+    1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi",
+    10: "rocm", 11: "rocm_host", 12: "ext_dev", 13: "cuda_managed", 14: "oneapi", 15: "webgpu",
+    16: "hexagon",
+}
+
+
+def _target_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    import json
+
+    from toolkit.target import parse
+
+    spec = groups.get("target", "").strip()
+    try:
+        parsed = parse(spec)
+    except Exception:  # noqa: BLE001 - a malformed string: keep the generic fix
+        return None
+    form = json.dumps(parsed if isinstance(parsed, dict) else {"kind": parsed})
+    return None if not spec else (
+        f"TVM >= 0.27 parses only the JSON/dict form of a target; {spec!r} has options "
+        "written in the old CLI form.",
+        f"use tvm.target.Target({form}) (tk's --target accepts '{spec}' and converts it).",
+    )
+
+
+def _kind_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    import difflib
+
+    known = ["llvm", "cuda", "rocm", "vulkan", "metal", "opencl", "webgpu", "c", "hexagon",
+             "nvptx", "ext_dev", "hybrid"]
+    near = difflib.get_close_matches(groups["kind"], known, n=1)
+    if not near:
+        return None
+    return (f"'{groups['kind']}' is not a target kind this TVM knows.",
+            f'did you mean "{near[0]}"? e.g. tvm.target.Target({{"kind": "{near[0]}"}}).')
+
+
+def _option_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    import difflib
+
+    known = re.findall(r"'([^']+)'", groups["known"])
+    near = difflib.get_close_matches(groups["option"], known, n=1)
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    return (f"the target dict has option '{groups['option']}', which its kind does not declare.",
+            f"{hint}known options: {', '.join(known)}.")
+
+
+def _global_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    prefix = groups["name"].split(".")[0]
+    return (
+        f"nothing in this process registered {groups['name']}: the library that defines it "
+        "(an extension, or an optional part of TVM) is not loaded, or this build lacks it.",
+        f"load the library that registers '{prefix}.*' first (import its package, or "
+        "toolkit.ext.loader.load_extension(lib)); `tk ext check LIB.so` shows what a library "
+        "registers and `tk doctor` which library registers which globals.",
+    )
+
+
+def _device_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    if "want_name" in groups:
+        name = groups["want_name"]
+        want = next((code for code, n in DEVICE_NAMES.items() if n == name), "?")
+    else:
+        want = int(groups["want"])
+        name = DEVICE_NAMES.get(want, f"device_type {want}")
+    arg = groups["arg"]
+    other = "a device array passed to host code" if name == "cpu" else "usually a host array"
+    return (
+        f"argument {arg} is not on the device the function was compiled for: it expects a "
+        f"{name} array (device_type {want}) and got one from another device ({other}).",
+        f"allocate or copy the input on {name} first: "
+        f"tvm.runtime.tensor(np_array, device=tvm.device('{name}')) or arr.copyto(dev).",
+    )
+
+
+def _launch_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    dims = [int(d) for d in re.findall(r"\d+", groups["block"])]
+    threads = 1
+    for d in dims:
+        threads *= d
+    if threads > 1024:
+        return (
+            f"the kernel was launched with block=({groups['block'].strip()}) = {threads} "
+            "threads per block; CUDA allows at most 1024 (and blockDim.z <= 64).",
+            "split the axis bound to threadIdx.* so the product of the thread extents is "
+            "<= 1024 (e.g. sch.split(loop, factors=[None, 256]) before binding threadIdx.x).",
+        )
+    return None
+
+
+def _ffi_symbol_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    lib = groups["lib"].rsplit("/", 1)[-1]
+    return (
+        f"{lib} was built against another tvm-ffi than the apache-tvm-ffi now installed: "
+        f"the symbol {groups['sym']} it needs is not exported by the libtvm_ffi.so in this "
+        "process (the apache-tvm wheel pins tvm-ffi only from below).",
+        "install the tvm-ffi the TVM build used (pip install 'apache-tvm-ffi==<version it was "
+        "built with>'), or rebuild TVM against the installed one; `tk doctor` shows both.",
+    )
+
+
+def _ptxas_fix(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    needs = re.search(r"requires \.target (sm_\d+a?) or higher", text)
+    if not needs:
+        return None
+    return (
+        f"the kernel uses PTX features that need {needs.group(1)} or newer, but it was "
+        "compiled for an older arch.",
+        f'compile for the GPU that has them ({{"kind": "cuda", "arch": "{needs.group(1)}"}}) or '
+        "schedule without those intrinsics for the older arch.",
+    )
+
+
+RULES: list[Rule] = [
+    Rule(
+        "target-string-refused", "target", "Cannot parse target string",
+        r'Cannot parse target string "(?P<target>[^"\n]*)"\. CLI target string form',
+        "Target string no longer accepted",
+        "TVM >= 0.27 parses only the JSON/dict form of a target.",
+        'use tvm.target.Target({"kind": "cuda", "arch": "sm_80"}) instead of '
+        '"cuda -arch=sm_80".',
+        "src/target/target.cc in apache-tvm 0.27.0.post1 (captured from the wheel)",
+        _target_fix,
+    ),
+    Rule(
+        "unknown-target-kind", "target", "Target kind \"",
+        r'Target kind "(?P<kind>[^"]+)" is not defined',
+        "Unknown target kind",
+        "the target's kind is not one this TVM build knows (a typo, or a backend this build "
+        "was compiled without).",
+        "use a kind from tvm.target.Target.list_kinds() (llvm, cuda, rocm, vulkan, metal, "
+        "opencl, ...); `tk doctor` lists the codegens this build has.",
+        "src/target/target.cc in apache-tvm 0.27.0.post1 (captured from the wheel)",
+        _kind_fix,
+    ),
+    Rule(
+        "unknown-target-option", "target", "Unknown config option",
+        r"Unknown config option '(?P<option>[^']+)'\. Known options: (?P<known>[^.]*)\.",
+        "Unknown target option",
+        "the target dict has an option its kind does not declare.",
+        "use one of the options the message lists.",
+        "src/target/target.cc in apache-tvm 0.27.0.post1 (captured from the wheel)",
+        _option_fix,
+    ),
+    Rule(
+        "arm-features-without-llvm", "build", "Cannot parse Arm(R)-based target features",
+        r"Cannot parse Arm\(R\)-based target features(?: for target .*?)? without LLVM support",
+        "TVM built without LLVM",
+        "this libtvm was built with USE_LLVM OFF. The warning comes from the Arm(R) target "
+        "parser, and the segmentation fault that usually follows comes from the host "
+        "codegen, which needs LLVM even for a CUDA-only build.",
+        'rebuild TVM with set(USE_LLVM "llvm-config-16 --ignore-libllvm --link-static") '
+        "(LLVM >= 15), or pip install apache-tvm, whose wheel has LLVM.",
+        "src/target/parsers/aprofile.cc (LOG(WARNING) in the Arm(R) A-profile parser)",
+    ),
+    Rule(
+        "device-type-constraint", "runtime-args", ".device_type has an unsatisfied constraint",
+        r"Argument (?P<arg>[\w.]+)\.device_type has an unsatisfied constraint:?\s*"
+        r"(?:\(?\s*)?(?P<want>\d+) ==",
+        "Array on the wrong device",
+        "an input array is on another device than the function expects.",
+        "copy the input to the target's device before calling.",
+        "src/tir/transforms/arg_binder.cc (BindDLTensor device_type assert)",
+        _device_fix,
+    ),
+    Rule(
+        "device-type-mismatch", "runtime-args", "Mismatched ",
+        r"Mismatched (?P<arg>[\w.]+)\.device_type on argument #(?P<index>\d+) when calling:"
+        r"[\s\S]{0,400}?expected (?P<want_name>\w+)",
+        "Array on the wrong device",
+        "an input array is on another device than the function expects.",
+        "copy the input to the target's device before calling.",
+        "tvm-ffi argument check in apache-tvm 0.27.0.post1 (captured from the wheel)",
+        _device_fix,
+    ),
+    Rule(
+        "shape-constraint", "runtime-args", ("] has an unsatisfied constraint", "Invalid "),
+        r"Argument (?P<arg>[\w.]+)\.shape\[(?P<dim>\d+)\] has an unsatisfied constraint|"
+        r"Invalid (?P<arg2>[\w.]+)\.shape\[(?P<dim2>\d+)\] on argument #\d+",
+        "Input shape differs from the compiled shape",
+        "the function was compiled for a fixed shape and the array passed has another extent "
+        "in that dimension.",
+        "pass arrays with the shapes the workload declares, or compile with a symbolic "
+        "dimension (T.int64 var / R.Tensor((\"n\", ...))).",
+        "src/tir/transforms/arg_binder.cc (BindDLTensor shape assert); 0.27 wording "
+        "(tvm-ffi argument check) captured with 0.27.0.post1",
+    ),
+    Rule(
+        "cuda-launch-error", "cuda", "CUDALaunch Error: ",
+        r"CUDALaunch Error: (?P<err>\w+)\s*\n?\s*grid=\((?P<grid>[\d,\s]+)\),\s*"
+        r"block=\((?P<block>[\d,\s]+)\)",
+        "CUDA kernel launch failed",
+        "the driver refused the launch configuration or resources of a generated kernel.",
+        "inspect the kernel's thread binding and shared memory (tk dump-ir shows the TIR); "
+        "CUDA_ERROR_INVALID_VALUE usually means more than 1024 threads per block.",
+        "src/runtime/cuda/cuda_module.cc (CUDAWrappedFunc launch error)",
+        _launch_fix,
+        rank=40,
+    ),
+    Rule(
+        "cuda-zero-grid", "cuda", "CUDALaunch Error: grid dimension",
+        r"CUDALaunch Error: grid dimension must be positive, but got grid=\((?P<grid>[\d,\s]+)\)"
+        r"(?: in kernel (?P<kernel>\w+))?",
+        "CUDA kernel launched with an empty grid",
+        "a grid extent computed from a dynamic shape was 0 at run time (e.g. zero tokens in a "
+        "batch), and CUDA refuses a launch with no blocks.",
+        "skip the call when the dynamic dimension is 0 (guard it in the caller or in Relax "
+        "with R.If), or make the kernel's grid at least 1.",
+        "src/runtime/cuda/cuda_module.cc (CUDAWrappedFunc grid check)",
+        rank=60,
+    ),
+    Rule(
+        "too-much-shared-data", "cuda", "uses too much shared data",
+        r"uses too much shared data"
+        r"(?: \((?P<used>0x[0-9a-fA-F]+) bytes, (?P<max>0x[0-9a-fA-F]+) max\))?",
+        "Kernel uses too much shared memory",
+        "ptxas rejects a kernel whose static shared memory exceeds the per-block limit "
+        "(0xc000 = 48 KiB static on most GPUs).",
+        "tile smaller (smaller cache_read/cache_write blocks, fewer stages) or move the "
+        "buffer to dynamic shared memory (scope 'shared.dyn').",
+        "ptxas (CUDA toolkit); captured with nvcc here",
+        rank=60,
+    ),
+    Rule(
+        "domain-already-inferred", "schedule-te", "domain already inferred",
+        r"domain already inferred, cannot prove their extents are the same "
+        r"(?P<a>\S+) vs (?P<b>\S+)",
+        "Thread axis bound twice with different extents",
+        "the same thread/block index (e.g. blockIdx.y) is bound to loops of different "
+        "extents in two stages of one kernel.",
+        "bind the thread axis only to loops of equal extent (split to the same factor in "
+        "every stage), or use a different thread axis.",
+        "src/te/schedule/message_passing.cc (Update)",
+    ),
+    Rule(
+        "relayout-data-parallel", "schedule-te", "Can only relayout",
+        r"Can only relayout with in data parallel dimensions",
+        "cache_write/rfactor on a reduction axis",
+        "cache_write (or a relayout) was applied after the stage's reduction axes were "
+        "moved among its leaf axes: only data-parallel leaf axes can be relaid out.",
+        "call cache_write before split/reorder/fuse touch the reduction axes, or keep the "
+        "reduction axes innermost.",
+        "src/te/schedule/schedule_dataflow_rewrite.cc (CacheWriteWithReLayout)",
+    ),
+    Rule(
+        "attachment-point", "schedule-te", "did not find attachment point",
+        r"did not find attachment point(?: for (?P<stage>.*?) in (?P<parent>.*?) x "
+        r"(?P<axis>\S+))?",
+        "compute_at target not in the parent's loop nest",
+        "a stage was compute_at'ed to a loop that no longer exists in the parent's final "
+        "loop nest (it was split/fused away, or the parent was itself inlined/attached).",
+        "attach to a leaf axis of the parent after all its splits and fuses, and attach "
+        "producers before inlining their consumer.",
+        "src/te/schedule/schedule_ops.cc (MakeLoopNest / InjectAttach)",
+    ),
+    Rule(
+        "axis-not-in-leaf-iter-vars", "schedule-te", "in parent's leaf_iter_vars",
+        r"Cannot find the axis (?P<axis>.+?) in parent's leaf_iter_vars",
+        "compute_at axis belongs to another stage",
+        "compute_at(parent, axis) was given an axis that is not a current leaf axis of that "
+        "parent (an axis of another stage, or one already split).",
+        "pass an axis from parent's own split/reorder results, e.g. s[AL].compute_at(s[C], "
+        "ty) where ty came from s[C].split(...).",
+        "src/te/schedule/schedule_lang.cc (Stage::compute_at)",
+    ),
+    Rule(
+        "iter-var-already-split", "schedule-te", "Operate on iter var",
+        r"Operate on iter var (?P<iv>.+?)\s*that has already been split(?:ted)?",
+        "Schedule uses an axis that was split",
+        "the schedule refers to an iteration variable after it was split (or fused): only "
+        "the outer/inner results remain leaf axes.",
+        "use the axes split() returned (e.g. reorder(xo, yo, xi, yi)), not the original one.",
+        "src/te/schedule/schedule_lang.cc (FindLeafVar)",
+    ),
+    Rule(
+        "duplicate-global-function", "library", "is already registered",
+        r"Global Function `(?P<name>[^`]+)` is already registered",
+        "Global function registered twice",
+        "two libraries (or two copies of one library) register the same global function "
+        "name: typically a second TVM, or an extension loaded twice from two paths.",
+        "load each extension once, through toolkit.ext.loader.load_extension; `tk doctor` lists "
+        "which library registered which global.",
+        "tvm-ffi src/ffi/function.cc (GlobalFunctionTable::Update)",
+    ),
+    Rule(
+        "missing-global-function", "library", "Cannot find global function",
+        r"Cannot find global function (?P<name>[\w.]+)",
+        "Global function not registered",
+        "nothing in this process registered that name: the library that defines it (an "
+        "extension, or an optional part of TVM) is not loaded, or this build lacks it.",
+        "load the extension first (import its package, or toolkit.ext.loader.load_extension(lib)); "
+        "`tk doctor` lists which library registers which globals.",
+        "tvm-ffi get_global_func in apache-tvm-ffi 0.1.15 (captured from the wheel)",
+        _global_fix,
+    ),
+    Rule(
+        "device-api-not-enabled", "cuda", "Device API ",
+        r"Device API (?P<device>\w+) is not enabled",
+        "No runtime for this device",
+        "this process has no device API for the device: the TVM build has no runtime for it, "
+        "or its runtime library could not load (the wheel's libtvm_runtime_cuda.so needs the "
+        "NVIDIA driver's libcuda.so.1).",
+        "run on a machine with the device and its driver (tk doctor shows which runtimes "
+        "loaded); compiling for the target works without it.",
+        "src/runtime/device_api.cc in apache-tvm 0.27.0.post1 (captured from the wheel)",
+        rank=55,
+    ),
+    Rule(
+        "cuda-runtime-not-linked", "cuda", "CUDA runtime is not linked",
+        r"CUDA runtime is not linked into this build; cannot launch kernels",
+        "No CUDA runtime in this process",
+        "the module was compiled for CUDA but the CUDA runtime library is not loaded here (no "
+        "NVIDIA driver, or a build with USE_CUDA OFF).",
+        "run it where libcuda.so.1 and a GPU exist, or export it (tk compile) and load it "
+        "there with tvm.runtime.load_module.",
+        "src/backend/cuda/codegen/cuda_fallback_module.cc in apache-tvm 0.27.0.post1 "
+        "(captured from the wheel)",
+    ),
+    Rule(
+        "undefined-tvm-ffi-symbol", "library", "undefined symbol: ",
+        r"(?P<lib>\S*libtvm(?:_runtime|_compiler)?\.so): undefined symbol: "
+        r"(?P<sym>_ZN\w*3tvm3ffi\w*)",
+        "libtvm and tvm-ffi do not match",
+        "libtvm was built against another tvm-ffi.",
+        "install the tvm-ffi TVM was built with.",
+        "glibc dynamic loader via ctypes.CDLL (apache/tvm#19486); captured with g++ here",
+        _ffi_symbol_fix,
+        rank=60,
+    ),
+    Rule(
+        "undefined-symbol", "library", "undefined symbol: ",
+        r"(?P<lib>\S+\.so[.\d]*): undefined symbol: (?P<sym>\S+)",
+        "Library needs a symbol nothing in the process provides",
+        "a shared library was built against another version of one of its dependencies "
+        "(often another TVM or tvm-ffi) than the one mapped now.",
+        "rebuild the library against the TVM in use (tk ext build) and check it with "
+        "`tk ext check LIB.so`.",
+        "glibc dynamic loader (dlopen error)",
+        rank=20,
+    ),
+    Rule(
+        "llvm-too-old", "build", "TVM requires LLVM",
+        r"TVM requires LLVM 15\.0 or higher",
+        "LLVM too old for this TVM",
+        "TVM >= 0.24 refuses LLVM < 15; Debian bookworm's default llvm-config is 14.",
+        "apt-get install llvm-16-dev and point USE_LLVM at it: "
+        'set(USE_LLVM "llvm-config-16 --ignore-libllvm --link-static").',
+        "cmake/utils/FindLLVM.cmake (shipped in the wheel: tvm/cmake/utils/FindLLVM.cmake)",
+    ),
+    Rule(
+        "cmake-too-old", "build", " or higher is required",
+        r"CMake (?P<need>[\d.]+) or higher is required\.\s+You are running version "
+        r"(?P<have>[\d.]+)",
+        "CMake too old",
+        "this project (TVM >= 0.22 via 3rdparty/tvm-ffi needs 3.26) requires a newer CMake "
+        "than the one on PATH.",
+        "pip install 'cmake>=3.26' ninja (puts a current cmake first on PATH), then "
+        "reconfigure from a clean build directory.",
+        "CMake cmake_minimum_required (tvm-ffi CMakeLists.txt: VERSION 3.26); captured here",
+    ),
+    Rule(
+        "zstd-not-found", "build", "Could NOT find zstd",
+        r"Could NOT find zstd",
+        "zstd development files missing",
+        "LLVM 16's CMake package requires zstd; the headers/library are not installed.",
+        "apt-get install libzstd-dev (with zlib1g-dev libxml2-dev libedit-dev libtinfo-dev).",
+        "CMake FindPackageHandleStandardArgs via LLVMConfig.cmake; captured here",
+    ),
+    Rule(
+        "ptxas-error", "cuda", "ptxas ",
+        r"ptxas (?:[^\n;]*; )?(?:fatal|error)\s*:\s*(?P<msg>.*)",
+        "ptxas rejected the generated PTX",
+        "the CUDA assembler refused a kernel (resource limits, an unsupported instruction "
+        "for the chosen -arch, or a PTX version newer than the toolkit).",
+        "check the target's arch against the CUDA toolkit (nvcc --list-gpu-arch) and the "
+        "kernel's resources; `tk dump-ir` shows the CUDA source TVM generated.",
+        "ptxas (CUDA toolkit); captured with nvcc here",
+        _ptxas_fix,
+        rank=30,
+    ),
+    Rule(
+        "stale-dlpack", "build", "DLPackManagedTensorAllocator",
+        r"DLPackManagedTensorAllocator\W+was not declared",
+        "tvm-ffi's dlpack submodule is stale",
+        "3rdparty/tvm-ffi was checked out with an older 3rdparty/dlpack than it needs.",
+        "git submodule update --init --recursive (and record submodule SHAs in the build).",
+        "apache/tvm-ffi's environment C API (TVMFFIEnvSetDLPackManagedTensorAllocator) built "
+        "against a stale 3rdparty/dlpack (seen building apache/tvm main)",
+    ),
+    # --- s_tir schedule primitives (0.24+: tvm.s_tir.Schedule); the message is a
+    # ScheduleError's "Error message:" line, after the whole IRModule.
+    Rule(
+        "sch-output-block", "schedule", "is an output block",
+        r"The block (?P<block>\S+) is an output block",
+        "Schedule primitive applied to an output block",
+        "compute_at / compute_inline move or remove a block, and an output block (one that "
+        "writes a function argument) can be neither moved under a consumer nor inlined.",
+        "attach the other way: sch.reverse_compute_at(consumer, loop) moves a consumer under "
+        "its producer's loop; compute_at is for producers of an intermediate buffer.",
+        "src/s_tir/schedule/analysis/analysis.cc (NotOutputBlockError)",
+    ),
+    Rule(
+        "sch-split-factors", "schedule", "The product of factors is not larger than",
+        r"The product of factors is not larger than or equal to the extent of loop",
+        "split factors do not cover the loop",
+        "sch.split(loop, factors=[...]) needs the product of the factors to be at least the "
+        "loop's extent.",
+        "give one factor as None and TVM infers it (factors=[None, 32]), or make the product "
+        ">= the extent.",
+        "src/s_tir/schedule/primitive/loop_transformation.cc (WrongFactorProductError)",
+    ),
+    Rule(
+        "sch-not-data-parallel", "schedule", "cannot be fulfilled with regard to block",
+        r"The \"(?P<prim>\w+)\" cannot be fulfilled with regard to block (?P<block>\S+?)\.?"
+        r"(?: because| This is because)",
+        "Loop over a reduction cannot be vectorized, parallelized or bound",
+        "vectorize / parallel / bind need every block iter that depends on the loop to be "
+        "data-parallel; this loop feeds a reduction iter (e.g. the k of a matmul).",
+        "apply it to a spatial loop, or split the reduction first with sch.rfactor(loop, 0) "
+        "and vectorize/bind the rfactor block's spatial loop.",
+        "src/s_tir/schedule/primitive/for_kind.cc (WrongBlockIterTypeError)",
+    ),
+    Rule(
+        "sch-block-not-found", "schedule", "Cannot find a block with the name",
+        r"Cannot find a block with the name: (?P<name>\S+)",
+        "No block of that name",
+        "sch.get_sblock(name) found no block called that in the function (names change when "
+        "blocks are split, cached or inlined, and default to the op name after LegalizeOps).",
+        "print sch.mod.script() to see the block names, or pass func_name= when the module "
+        "has several functions.",
+        "src/s_tir/schedule/concrete_schedule.cc (GetSBlock NotSingleResult)",
+    ),
+    Rule(
+        "sch-init-statement", "schedule", "The block has init statement",
+        r"The block has init statement",
+        "Reduction block cannot be inlined",
+        "compute_inline / reverse_compute_inline refuse a block with a T.init() (a "
+        "reduction): its value is not a pure function of its inputs.",
+        "inline the element-wise blocks around it instead, or decompose_reduction first.",
+        "src/s_tir/schedule/primitive/compute_inline.cc (HasInitBlock)",
+    ),
+    Rule(
+        "sch-not-reduction-block", "schedule", "is not a reduction block",
+        r"is not a reduction block - it violates condition #(?P<cond>\d+)",
+        "rfactor/decompose on a block that is not a reduction",
+        "the primitive needs a reduction block (with T.init(), affine bindings, reduction "
+        "iters not indexing the output); the message lists the conditions and which failed.",
+        "apply it to the reduction block's reduction loop (the loop over the 'R' iter).",
+        "src/s_tir/schedule/analysis/analysis.cc (NotReductionBlockError)",
+    ),
+    Rule(
+        "sch-single-writer", "schedule", "is expected to be written by single block",
+        r"The buffer (?P<buf>\S+) is expected to be written by single block, but got "
+        r"(?P<n>\d+) blocks who write it",
+        "Buffer written by several blocks",
+        "compute_inline / cache_read need a buffer that exactly one block writes.",
+        "write the buffer from one block (or schedule the writers separately, without "
+        "inlining).",
+        "src/s_tir/schedule/primitive/compute_inline.cc (NotSingleWriteBlock)",
+    ),
+    Rule(
+        "sch-stale-rv", "schedule", "no longer exists in the IRModule",
+        r"The (?P<what>loop|block) no longer exists in the IRModule",
+        "Schedule handle used after it was replaced",
+        "a LoopRV/SBlockRV was used after a primitive removed what it referred to (split, "
+        "fuse, reorder-free primitives return new loops; inlining removes the block).",
+        "use the handles the primitive returned: i0, i1 = sch.split(i, ...) and then i0/i1, "
+        "never i; re-fetch with sch.get_loops(block).",
+        "src/s_tir/schedule/concrete_schedule.h (GetSRef)",
+    ),
+    Rule(
+        "sch-not-complete-block", "schedule", "is not a complete block",
+        r"The block (?P<block>\S+) is not a complete block - it violates condition #(?P<cond>\d+)",
+        "Block is not complete",
+        "compute_at / compute_inline need a complete block: it alone writes its outputs, "
+        "all its iters are data-parallel, and it does not read what it writes; an in-place "
+        "update (B[i] = B[i] + ...) or a second writer of the buffer breaks that.",
+        "write the update into a new buffer, or attach/inline the first writer instead.",
+        "src/s_tir/schedule/analysis/analysis.cc (NotCompleteBlockError); captured with 0.27",
+    ),
+    Rule(
+        "sch-affine-binding", "schedule", "to have an affine binding",
+        r"is required to have an (?:partial )?affine binding",
+        "Block bindings are not affine",
+        "the primitive needs the block's iter bindings to be affine in the outer loops; an "
+        "earlier split by a non-dividing factor or a fused irregular loop broke that.",
+        "use factors that divide the extent (or pad with sch.pad_einsum), or apply this "
+        "primitive before the one that made the binding non-affine.",
+        "src/s_tir/schedule/analysis/analysis.cc (NotAffineBindingError)",
+    ),
+    Rule(
+        "sch-not-stage-pipeline", "schedule", "is not a stage pipeline",
+        r"The scope (?P<scope>\S+) is not a stage pipeline",
+        "Scope is not a stage pipeline",
+        "compute_at / cache_* need the enclosing scope's blocks to form a producer-consumer "
+        "pipeline (each buffer written by one block, before it is read).",
+        "schedule each producer-consumer pair separately; a buffer written twice (e.g. in "
+        "place) cannot be attached.",
+        "src/s_tir/schedule/analysis/analysis.cc (NotStagePipelineError)",
+    ),
+    # --- API moves of 0.24-0.27 (tvm.tir split into tirx and s_tir, tvm.nd gone).
+    Rule(
+        "api-tvm-nd", "api-move", "has no attribute 'nd'",
+        r"module 'tvm' has no attribute 'nd'",
+        "tvm.nd was removed",
+        "tensors live in tvm.runtime since the move to tvm-ffi: tvm.nd.array and "
+        "tvm.nd.NDArray are gone.",
+        "use tvm.runtime.tensor(np_array, device=dev) and arr.numpy(); the type is "
+        "tvm.runtime.Tensor.",
+        "python/tvm/runtime (apache/tvm 0.22+: tvm.nd removed); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "api-tvm-tir", "api-move", "has no attribute 'tir'",
+        r"module 'tvm' has no attribute 'tir'",
+        "tvm.tir was split into tvm.tirx and tvm.s_tir",
+        "TVM 0.24 split tvm.tir: the IR, analysis and transforms are tvm.tirx; block "
+        "scheduling (Schedule, dlight, meta_schedule) is tvm.s_tir.",
+        "tvm.tir.X -> tvm.tirx.X (Var, PrimFunc, transform, analysis); tvm.tir.Schedule -> "
+        "tvm.s_tir.Schedule; pass names are tirx.* / s_tir.*.",
+        "apache/tvm#18913; captured with 0.27.0.post1",
+    ),
+    Rule(
+        "api-script-tir", "api-move", "cannot import name 'tir' from 'tvm.script'",
+        r"cannot import name 'tir' from 'tvm\.script'",
+        "tvm.script.tir is now tvm.script.tirx",
+        "TVMScript's TIR dialect moved with tvm.tir (TVM 0.24).",
+        "from tvm.script import tirx as T; functions with blocks need "
+        "@T.prim_func(s_tir=True) and T.sblock instead of T.block.",
+        "python/tvm/script/__init__.py (_DIALECT_REGISTRY); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "api-t-block", "api-move", "has no attribute 'block'",
+        r"module 'tvm\.tirx\.script(?:\.\w+)*' has no attribute 'block'",
+        "T.block is now T.sblock",
+        "scheduleable blocks are s_tir constructs since 0.24; TVMScript spells them T.sblock.",
+        "write `with T.sblock(\"name\"):` and decorate the function with "
+        "@T.prim_func(s_tir=True).",
+        "python/tvm/tirx/script (0.24+); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "api-sblock-without-s-tir", "api-move", "TIR verifier does not support statement",
+        r"TIR verifier does not support statement s_tir\.SBlockRealize",
+        "Blocks in a plain tirx function",
+        "a PrimFunc with T.sblock was parsed as plain tirx, whose verifier does not accept "
+        "blocks.",
+        "decorate it with @T.prim_func(s_tir=True) (or @I.ir_module with such functions).",
+        "src/tirx/analysis/verify_well_formed.cc; captured with 0.27.0.post1",
+        rank=60,
+    ),
+    Rule(
+        "api-relay", "api-move", "relay",
+        r"cannot import name 'relay' from 'tvm'|No module named 'tvm\.relay'|"
+        r"module 'tvm' has no attribute 'relay'",
+        "Relay was removed",
+        "Relay and its frontends were removed (TVM 0.20); Relax replaces them.",
+        "import models with tvm.relax.frontend (onnx.from_onnx, torch.from_exported_program) "
+        "and compile with tvm.compile(mod, target).",
+        "apache/tvm v0.20.0 release notes (Relay removal); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "api-moved-to-s-tir", "api-move", ("No module named 'tvm.", "has no attribute '"),
+        r"No module named 'tvm\.(?P<name>dlight|meta_schedule)'|"
+        r"module 'tvm' has no attribute '(?P<name2>dlight|meta_schedule)'",
+        "dlight and meta_schedule moved under tvm.s_tir",
+        "TVM 0.24 moved the block-schedule tools with tvm.tir's split.",
+        "from tvm.s_tir import dlight as dl; from tvm.s_tir import meta_schedule as ms.",
+        "apache/tvm#18913; captured with 0.27.0.post1",
+    ),
+    Rule(
+        "api-te-create-schedule", "api-move", "has no attribute 'create_schedule'",
+        r"module 'tvm\.te' has no attribute 'create_schedule'",
+        "TE schedules were removed",
+        "te.create_schedule and the TE scheduling language were removed; TE now only "
+        "describes computations.",
+        "func = te.create_prim_func([A, B]); sch = tvm.s_tir.Schedule(func); schedule "
+        "blocks with sch.split / sch.bind ...",
+        "apache/tvm (TE schedule removal, 0.19); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "api-struct-info-names", "api-move", "has no attribute 'TensorStructInfo'",
+        r"module 'tvm\.relax' has no attribute '(?P<name>\w+StructInfo)'",
+        "Relax struct-info classes moved",
+        "the StructInfo classes are no longer re-exported from tvm.relax in this version.",
+        "write annotations as R.Tensor((4, 3), \"float32\") through tvm.script.relax, or use "
+        "the classes from tvm.relax.struct_info where your version has them.",
+        "python/tvm/relax/__init__.py; captured with 0.27.0.post1",
+    ),
+    # --- Relax: struct info and the VM's argument checks.
+    Rule(
+        "relax-not-broadcastable", "relax", "which are not broadcastable",
+        r"the first input shape at dim (?P<dim>\d+) is (?P<a>\S+) and the second input shape "
+        r"at dim \d+ is (?P<b>\S+), which are not broadcastable",
+        "Operand shapes do not broadcast",
+        "a binary op's inputs have extents that are neither equal nor 1 in one dimension.",
+        "fix the shapes (reshape/expand_dims) so each dimension is equal or 1.",
+        "src/relax/op/op_common.cc (InferBinaryBroadcastShape); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "relax-matmul-reduction", "relax", "Matmul requires the reduction length",
+        r"Matmul requires the reduction length of the operands to be equal",
+        "matmul operands disagree on the reduction length",
+        "R.matmul(a, b) contracts a's last axis with b's second-to-last; they differ.",
+        "transpose the second operand (R.permute_dims(b)) or fix the shapes.",
+        "src/relax/op/tensor/linear_algebra.cc (InferStructInfoMatmul); captured with 0.27",
+    ),
+    Rule(
+        "relax-no-legalization", "relax", "No legalization func for",
+        r"No legalization func for (?P<op>\S+) is found",
+        "Op without a legalization",
+        "LegalizeOps found no FLegalize for this op (a custom op, or one this TVM lowers "
+        "only through a library); it stays a high-level call and codegen fails later.",
+        "register a legalization (tvm.ir.register_op_attr(op, 'FLegalize', fn)) or pass "
+        "legalize_ops with a custom function, or lower it to call_dps_packed.",
+        "src/relax/transform/legalize_ops.cc (LOG(WARNING) with enable_warning=True); "
+        "captured with 0.27.0.post1",
+    ),
+    Rule(
+        "relax-vm-codegen-op", "relax", "CodeGenVM cannot ",
+        r"CodeGenVM cannot (?:handle this intrinsic now|emit this Relax operator directly)",
+        "High-level op reached the VM codegen",
+        "an op was neither legalized nor lowered before VM codegen (usually the missing "
+        "legalization warned about earlier).",
+        "legalize the op (see 'No legalization func for') or run the pipeline that lowers it.",
+        "src/relax/backend/vm/codegen_vm.cc; captured with 0.27.0.post1 (R.ewise_fma)",
+        rank=45,
+    ),
+    Rule(
+        "vm-arg-count", "relax", "arguments were provided",
+        r"Invoking function (?P<fn>\S+) expects (?P<want>\d+) arguments \((?P<names>[^)]*)\), "
+        r"but (?P<got>\d+) arguments were provided",
+        "Wrong number of arguments to a Relax function",
+        "the VM function was called with another number of arguments than its signature.",
+        "pass every parameter, parameters included (vm['main'](*inputs, *params)).",
+        "src/runtime/vm/vm.cc (InvokeBytecode); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "vm-shape-mismatch", "relax", "mismatch to specified constant",
+        r"ErrorContext\(fn=(?P<fn>[^,]+), loc=(?P<loc>[^,]+), param=(?P<param>[^,]+), "
+        r"annotation=(?P<ann>.*?)\)\s+match_cast error,\s+shape\[(?P<dim>\d+)\] mismatch",
+        "Input shape differs from the Relax signature",
+        "an argument's extent differs from the constant the function's annotation declares.",
+        "pass an array of the annotated shape, or make the dimension symbolic "
+        "(R.Tensor((\"n\", 3))).",
+        "src/runtime/vm/builtin.cc (MatchShape); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "vm-dtype-mismatch", "relax", "expect Tensor with dtype",
+        r"param=(?P<param>[^,]+),.*?expect Tensor with dtype (?P<want>\w+) but get (?P<got>\w+)",
+        "Input dtype differs from the Relax signature",
+        "an argument has another dtype than its annotation.",
+        "convert it first (np_array.astype(...)) or change the annotation.",
+        "src/runtime/vm/builtin.cc (CheckTensorInfo); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "vm-ndim-mismatch", "relax", "expect Tensor with ndim",
+        r"param=(?P<param>[^,]+),.*?expect Tensor with ndim (?P<want>\d+) but get (?P<got>\d+)",
+        "Input rank differs from the Relax signature",
+        "an argument has another number of dimensions than its annotation.",
+        "reshape it to the annotated rank (np.expand_dims / reshape).",
+        "src/runtime/vm/builtin.cc (CheckTensorInfo); captured with 0.27.0.post1",
+    ),
+    # --- Lowering: memory verification, dlight, FuseTIR.
+    Rule(
+        "memory-unbound", "lowering", "Did you forget to bind?",
+        r"Did you forget to bind\?",
+        "GPU kernel without thread bindings",
+        "a GPU PrimFunc accesses buffers outside any threadIdx/blockIdx loop: it was never "
+        "scheduled for the GPU, so its loops would run on the host.",
+        "schedule it (dlight: tvm.s_tir.dlight.ApplyDefaultSchedule(dl.gpu.Fallback()) under "
+        "the target, or tvm.s_tir.transform.DefaultGPUSchedule()), or bind loops by hand.",
+        "src/tirx/analysis/verify_memory.cc; captured with 0.27.0.post1",
+    ),
+    Rule(
+        "dlight-root-block", "lowering", "The function body is expected to be the root block",
+        r"The function body is expected to be the root block",
+        "dlight needs a block-structured PrimFunc",
+        "the dlight rule reads the function's root block; this PrimFunc is plain tirx (loops "
+        "and stores, no T.sblock) or was already lowered.",
+        "give dlight functions written with blocks (@T.prim_func(s_tir=True) / "
+        "te.create_prim_func / LegalizeOps output), or skip dlight for hand-written kernels "
+        "(mark them with the 'tir.is_scheduled' attribute).",
+        "python/tvm/s_tir/dlight/analysis/common_analysis.py (get_root_block); captured here",
+    ),
+    Rule(
+        "fusetir-not-schedulable", "lowering", "Only schedulable functions",
+        r"Only schedulable functions \(whose body is the root block\) can be fused",
+        "FuseTIR met a PrimFunc without a root block",
+        "FuseTIR merges the blocks of the PrimFuncs in a fused group; one of them is plain "
+        "tirx (no root block).",
+        "keep hand-written plain-tirx kernels out of fusion (call them with "
+        "R.call_tir outside fused groups, or give them blocks).",
+        "src/relax/transform/fuse_tir.cc",
+    ),
+    Rule(
+        "fusetir-unknown-shape", "lowering", "FuseTIR expects all",
+        r"FuseTIR expects all (?:Tensor parameters have a known shape|parameters are Tensors "
+        r"with symbolic shape)",
+        "FuseTIR needs known tensor shapes",
+        "a fused function takes a tensor whose shape is unknown (R.Tensor(ndim=-1) or a "
+        "dynamic rank).",
+        "annotate shapes (symbolic ones are fine) before FuseOps/FuseTIR.",
+        "src/relax/transform/fuse_tir.cc",
+    ),
+    # --- Targets and LLVM.
+    Rule(
+        "llvm-unknown-mcpu", "target", "is not valid in `-mtriple",
+        r"Using LLVM (?P<llvm>[\d.]+) with `-mcpu=(?P<cpu>[^`]+)` is not valid in "
+        r"`-mtriple=(?P<triple>[^`]+)`",
+        "LLVM does not know this -mcpu",
+        "the target's mcpu is not a CPU this LLVM knows for the triple; TVM falls back to a "
+        "generic CPU (slower code, no error).",
+        "use a name from `llc -mtriple=<triple> -mcpu=help` (e.g. skylake, znver3, "
+        "cortex-a76).",
+        "src/target/llvm/llvm_instance.cc (LOG(ERROR)); captured with 0.27.0.post1",
+    ),
+    # --- CUDA driver and toolchain.
+    Rule(
+        "cuda-no-binary", "cuda", "NO_BINARY_FOR_GPU",
+        r"CUDA_ERROR_NO_BINARY_FOR_GPU|no kernel image is available for execution on the device",
+        "Kernel not compiled for this GPU",
+        "the module holds cubin/PTX for another architecture than the GPU it runs on.",
+        "compile for this GPU's arch: {\"kind\": \"cuda\", \"arch\": \"sm_XY\"} with "
+        "XY from nvidia-smi --query-gpu=compute_cap.",
+        "src/runtime/cuda/cuda_module.cc (cuModuleLoadData via CUDA_DRIVER_CALL); "
+        "as in apache/tvm#205",
+    ),
+    Rule(
+        "cuda-invalid-ptx", "cuda", "CUDA_ERROR_INVALID_PTX",
+        r"CUDA_ERROR_INVALID_PTX",
+        "Driver rejected the PTX",
+        "the driver's JIT could not compile the module's PTX: generated for a newer arch or "
+        "PTX ISA than this driver/GPU has, or miscompiled.",
+        "compile for the GPU's own arch (cubin, not PTX-only), update the driver, or look at "
+        "the CUDA source in tk compile --emit-source.",
+        "src/runtime/cuda/cuda_module.cc (cuModuleLoadData via CUDA_DRIVER_CALL); "
+        "as in apache/tvm#1027",
+    ),
+    Rule(
+        "module-loader-not-registered", "library", "but a loader of that name is not registered",
+        r"Binary was created using (?P<kind>\w+) but a loader of that name is not registered",
+        "Runtime for the module's device not loaded",
+        "the exported library holds a device module (e.g. cuda) and this process's TVM "
+        "runtime has no loader for it: built without that runtime, or its library (e.g. "
+        "libtvm_runtime_cuda.so, which needs libcuda.so.1) did not load.",
+        "load the module where a TVM with that runtime is installed (tk doctor shows which "
+        "runtimes load), or compile for a target this runtime has.",
+        "src/runtime/library_module.cc (ProcessLibraryBin); as in apache/tvm#13595",
+    ),
+    Rule(
+        "cuda-unsupported-ptx", "cuda", "UNSUPPORTED_PTX_VERSION",
+        r"CUDA_ERROR_UNSUPPORTED_PTX_VERSION|the provided PTX was compiled with an unsupported "
+        r"toolchain",
+        "PTX newer than the driver",
+        "the PTX was produced by a CUDA toolkit newer than the installed driver supports.",
+        "update the NVIDIA driver, or compile with the toolkit matching the driver "
+        "(nvidia-smi shows the highest CUDA version it supports).",
+        "src/runtime/cuda/cuda_module.cc (cuModuleLoadData via CUDA_DRIVER_CALL)",
+    ),
+    Rule(
+        "cuda-illegal-address", "cuda", "illegal",
+        r"CUDA_ERROR_ILLEGAL_ADDRESS|an illegal memory access was encountered",
+        "Kernel read or wrote out of bounds",
+        "a kernel accessed memory outside its buffers (a wrong index, a missing bound check "
+        "after a non-dividing split, or inputs smaller than compiled for).",
+        "run with compute-sanitizer, and check the kernel's predicates in tk dump-ir; the "
+        "error is sticky: the process must restart.",
+        "src/runtime/cuda/cuda_device_api.cc (CUDA_CALL: \"CUDA Runtime Error: \" in "
+        "libtvm_runtime_cuda.so 0.27)",
+    ),
+    Rule(
+        "cuda-out-of-memory", "cuda", "out of memory",
+        r"CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUDA(?: Runtime Error)?: out of "
+        r"memory",
+        "GPU out of memory",
+        "an allocation on the GPU failed.",
+        "lower the batch/sequence size, free other GPU users (nvidia-smi), or plan memory "
+        "with relax.transform.StaticPlanBlockMemory.",
+        "src/runtime/cuda/cuda_device_api.cc (AllocDataSpace)",
+    ),
+    Rule(
+        "cuda-no-driver", "cuda", "libcuda.so",
+        r"libcuda\.so(?:\.1)?: cannot open shared object file",
+        "No NVIDIA driver",
+        "the CUDA driver library (libcuda.so.1) is not installed on this machine.",
+        "install the NVIDIA driver, or on a machine without a GPU compile only.",
+        "glibc dynamic loader",
+        rank=60,
+    ),
+    Rule(
+        "nvcc-unsupported-arch", "cuda", "Unsupported gpu architecture",
+        r"nvcc fatal\s*: Unsupported gpu architecture '(?P<arch>[\w.]+)'",
+        "nvcc does not support this arch",
+        "the CUDA toolkit on PATH cannot compile for that architecture (too old for it, or "
+        "removed: CUDA 12 dropped sm_35/37, CUDA 13 dropped sm_50-72).",
+        "use an arch listed by `nvcc --list-gpu-arch`, or a toolkit that supports it.",
+        "nvcc (CUDA toolkit); captured with CUDA 13 nvcc here",
+    ),
+    # --- Building TVM.
+    Rule(
+        "cmake-no-cuda-compiler", "build", "No CMAKE_CUDA_COMPILER could be found",
+        r"No CMAKE_CUDA_COMPILER could be found",
+        "CMake finds no CUDA compiler",
+        "USE_CUDA is ON but nvcc is neither on PATH nor given to CMake.",
+        "export CUDACXX=/usr/local/cuda/bin/nvcc (or PATH=/usr/local/cuda/bin:$PATH), or "
+        "-DCMAKE_CUDA_COMPILER=...; tk build checks this before configuring.",
+        "CMake's compiler detection (strings of cmake 3.25); as users report it",
+    ),
+    Rule(
+        "cmake-cuda-arch-detect", "build", "Failed to detect a default CUDA architecture",
+        r"Failed to detect a default CUDA architecture",
+        "CMake cannot probe the CUDA compiler",
+        "CMake compiles a test program to find nvcc's default architecture and it failed: "
+        "usually a CMake older than the CUDA toolkit (CUDA 13 needs CMake >= 3.31), or an "
+        "nvcc that cannot run.",
+        "pip install 'cmake>=3.31' or set CMAKE_CUDA_ARCHITECTURES=80 (the GPU's arch).",
+        "Modules/CMakeDetermineCUDACompiler.cmake; captured with CMake 3.25 and CUDA 13",
+    ),
+    Rule(
+        "cmake-make-program", "build", "CMAKE_MAKE_PROGRAM",
+        r"CMake was unable to find a build program corresponding to \"(?P<gen>[^\"]+)\"",
+        "Build tool not found",
+        "the generator's build program (ninja or make) is not on PATH.",
+        "pip install ninja (or apt-get install ninja-build make).",
+        "CMake generator check; captured here",
+    ),
+    Rule(
+        "missing-header", "build", "No such file or directory",
+        r"fatal error: (?P<header>[\w./+-]+\.h(?:pp|h)?): No such file or directory",
+        "Header not found",
+        "a header the build includes is not installed or not on the include path (a "
+        "missing -dev package, or a submodule not checked out).",
+        "install the package that provides it, or git submodule update --init --recursive.",
+        "gcc/clang; as printed in ninja logs",
+    ),
+    Rule(
+        "tvm-library-not-found", "library", "Cannot find ",
+        r"Cannot find (?:library )?(?P<lib>libtvm\w*)",
+        "TVM's shared library not found",
+        "the tvm Python package found no libtvm_runtime/libtvm_ffi next to it, in "
+        "TVM_LIBRARY_PATH or on the loader path.",
+        "export TVM_LIBRARY_PATH=<build dir> (tk env KEY prints the exports for a stored "
+        "build), or pip install apache-tvm; tk doctor shows what was searched.",
+        "python/tvm/base.py via tvm_ffi/libinfo.py; captured with 0.27.0.post1 (the package "
+        "without its lib/)",
+    ),
+    Rule(
+        "library-not-found", "library", "cannot open shared object file",
+        r"(?P<lib>\S+\.so[.\d]*): cannot open shared object file: No such file or directory",
+        "Shared library not found",
+        "a library (or one it needs) is not on the loader path.",
+        "add its directory to LD_LIBRARY_PATH, or load it by absolute path; "
+        "`tk ext check LIB.so` resolves every dependency.",
+        "glibc dynamic loader (dlopen error)",
+        rank=20,
+    ),
+    # --- RPC.
+    Rule(
+        "rpc-connect-failed", "rpc", "Connect to ",
+        r"Connect to (?P<addr>[\w.:\[\]-]+:\d+) failed",
+        "RPC server not reachable",
+        "nothing accepts connections at that address: the RPC server is not running, "
+        "listens on another port, or a firewall refuses.",
+        "start it there (python -m tvm.exec.rpc_server --host 0.0.0.0 --port 9090) and check "
+        "the port; through a tracker, use rpc.connect_tracker and request(key).",
+        "src/runtime/rpc/rpc_socket_impl.cc (RPCConnect); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "rpc-tracker-unreachable", "rpc", "Failed to connect to server",
+        r"Failed to connect to server \((?P<addr>[^)]*)\)",
+        "RPC tracker or server not reachable",
+        "tvm.rpc retried connecting (rpc.connect_tracker, or a runner's connect_server) and "
+        "gave up: nothing listens at that address.",
+        "start the tracker (python -m tvm.exec.rpc_tracker --host 0.0.0.0 --port 9190) and "
+        "register devices with rpc_server --tracker HOST:9190 --key KEY; check host and port.",
+        "python/tvm/rpc/base.py (connect_with_retry); captured with 0.27.0.post1",
+    ),
+    # --- MetaSchedule.
+    Rule(
+        "ms-builder-failed", "meta-schedule", "LocalBuilder: ",
+        r"LocalBuilder: (?:An exception occurred|Timeout, killed after (?P<secs>[\d.]+) seconds)",
+        "MetaSchedule builder failed on candidates",
+        "compiling some tuning candidates raised or timed out; the tuner skips them, but if "
+        "every candidate fails the space itself is broken.",
+        "read the exception below the line (often a target the builder's process cannot "
+        "compile for); raise timeout_sec for big kernels.",
+        "python/tvm/s_tir/meta_schedule/builder/local_builder.py",
+        rank=40,  # the exception it wraps, when recognised, says more
+    ),
+    Rule(
+        "ms-runner-failed", "meta-schedule", "Runner: ",
+        r"(?P<runner>Local|RPC)Runner: (?:An exception occurred|Timeout, killed after "
+        r"(?P<secs>[\d.]+) seconds)",
+        "MetaSchedule runner failed on candidates",
+        "running tuning candidates raised or timed out (an invalid kernel, a device that is "
+        "absent or unreachable over RPC).",
+        "check the device (tk doctor / the RPC tracker) and the exception below the line.",
+        "python/tvm/s_tir/meta_schedule/runner/{local,rpc}_runner.py",
+        rank=40,  # the exception it wraps, when recognised, says more
+    ),
+    # --- Crashes.
+    Rule(
+        "jit-symbols-not-found", "library", "Symbols not found",
+        r"JIT session error: Symbols not found: \[ ?(?P<syms>[^\]]*?) ?\]",
+        "LLVM JIT could not resolve symbols",
+        "code compiled for the host calls functions no loaded library defines (an extern "
+        "or packed function of an extension that is not loaded); the crash follows.",
+        "load the library that defines them before running, or compile without the call.",
+        "LLVM ORC JIT (llvm/ExecutionEngine/Orc/Core.cpp) via TVM's llvm module",
+    ),
+    # Generic, so last and lowest: any CMake error, with the message lines under its header.
+    Rule(
+        "cmake-error", "build", "CMake Error",
+        r"^CMake Error(?: at (?P<where>\S+)(?: \((?P<command>\w+)\))?)?:[ \t]*(?P<head>.*)\n"
+        r"(?P<message>(?:(?:  |\t).*\n?)*)",
+        "CMake stopped configuring",
+        "CMake reported an error (the message is in the lines under 'CMake Error').",
+        "fix what the message says, then run tk build again (the configure step is retried).",
+        "CMake's message() and error output format "
+        "(cmake.org/cmake/help/latest/command/message.html)",
+        lambda groups, _text: _cmake_error_cause(groups),
+        rank=10,
+        span=12,
+    ),
+]
+
+
+def _cmake_error_cause(groups: dict[str, str]) -> tuple[str, str] | None:
+    """The message under ``CMake Error at FILE:LINE (cmd):``, joined into one line."""
+    lines = [groups.get("head", "")] + groups.get("message", "").splitlines()
+    message = " ".join(" ".join(lines).split())
+    if not message:
+        return None
+    where = f" ({groups['where']})" if groups.get("where") else ""
+    return f"{message}{where}", "fix what the message says, then run tk build again."
