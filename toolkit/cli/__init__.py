@@ -118,7 +118,7 @@ def _record_failure(argv: list[str] | None, message: str, exc: BaseException) ->
     from toolkit.explain.cause import exception_text
 
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["explain"]:
+    if next((a for a in args if not a.startswith("-")), None) == "explain":
         return  # explaining must not replace the failure being explained
     chain = exception_text(exc.__cause__) if exc.__cause__ is not None else ""
     last.save(cache_root(), args, message, chain if chain else exception_text(exc))
