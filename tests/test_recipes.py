@@ -299,3 +299,22 @@ def test_cmake_variable_typos(tk, fork, item, needle):
 def test_other_cmake_variables_pass_through(fork):
     plan = resolve(Request(sets=["CMAKE_MY_FORK_THING=1"]), fork)
     assert "-DCMAKE_MY_FORK_THING=1" in plan.cmake_args()
+
+
+def test_missing_static_llvm_archives_are_caught_before_cmake(tk, fork, tmp_path):
+    """Debian bookworm's llvm-15-dev: `llvm-config-15 --link-static --libfiles` names
+    libPolly.a, which no bookworm package ships; Ninja would stop late. An llvm-config that
+    names a missing archive the same way (here a script on PATH) is refused in pre-flight."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "llvm-config-98"
+    tool.write_text('#!/bin/sh\ncase "$*" in\n  *--version*) echo 98.0.1 ;;\n'
+                    '  *--libfiles*) echo /nonexistent/llvm-98/lib/libPolly.a ;;\n'
+                    '  *) echo ;;\nesac\n')
+    tool.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    r = tk("build", "-C", str(fork), "--llvm", "98", "--dry-run", env=env)
+    assert r.returncode == 0, r.stderr
+    assert ("FAIL llvm static libraries: llvm-config-98 --link-static names "
+            "/nonexistent/llvm-98/lib/libPolly.a, which is missing") in r.stdout
+    assert "libpolly-98-dev" in r.stdout and "--set USE_LLVM=llvm-config-98" in r.stdout

@@ -147,6 +147,8 @@ def check_llvm(plan: BuildPlan, tree: SourceTree) -> list[Check]:
         checks.append(Check("llvm", True, f"{config}: LLVM {dotted(have)}"
                             + (f" (>= {need})" if need else "")))
     checks.extend(check_llvm_deps(config, have))
+    if "--link-static" in plan.options.get("USE_LLVM", "").split():
+        checks.extend(check_llvm_static(config, have))
     return checks
 
 
@@ -164,6 +166,28 @@ def check_llvm_deps(config: str, have: tuple[int, ...]) -> list[Check]:
         return [Check("zstd", True, f"LLVM {have[0]} links zstd; zstd.h present")]
     return [Check("zstd", False, f"LLVM {have[0]} links zstd but its headers are missing "
                   "(configure would fail with 'Could NOT find zstd')", "apt-get install libzstd-dev")]
+
+
+def check_llvm_static(config: str, have: tuple[int, ...]) -> list[Check]:
+    """Static linking needs every archive ``llvm-config --link-static --libfiles`` names;
+    Debian's llvm-15-dev names libPolly.a, which no bookworm package ships (Ninja would stop
+    late with "missing and no known rule to make it")."""
+    try:
+        out = subprocess.run([config, "--link-static", "--libfiles"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    missing = [f for f in out.split() if f.startswith("/") and not Path(f).exists()]
+    if not missing:
+        return []
+    polly = any("Polly" in Path(f).name for f in missing)
+    fix = (f"apt-get install libpolly-{have[0]}-dev if your distribution has it; else link "
+           f"LLVM's shared library: --set USE_LLVM={config} (or --llvm 16 with libpolly-16-dev)"
+           if polly else f"install LLVM {have[0]}'s static libraries, or link its shared "
+           f"library: --set USE_LLVM={config}")
+    more = f" (+{len(missing) - 1} more)" if len(missing) > 1 else ""
+    return [Check("llvm static libraries", False,
+                  f"{config} --link-static names {missing[0]}{more}, which is missing", fix)]
 
 
 def check_cuda(plan: BuildPlan) -> Check | None:
