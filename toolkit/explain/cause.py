@@ -37,6 +37,8 @@ MAX_TEXT = 400  # characters of a cause line kept (a repr of an Op can run to ki
 _EXCEPTION = re.compile(
     r"(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|Exit|Interrupt"
     r"|Warning|Fault))(?::[ \t]?(?P<msg>.*))?$")
+# After a traceback any name can be the exception's (tvm.error.OpNotImplemented).
+_RAISED = re.compile(r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::[ \t]?(?P<msg>.*))?$")
 _FRAME = re.compile(r"\s+File \"(?P<file>[^\"]+)\", line (?P<no>\d+)(?:, in (?P<func>.*))?$")
 _CMAKE = re.compile(r"CMake Error(?: at (?P<loc>[^\n(]+?)(?: \((?P<cmd>\w+)\))?)?:\s*(?P<msg>.*)$")
 _COMPILER = re.compile(
@@ -81,6 +83,8 @@ class Cause:
         """The cause without its exception-type prefix."""
         if self.kind == "CMake Error":
             return re.sub(r"^CMake Error(?: at [^\n]*?\(\w+\))?:\s*", "", self.text)
+        if self.kind == "tk":  # tk's own line: "tk: [internal ]error: [Type: ]message"
+            return re.sub(r"^tk: (?:internal )?error: (?:[\w.]+: )?", "", self.text)
         if self.kind and self.text.startswith(self.kind + ":"):
             return self.text[len(self.kind) + 1:].strip()
         return self.text
@@ -189,7 +193,7 @@ def _classify(line: str, after_traceback: bool) -> tuple[int, str | None]:
         return DIAGNOSTIC, "CMake Error"
     if _FRAME.match(line) or _IR_LINE.match(line) and not _EXCEPTION.match(s):
         return 0, None
-    m = _EXCEPTION.match(s)
+    m = _EXCEPTION.match(s) or (_RAISED.match(s) if after_traceback else None)
     if m and not s.startswith(("warning", "Warning")):
         if m.group("type").endswith("Warning"):
             return 40, m.group("type")

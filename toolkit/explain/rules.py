@@ -915,6 +915,40 @@ RULES: list[Rule] = [
         "register devices with rpc_server --tracker HOST:9190 --key KEY; check host and port.",
         "python/tvm/rpc/base.py (connect_with_retry); captured with 0.27.0.post1",
     ),
+    Rule(
+        "onnx-op-not-supported", "frontend", "are not supported for frontend ONNX",
+        r"The following operators are not supported for frontend ONNX: (?P<ops>.*)",
+        "ONNX operators the Relax frontend does not convert",
+        "the model uses operators (custom domains, or ones the Relax ONNX frontend has no "
+        "converter for) that from_onnx cannot translate.",
+        "replace them in the model (onnx-simplifier, or export without custom ops), or add a "
+        "converter to tvm.relax.frontend.onnx's convert map for them.",
+        "python/tvm/relax/frontend/onnx/onnx_frontend.py (_check_for_unsupported_ops); "
+        "captured with 0.27.0.post1 through tk run",
+    ),
+    Rule(
+        "codegen-not-enabled", "build", " is not enabled",
+        r"(?:target\.build\.|Target )(?P<kind>\w+) is not enabled",
+        "TVM built without this code generator",
+        "the TVM in use has no code generator for the target kind (built with USE_LLVM OFF "
+        "for llvm, USE_CUDA OFF for cuda, ...).",
+        "rebuild TVM with it on (for llvm: set(USE_LLVM \"llvm-config-16 --ignore-libllvm "
+        "--link-static\")), or pip install apache-tvm, whose wheel has all of them; "
+        "tk doctor lists the codegens this build has.",
+        "src/target/codegen.cc (Build: build_f_name is not enabled); as in apache/tvm#17238 "
+        "and #346",
+    ),
+    Rule(
+        "module-no-function", "runtime-args", "has no function",
+        r"Module has no function '(?P<name>[^']+)'",
+        "Compiled module lacks that function",
+        "the function name is not one the compiled module exports (a typo, a Relax function "
+        "that was not public, or a PrimFunc compiled under another name).",
+        "use the name as the IRModule has it: a Relax function through the VM "
+        "(relax.VirtualMachine(ex, dev)['main']), a PrimFunc by its global symbol; "
+        "mod.implements_function(name) checks one.",
+        "python/tvm/runtime/module.py (__getitem__); captured with 0.27.0.post1",
+    ),
     # --- MetaSchedule.
     Rule(
         "ms-builder-failed", "meta-schedule", "LocalBuilder: ",
