@@ -264,6 +264,11 @@ def test_user_mistakes_exit_2(tk, tmp_path: Path) -> None:
     assert r.returncode == 2 and "not a tk profile report" in r.stderr
     r = tk("profile", "compare", str(tmp_path / "missing.json"), str(not_report))
     assert r.returncode == 2 and "no such file" in r.stderr
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"mine": true}')
+    r = tk("profile", "builtin:mlp", "--trace", str(notes))
+    assert r.returncode == 2 and "not a trace tk wrote" in r.stderr
+    assert notes.read_text() == '{"mine": true}'
     r = tk("profile")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "missing WORKLOAD" in r.stderr
@@ -348,6 +353,9 @@ def test_trace_has_host_and_device_tracks_matching_the_report(mlp_dir: Path) -> 
     """The --trace file is Chrome trace-event JSON: host calls and device spans on their own
     tracks, in execution order, and each row's spans add up to the row's time in the run the
     trace shows."""
+    from toolkit.profile.timeline import check_trace_path
+
+    check_trace_path(mlp_dir / "trace.json")  # tk's own trace: may be written over
     trace = json.loads((mlp_dir / "trace.json").read_text())
     doc = json.loads((mlp_dir / "profile.json").read_text())
     events = trace["traceEvents"]

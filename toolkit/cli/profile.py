@@ -59,6 +59,10 @@ def profile_cmd(workload: str, target: str, entry: str | None, repeat: int, warm
     wanted = reports.parse_formats(formats)
     if output:  # before minutes of profiling, not after
         reports.check_output(output, "profile", wanted)
+    if trace:
+        from toolkit.profile.timeline import check_trace_path
+
+        check_trace_path(trace)
     report = profile(workload, target, repeat=repeat, warmup=warmup, seed=seed, entry=entry,
                      inputs=(lambda wl: read_inputs(inputs, wl)) if inputs else None)
     written = report.write(output, wanted) if output else {}

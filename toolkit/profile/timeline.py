@@ -16,6 +16,7 @@ placing kernels, so the device waits only for the host work a real run does.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,10 +126,31 @@ def chrome_trace(spans: Sequence[Span], header: dict[str, Any]) -> dict[str, Any
             events.append({"ph": "X", "pid": pid, "tid": 2, "name": s.symbol, "cat": "device",
                            "ts": s.device[0] * 1e6, "dur": (s.device[1] - s.device[0]) * 1e6,
                            "args": {"call": i, "row": s.row}})
-    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": header}
+    return {"traceEvents": events, "displayTimeUnit": "ns",
+            "otherData": {**header, "tk": TRACE_MARK}}
+
+
+TRACE_MARK = "profile-trace"  # otherData["tk"] of a trace tk wrote: one it may replace
+
+
+def check_trace_path(path: Path) -> None:
+    """Refuse, before any work, a --trace path holding something tk did not write."""
+    from toolkit.errors import UserError
+
+    if not os.path.lexists(path):
+        return
+    try:
+        ours = (path.is_file() and not path.is_symlink()
+                and json.loads(path.read_text()).get("otherData", {}).get("tk") == TRACE_MARK)
+    except (OSError, ValueError, AttributeError):
+        ours = False
+    if not ours:
+        raise UserError(f"--trace {path}: is there and is not a trace tk wrote: move it away "
+                        "or pick another name")
 
 
 def write_trace(path: Path, spans: Sequence[Span], header: dict[str, Any]) -> Path:
+    check_trace_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(chrome_trace(spans, header)) + "\n")
     return path

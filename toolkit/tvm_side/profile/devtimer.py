@@ -31,7 +31,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-FILLER_BYTES = 64 << 20  # one memset of the filler: ~30-60 us on a current GPU
+# One memset of the filler: ~40-100 us on a current GPU, so a 10 ms filler is ~150 entries
+# in the stream's queue rather than thousands.
+FILLER_BYTES = 128 << 20
 
 
 class HostTimer:
