@@ -59,7 +59,7 @@ class CallTimer:
         self.marked: list[int] = []
         self.signatures: list[tuple[str, tuple[str, ...]]] | None = None
         self.arguments: list[tuple[str, tuple[Any, ...]]] = []  # of the describing run
-        # Per symbol: what timing a call from Python costs with nothing to do (see ``floors``).
+        # Per symbol: what timing a call from Python costs with nothing to do (``calibrate``).
         self.floors: dict[str, float] = {}
         self._t0 = 0.0
         self._open: tuple[float, Any] = (0.0, None)
@@ -140,6 +140,8 @@ class CallTimer:
             return
         clock, samples = self.clock, {}
         for symbol, args in self.arguments:
+            if symbol not in self.kernels and symbol not in PURE_BUILTINS:
+                continue  # timed between the callbacks, not called from here: no such cost
             times = samples.setdefault(symbol, [])
             for _ in range(reps):
                 start = clock()
@@ -332,8 +334,9 @@ def _measure_old_profiler(
             count = int(call.get("Count", {}).get("count", 1) or 1)
             shapes = _old_shapes(str(call.get("Argument Shapes", "")))
             for _ in range(count):
-                start = calls[-1].end if calls else 0.0
-                calls.append(Call(name, start, start + micros / count * 1e-6))
+                start, seconds = calls[-1].end if calls else 0.0, micros / count * 1e-6
+                calls.append(Call(name, start, start + seconds,
+                                  None if is_builtin(name) else seconds))
                 if i == 0:
                     signatures.append((name, shapes))
         if i >= warmup:
