@@ -532,3 +532,25 @@ def test_gpu_orchestration_runs_on_the_cpu_device() -> None:
     device = [sp for sp in rep.spans if sp.device is not None]
     assert device and all(sp.device[0] >= sp.host[1] - 1e-12 for sp in device)
     assert all(a.device[1] <= b.device[0] + 1e-12 for a, b in zip(device, device[1:]))
+
+
+def test_gpu_without_a_device_timer_says_host_side() -> None:
+    """A GPU runtime with no device timer here (or CUDA without cuda-bindings): each call is
+    timed on the host with a sync around it, and the report says the figures are host-side.
+    Driven on the CPU device, whose sync is real but instant."""
+    from toolkit.profile import report
+    from toolkit.tvm_side.profile import prepare, timing
+
+    p = prepare("builtin:mlp", "llvm")
+    why = "host-side: no device timer for this test; rows include launch and sync latency"
+    t = timing.measure(p.make_vm, p.workload.entry, p.args, p.dev, repeat=3, warmup=0,
+                       gpu=True, kernels=p.kernels, clock=(time.perf_counter, "wall"),
+                       device_timer=(None, why))
+    assert t.device_runs == 0
+    for call in t.runs[0]:
+        builtin = call.symbol.startswith("vm.builtin.")
+        assert (call.device is None) == builtin
+        assert builtin or call.device == pytest.approx(call.host)
+    s = report.build(t, p.kernels, {}).summary
+    assert why in s["warnings"] and s["device_timer"] == why
+    assert sum(s["split_us"].values()) == pytest.approx(s["e2e_median_us"])

@@ -325,7 +325,7 @@ def _summary(timings: Timings, runs: list[list[Call]], keys: list[list[RowKey]],
             f"GPU idle while they were issued (something in the run syncs the stream): their "
             f"kernel times may include launch latency")
     if timings.gpu and not timings.device_runs:
-        warnings.append(f"times are host-side: {timings.device_timer}")
+        warnings.append(timings.device_timer)  # "host-side: why, and what the rows include"
     if timings.method == "instrument":
         summary["note"] = timings.builtin_note
     summary["warnings"] = warnings
