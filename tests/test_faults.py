@@ -448,6 +448,13 @@ def bad_input_cases() -> list:
         "phoff-huge": {32: b"\xff" * 8}, "shoff-huge": {40: b"\xff" * 8},
         "truncated": {}}.items()]
     cases.append(pytest.param("profile-o", "", id="profile-compare-o-under-a-file"))
+    # /proc takes no new files, even from root (for whom os.access says yes).
+    cases += [pytest.param("argv", args, id=name) for name, args in {
+        "compile-o-unwritable": ["compile", "builtin:mlp", "-o", "/proc/tk-x/m.so"],
+        "dump-ir-o-unwritable": ["dump-ir", "builtin:mlp", "-o", "/proc/tk-x"],
+        "profile-o-unwritable": ["profile", "builtin:mlp", "-o", "/proc/tk-x"],
+        "image-suite-with-space": ["image", "bootstrap", "--suite", "x y"],
+    }.items()]
     return cases
 
 
@@ -473,6 +480,10 @@ def test_item8_bad_inputs_are_one_line_exit_2(tk, tmp_path, kind, content):
         if not content:
             lib.write_bytes(lib.read_bytes()[:200])
         args = ["ext", "check", str(lib)]
+    elif kind == "argv":
+        if content[0] in ("compile", "dump-ir", "profile"):
+            pytest.importorskip("tvm")
+        args = content
     else:
         good = tmp_path / "p.json"
         good.write_text(json.dumps({"report": "profile", "header": {}, "summary": {},
@@ -483,6 +494,15 @@ def test_item8_bad_inputs_are_one_line_exit_2(tk, tmp_path, kind, content):
     assert r.returncode == 2, r.stderr
     assert "internal error" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_item8_bisect_report_to_an_unwritable_place_is_one_line(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = small_repo(repo)
+    start(tk, repo, env, shas[0])
+    r = tk("bisect", "report", "--source", str(repo), "-o", "/proc/tk-x/r.md", env=env)
+    assert r.returncode == 2 and "cannot write" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
 
 
 def test_item8_ext_check_notices_foreign_and_32_bit_libraries(tk, tmp_path):

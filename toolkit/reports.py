@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from toolkit.outputs import probe_writable
+
 ASSETS = Path(__file__).parent / "data" / "report"
 FORMATS = ("csv", "json", "md", "html")
 
@@ -158,10 +160,7 @@ def check_output(directory: Path, stem: str, formats: Sequence[str]) -> None:
                                       or ours.get(path.name) != _sha256(path)):
             raise UserError(f"-o {directory}: {path.name} is there and tk did not write it (or "
                             "it changed since): move it away or pick another directory")
-    probe = directory if directory.exists() else next(
-        (p for p in directory.parents if p.exists()), Path("/"))
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise UserError(f"-o {directory}: {probe} is not writable")
+    probe_writable(directory, f"-o {directory}")
 
 
 def write(

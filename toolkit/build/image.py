@@ -125,6 +125,11 @@ def find_image(client: docker.DockerClient, tag: str) -> docker.models.images.Im
         return client.images.get(tag)
     except docker.errors.ImageNotFound:
         return None
+    except docker.errors.APIError as e:
+        if "invalid reference format" in str(e):  # a name from a flag or a recipe
+            raise UserError(f"{tag!r} is not a valid image name (docker: invalid reference "
+                            "format)") from None
+        raise
 
 
 @dataclass
@@ -139,6 +144,8 @@ def bootstrap(suite: str = DEFAULT_SUITE, tag: str | None = None, mirror: str | 
               force: bool = False, events: Handler = ignore,
               client: docker.DockerClient | None = None) -> BootstrapResult:
     """Make (or keep) a minimal Debian base image ``tag`` with debootstrap + docker import."""
+    if not re.fullmatch(r"[a-z][a-z0-9.-]*", suite):
+        raise UserError(f"--suite {suite!r}: not a Debian suite name (e.g. bookworm)")
     tag = tag or default_tag(suite)
     client = client or connect()
     with exclusive(tag):

@@ -262,8 +262,13 @@ def report_cmd(term: Terminal, source: Path | None, as_json: bool, output: Path 
     if output:
         import json
 
-        output.write_text(json.dumps(data, indent=2) if output.suffix == ".json"
-                          else report.markdown(data))
+        from toolkit.errors import UserError
+
+        try:
+            output.write_text(json.dumps(data, indent=2) if output.suffix == ".json"
+                              else report.markdown(data))
+        except OSError as e:
+            raise UserError(f"-o {output}: cannot write it ({e.strerror or e})") from None
     term.result(data, report.markdown)
 
 

@@ -39,6 +39,10 @@ def compile_cmd(workload: str, target: str, entry: str | None, build: dict[str, 
 
     if cc and not output:
         raise UserError("--cc links the library -o writes; give -o too")
+    if output:  # before the compile: an unwritable -o is not a TVM failure
+        from toolkit.outputs import probe_writable
+
+        probe_writable(output.parent, f"-o {output}")
     options = stack.build_options(**build)
     wl = workloads.load(workload, entry=entry)
     compiled = stack.compile(wl, target, options=options)

@@ -26,6 +26,7 @@ from typing import Any
 from toolkit.dumpir import index
 from toolkit.dumpir.store import write_atomic
 from toolkit.errors import TvmFailure, UserError
+from toolkit.outputs import probe_writable
 
 MODULES = "modules"
 # "+SEQ NAME" when a pass starts, "-SEQ" when it ends: what survives a segfault in a pass.
@@ -52,6 +53,7 @@ def check_output_dir(out: Path) -> None:
     never touched)."""
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} exists and is not a directory")
+    probe_writable(out.parent, f"-o {out}")  # the dump is made beside it, then renamed
     if not out.is_dir() or not any(out.iterdir()):
         return
     if not (out / MARKER).is_file():
