@@ -288,6 +288,52 @@ def test_item3_build_container_removed_on_every_exit_path(docker_image, tmp_path
                 ctr.remove(force=True)
 
 
+@pytest.mark.docker
+@pytest.mark.slow
+def test_item3_killed_docker_build_leaves_no_container(docker_image, tmp_path):
+    """The real thing: tk build --backend docker, killed while its container compiles."""
+    from minifork import make_minifork
+
+    from toolkit.build.backends import docker as d
+
+    client, _ = docker_image
+    fork = make_minifork(tmp_path / "tvm")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TK_CACHE": str(tmp_path / "cache")}
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        proc = subprocess.Popen([sys.executable, "-m", "toolkit", "build", "-C", str(fork),
+                                 "--backend", "docker", "--force"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        mine = {"label": [d.OWNER_PID, "org.tk.plan"]}
+        deadline = time.monotonic() + 900  # the toolchain image, when not made yet
+        ours: list = []
+        while not ours and proc.poll() is None and time.monotonic() < deadline:
+            ours = [c for c in client.containers.list(filters=mine)
+                    if c.labels.get(d.OWNER_PID) in own_pids(proc.pid)]
+            time.sleep(0.3)
+        assert ours, "the build ended before its container was seen"
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(
+                c.id in {o.id for o in ours} for c in client.containers.list(all=True)):
+            time.sleep(0.5)
+        assert not [c for c in client.containers.list(all=True) if c.id in {o.id for o in ours}]
+
+
+def own_pids(pid: int) -> set[str]:
+    """``pid`` and its descendants (tk works in a child process)."""
+    found, todo = {str(pid)}, [pid]
+    while todo:
+        try:
+            children = Path(f"/proc/{todo.pop()}/task").glob("*/children")
+            kids = [int(k) for f in children for k in f.read_text().split()]
+        except OSError:
+            continue
+        found |= {str(k) for k in kids}
+        todo += kids
+    return found
+
+
 # --- item 4: root-owned files in the user's tree ----------------------------------------------
 
 def foreign_owned(root: Path, uid: int) -> list[str]:
@@ -542,3 +588,18 @@ def test_item8_empty_onnx_is_a_user_error(tk, tmp_path):
     model.write_bytes(b"")
     r = tk("run", str(model), "--check")
     assert r.returncode == 2 and "not an ONNX model" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (it bisects another user's repository)")
+def test_item4_bisect_under_sudo_leaves_the_users_git_theirs(tk, tmp_path):
+    sub = tmp_path / "sub"
+    small_repo(sub, commits=1)
+    repo = tmp_path / "repo"
+    shas = small_repo(repo, submodule=sub)
+    for path in [repo, *repo.rglob("*")]:
+        os.chown(path, 1000, 1000, follow_symlinks=False)
+    env = {"TK_CACHE": str(tmp_path / "cache"), "SUDO_UID": "1000", "SUDO_GID": "1000"}
+    start(tk, repo, env, shas[0])
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert foreign_owned(repo, 1000) == []  # .git/worktrees/... included

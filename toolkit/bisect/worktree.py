@@ -16,6 +16,7 @@ from typing import Any
 
 import git
 
+from toolkit.build import ownership
 from toolkit.errors import UserError
 
 
@@ -88,6 +89,16 @@ class Worktree:
         wt.git.clean("-ffd", "--quiet")
         if (self.path / ".gitmodules").exists():
             self._update_submodules(wt, sha)
+        # git's record of this worktree (index, HEAD, submodule clones) sits in the user's
+        # .git: when root bisects someone's repository, it is theirs like the rest of .git.
+        owner = ownership.owner_of(Path(self.repo.common_dir))
+        ownership.hand_over(self.admin_dir().parent, owner, recursive=False)  # .git/worktrees
+        ownership.hand_over(self.admin_dir(), owner)
+
+    def admin_dir(self) -> Path:
+        """``.git/worktrees/NAME`` of the user's repository: where git records this worktree."""
+        text = (self.path / ".git").read_text().strip()
+        return Path(text.removeprefix("gitdir:").strip())
 
     def _update_submodules(self, wt: git.Repo, sha: str) -> None:
         """Check out the commit's submodules without writing the user's .git/config.
