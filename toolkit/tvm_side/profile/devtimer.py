@@ -131,13 +131,13 @@ class CudaEventTimer:
         """Whether the device was still in the filler once the whole run was issued.
 
         Called after the run's last call returned and before any sync. If not, the filler
-        grows for the next run and this run's device times are not used.
+        doubles for the next run (``timing.measure`` redoes this one).
         """
         err, = self._d.cuEventQuery(self._filler_end)
         if err == self._d.CUresult.CUDA_ERROR_NOT_READY:
             return True
         self._check((err,))
-        self.filler_s *= 2
+        self.filler_s = max(2 * self.filler_s, self._memset_s)
         return False
 
     def durations(self, pairs: list[tuple[Any, Any]]) -> list[float]:
@@ -166,7 +166,7 @@ def for_device(dev: Any, gpu: bool, clock: Callable[[], float]) -> tuple[Any | N
         return CudaEventTimer(dev), CudaEventTimer.name
     except ImportError:
         reason = "cuda-bindings is not installed (pip install cuda-bindings)"
-    except CudaError as e:
-        reason = str(e)
+    except (RuntimeError, OSError) as e:  # CudaError, and the binding's loader errors
+        reason = f"the CUDA event timer did not start ({e})"
     return None, (f"host-side: {reason}; each call is timed on the host with a device sync "
                   "around it, so rows include launch and sync latency")
