@@ -121,10 +121,12 @@ def main() -> int:
     from toolkit.errors import DeviceAbsent
     from toolkit.profile import report
     from toolkit.tvm_side import target as targets
+    from toolkit.tvm_side import workload as workloads
     from toolkit.tvm_side.profile import header_for, prepare, timing
 
+    target = targets.resolve(args.target)
     try:
-        targets.device_for(targets.to_tvm(args.target))
+        targets.device_for(target.tvm)
     except DeviceAbsent as e:
         print(f"profile_accuracy.py --target {args.target} needs a {args.target} device: {e}",
               file=sys.stderr)
@@ -140,7 +142,7 @@ def main() -> int:
     failed = 0
     for workload in args.workloads:
         start = time.perf_counter()
-        p = prepare(workload, args.target)
+        p = prepare(workloads.load(workload), target)
         timings = timing.measure(p.make_vm, p.workload.entry, p.args, p.dev,
                                  repeat=args.repeat, warmup=args.warmup, gpu=p.gpu,
                                  kernels=p.kernels,

@@ -73,11 +73,14 @@ def test_report_agrees_with_independent_timing() -> None:
     from tvm import relax
 
     from toolkit.tvm_side import stack, workload
+    from toolkit.tvm_side import target as targets
     from toolkit.tvm_side.profile import profile
 
-    report = profile("builtin:mlp", "llvm", repeat=15, warmup=2)
     wl = workload.load("builtin:mlp")
-    compiled = stack.compile(wl, "llvm")
+    target = targets.resolve("llvm")
+    report = profile(wl, target, repeat=15, warmup=2)  # as the command does: loaded once
+    compiled = stack.compile(wl, target)
+    assert compiled.target is target.tvm  # passed down, not parsed again
     dev = tvm.cpu()
     run = relax.VirtualMachine(compiled.executable, dev)[wl.entry]
     args = stack.to_device([*wl.make_inputs(), *wl.params], dev)
@@ -294,7 +297,8 @@ def test_fused_kernels_name_their_relax_ops() -> None:
     assert seen["fused_matmul_add_relu"] == ["matmul", "add", "relu"]
     assert seen["fused_matmul1_add1"] == ["matmul", "add"]
 
-    report = profile(str(HERE / "profile_prefused.py"), "llvm", repeat=3, warmup=1)
+    report = profile(workload.load(str(HERE / "profile_prefused.py")), "llvm", repeat=3,
+                     warmup=1)
     rows = report.operators.set_index("name")
     assert rows.at["fused_matmul_add_relu", "fused_ops"] == "matmul+add+relu"
     assert rows.at["fused_matmul1_add1", "fused_ops"] == "matmul+add"
@@ -499,6 +503,7 @@ def test_gpu_orchestration_runs_on_the_cpu_device() -> None:
     The queue here reports "drained" for the first two device runs, as a GPU whose filler ran
     out would."""
     from toolkit.profile import report
+    from toolkit.tvm_side import workload
     from toolkit.tvm_side.profile import devtimer, prepare, timing
 
     class DrainsTwice(devtimer.HostTimer):
@@ -513,7 +518,7 @@ def test_gpu_orchestration_runs_on_the_cpu_device() -> None:
             self.drained -= 1
             return self.drained < 0
 
-    p = prepare("builtin:mlp", "llvm")
+    p = prepare(workload.load("builtin:mlp"), "llvm")
     queue = DrainsTwice()
     t = timing.measure(p.make_vm, p.workload.entry, p.args, p.dev, repeat=5, warmup=0,
                        gpu=True, kernels=p.kernels, clock=(time.perf_counter, "wall"),

@@ -44,3 +44,19 @@ def test_unknown_option_is_user_error_naming_it():
 def test_absent_device_is_refused(absent_gpu):
     with pytest.raises(UserError, match=f"no {absent_gpu} device"):
         tvm_target.device_for(tvm_target.to_tvm(absent_gpu))
+
+
+def test_a_target_is_parsed_once_and_passed_down(tmp_path):
+    """Commands resolve the target at the edge; everything below takes the object as it is."""
+    from toolkit.tvm_side import stack, workload
+    from toolkit.tvm_side.dumpir import dump
+
+    t = tvm_target.resolve("llvm -mcpu=skylake")
+    assert tvm_target.resolve(t) is t
+    assert (t.spec, t.kind, t.gpu) == ("llvm -mcpu=skylake", "llvm", False)
+    assert tvm_target.resolve({"kind": "llvm"}).spec == '{"kind": "llvm"}'
+    wl = workload.load("builtin:mlp")
+    compiled = stack.compile(wl, t)
+    assert compiled.target is t.tvm and compiled.target_spec == t.spec
+    result = dump.dump(wl, t, tmp_path / "dump")  # the same loaded workload, the same target
+    assert result.failure is None and result.summary["target"] == t.spec

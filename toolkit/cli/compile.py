@@ -7,12 +7,12 @@ import click
 
 from toolkit.cli.options import (
     build_options,
-    echo_json,
     entry_option,
     json_option,
     target_option,
     workload_argument,
 )
+from toolkit.cli.terminal import Terminal, pass_terminal
 
 
 @click.command("compile")
@@ -29,12 +29,14 @@ from toolkit.cli.options import (
 @click.option("--emit-source", type=click.Path(file_okay=False, path_type=Path),
               help="Write generated sources (host LLVM IR, CUDA .cu, ...) into this directory.")
 @json_option
-def compile_cmd(workload: str, target: str, entry: str | None, build: dict[str, Any],
+@pass_terminal
+def compile_cmd(term: Terminal, workload: str, target: str, entry: str | None, build: dict[str, Any],
                 output: Path | None, cc: str | None, emit_source: Path | None,
                 as_json: bool) -> None:
     """Compile WORKLOAD (builtin:NAME, a .py or an .onnx file) for a target."""
     from toolkit.errors import UserError
     from toolkit.tvm_side import stack
+    from toolkit.tvm_side import target as targets
     from toolkit.tvm_side import workload as workloads
 
     if cc and not output:
@@ -45,7 +47,7 @@ def compile_cmd(workload: str, target: str, entry: str | None, build: dict[str, 
         probe_writable(output.parent, f"-o {output}")
     options = stack.build_options(**build)
     wl = workloads.load(workload, entry=entry)
-    compiled = stack.compile(wl, target, options=options)
+    compiled = stack.compile(wl, targets.resolve(target), options=options)
     exported = stack.export(compiled, output, cc) if output else None
     result = {
         "workload": wl.source,
@@ -60,13 +62,14 @@ def compile_cmd(workload: str, target: str, entry: str | None, build: dict[str, 
         "sources": [str(p) for p in stack.emit_sources(compiled, emit_source)]
         if emit_source else [],
     }
-    if as_json:
-        echo_json(result)
-        return
-    click.echo(f"compiled {wl.source} ({wl.entry}) for {target} in {compiled.seconds:.2f} s")
-    if exported:
-        linked = f" (linked by {exported.cross_compiler})" if exported.cross_compiler else ""
-        click.echo(f"  library: {exported.library}{linked}")
-        click.echo(f"  params:  {exported.params}")
-    for path in result["sources"]:
-        click.echo(f"  source:  {path}")
+    term.result(result, render_compiled)
+
+
+def render_compiled(r: dict[str, Any]) -> str:
+    lines = [f"compiled {r['workload']} ({r['entry']}) for {r['target']} in "
+             f"{r['compile_seconds']:.2f} s"]
+    if r["library"]:
+        linked = f" (linked by {r['cross_compiler']})" if r["cross_compiler"] else ""
+        lines += [f"  library: {r['library']}{linked}", f"  params:  {r['params']}"]
+    lines += [f"  source:  {path}" for path in r["sources"]]
+    return "\n".join(lines)

@@ -8,6 +8,7 @@ import click
 
 from toolkit.cli.lazy import DefaultGroup
 from toolkit.cli.options import echo_json, json_option, target_option, workload_argument
+from toolkit.cli.terminal import Terminal, pass_terminal
 
 
 @click.group("dump-ir", cls=DefaultGroup, default_command="dump")
@@ -35,33 +36,30 @@ def dumpir_group() -> None:
 @click.option("--verify", is_flag=True,
               help="Compile generated CUDA C with nvcc/ptxas (no GPU needed); exit 1 if rejected.")
 @json_option
-def dump_cmd(workload: str, target: str, out: Path, passes: str | None, funcs: str | None,
+@pass_terminal
+def dump_cmd(term: Terminal, workload: str, target: str, out: Path, passes: str | None, funcs: str | None,
              full_modules: bool, verify: bool, as_json: bool) -> int:
     """Compile WORKLOAD for a target, recording what every pass did into DIR."""
     from toolkit.dumpir import directory
+    from toolkit.tvm_side import target as targets
     from toolkit.tvm_side import workload as workloads
     from toolkit.tvm_side.dumpir import dump as dumper
 
     directory.check_output_dir(out)  # before the slow part: a refused directory costs nothing
     result = dumper.dump(
-        workloads.load(workload), target, out, passes=passes, funcs=funcs,
+        workloads.load(workload), targets.resolve(target), out, passes=passes, funcs=funcs,
         full_modules=full_modules, verify=verify,
     )
     for note in result.crashed_runs:
-        click.echo(f"tk: note: {note}", err=True)
-    s = result.summary
-    if as_json:
-        echo_json(s)
-    else:
-        click.echo(
-            f"dumped {s['passes']} passes ({s['changed_passes']} changed, "
-            f"{s['functions_stored']} function versions) of {s['workload']} for {s['target']} "
-            f"in {s['compile_seconds']:.2f} s -> {out}"
-        )
-        click.echo(f"  page:  {out / 'index.html'}")
-        click.echo(f"  index: {out / 'index.json'}")
+        term.note(note)
+    term.result(result.summary, lambda s: (
+        f"dumped {s['passes']} passes ({s['changed_passes']} changed, "
+        f"{s['functions_stored']} function versions) of {s['workload']} for {s['target']} "
+        f"in {s['compile_seconds']:.2f} s -> {out}\n"
+        f"  page:  {out / 'index.html'}\n"
+        f"  index: {out / 'index.json'}"))
     if result.failure is not None:
-        click.echo(f"tk: error: {result.failure}", err=True)
+        term.error(str(result.failure))
         return 1
     return 0
 
@@ -74,47 +72,37 @@ def dump_cmd(workload: str, target: str, out: Path, passes: str | None, funcs: s
 @click.option("--func", metavar="F", help="Function name or glob.")
 @click.option("--diff", is_flag=True, help="Show the unified diff the pass made instead.")
 @json_option
-def show_cmd(directory: Path, pass_: str | None, func: str | None, diff: bool,
+@pass_terminal
+def show_cmd(term: Terminal, directory: Path, pass_: str | None, func: str | None, diff: bool,
              as_json: bool) -> None:
     """Show the pass timeline, a function's IR after a pass, or the diff a pass made."""
     from toolkit.dumpir import query
 
     dump = query.Dump.open(directory)
     if pass_ is None:
-        rows = query.timeline(dump)
-        if as_json:
-            echo_json(rows)
-            return
-        for row in rows:
-            click.echo(query.format_timeline_row(row))
+        term.result(query.timeline(dump),
+                    lambda rows: "\n".join(map(query.format_timeline_row, rows)))
         return
     if pass_ == "input":
-        texts = query.input_texts(dump, func)
-        if as_json:
-            echo_json({"pass": "input", "functions": texts})
-            return
-        for name, text in texts.items():
-            click.echo(f"# {name} in the input module")
-            click.echo(text if text is not None else "# (not stored)")
+        term.result({"pass": "input", "functions": query.input_texts(dump, func)},
+                    lambda d: texts_text(d["functions"], "in the input module"))
         return
     record = dump.find_pass(pass_)
     if diff:
         diffs = query.pass_diff(dump, record, func)
-        if as_json:
-            echo_json({"pass": record.seq, "name": record.name, "diffs": diffs})
-            return
-        if not diffs:
-            click.echo(f"# pass #{record.seq} {record.name}: {record.change}, no function diff")
-        for d in diffs:
-            click.echo(d["diff"], nl=False)
+        term.result({"pass": record.seq, "name": record.name, "diffs": diffs}, lambda d: (
+            "".join(x["diff"] for x in diffs) if diffs
+            else f"# pass #{record.seq} {record.name}: {record.change}, no function diff"))
         return
-    texts = query.texts_after(dump, record, func)
-    if as_json:
-        echo_json({"pass": record.seq, "name": record.name, "functions": texts})
-        return
-    for name, text in texts.items():
-        click.echo(f"# {name} after #{record.seq} {record.name}")
-        click.echo(text if text is not None else "# (not stored)")
+    term.result({"pass": record.seq, "name": record.name,
+                 "functions": query.texts_after(dump, record, func)},
+                lambda d: texts_text(d["functions"], f"after #{record.seq} {record.name}"))
+
+
+def texts_text(texts: dict[str, str | None], where: str) -> str:
+    """Function texts one after the other, each under a comment naming it."""
+    return "\n".join(f"# {name} {where}\n{text if text is not None else '# (not stored)'}"
+                     for name, text in texts.items())
 
 
 @dumpir_group.command("find")

@@ -11,12 +11,12 @@ from toolkit.cli.options import (
     COUNT,
     SEED,
     Number,
-    echo_json,
     entry_option,
     json_option,
     target_option,
     workload_argument,
 )
+from toolkit.cli.terminal import Terminal, pass_terminal
 
 
 @click.group("profile", cls=DefaultGroup, default_command="run")
@@ -47,13 +47,16 @@ def profile_group() -> None:
               help="Write one run as a Chrome/Perfetto trace (host calls and device kernels).")
 @click.option("--top", type=COUNT, default=15, show_default=True, help="Rows shown in the terminal.")
 @json_option
-def profile_cmd(workload: str, target: str, entry: str | None, repeat: int, warmup: int,
-                inputs: Path | None,
+@pass_terminal
+def profile_cmd(term: Terminal, workload: str, target: str, entry: str | None, repeat: int,
+                warmup: int, inputs: Path | None,
                 seed: int, output: Path | None, formats: str, trace: Path | None, top: int,
                 as_json: bool) -> int:
     """Profile WORKLOAD: compile it, time every VM call, report per operator."""
     from toolkit import reports
     from toolkit.cli.run import read_inputs
+    from toolkit.tvm_side import target as targets
+    from toolkit.tvm_side import workload as workloads
     from toolkit.tvm_side.profile import profile
 
     wanted = reports.parse_formats(formats)
@@ -63,25 +66,26 @@ def profile_cmd(workload: str, target: str, entry: str | None, repeat: int, warm
         from toolkit.profile.timeline import check_trace_path
 
         check_trace_path(trace)
-    report = profile(workload, target, repeat=repeat, warmup=warmup, seed=seed, entry=entry,
-                     inputs=(lambda wl: read_inputs(inputs, wl)) if inputs else None)
+    wl = workloads.load(workload, seed=seed, entry=entry)
+    report = profile(wl, targets.resolve(target), repeat=repeat, warmup=warmup, seed=seed,
+                     inputs=read_inputs(inputs, wl) if inputs else None)
     written = report.write(output, wanted) if output else {}
     if trace:
         written["trace"] = report.write_trace(trace)
     if as_json:
-        echo_document(report, written)
+        term.json(document(report, written))
         return 0
     h, s = report.header, report.summary
-    click.echo(f"{h['workload']} ({h['entry']}) on {h['device']} ({h['target']}), TVM {h['tvm_version']}, "
-               f"{h['threads']} TVM thread(s), {h['repeat']} runs after {h['warmup']} warm-up, "
-               f"timed via {h['method']}; clock: {s['clock']}; device times: "
-               f"{s['device_timer']}")
-    click.echo(report.table(top))
-    click.echo(breakdown_line(s))
+    term.echo(f"{h['workload']} ({h['entry']}) on {h['device']} ({h['target']}), TVM "
+              f"{h['tvm_version']}, {h['threads']} TVM thread(s), {h['repeat']} runs after "
+              f"{h['warmup']} warm-up, timed via {h['method']}; clock: {s['clock']}; device "
+              f"times: {s['device_timer']}")
+    term.echo(report.table(top))
+    term.echo(breakdown_line(s))
     for line in s.get("warnings", []):
-        click.echo(f"warning: {line}", err=True)
+        term.warn(line)
     for fmt, path in written.items():
-        click.echo(f"wrote {path}" if fmt == next(iter(written)) else f"      {path}")
+        term.echo(f"wrote {path}" if fmt == next(iter(written)) else f"      {path}")
     return 0
 
 
@@ -93,9 +97,9 @@ def breakdown_line(s: dict) -> str:
             f"(spread {s['e2e_spread_us']:.1f}) = {parts} us\n{s.get('verdict', '')}")
 
 
-def echo_document(result, written: dict[str, Path]) -> None:
+def document(result, written: dict[str, Path]) -> dict:
     """A report's (or comparison's) JSON document, with the files it was written to."""
-    echo_json({**result.document(), "files": {k: str(v) for k, v in written.items()}})
+    return {**result.document(), "files": {k: str(v) for k, v in written.items()}}
 
 
 @profile_group.command("compare")
@@ -109,7 +113,8 @@ def echo_document(result, written: dict[str, Path]) -> None:
               help="Write compare.csv/.json/.md/.html into this directory.")
 @click.option("--format", "formats", default="csv,json,md,html", show_default=True)
 @json_option
-def compare_cmd(a: Path, b: Path, threshold: float, force: bool, output: Path | None,
+@pass_terminal
+def compare_cmd(term: Terminal, a: Path, b: Path, threshold: float, force: bool, output: Path | None,
                 formats: str, as_json: bool) -> int:
     """Compare two profile.json reports: per-operator and total speedups of B over A."""
     from toolkit import reports
@@ -123,11 +128,11 @@ def compare_cmd(a: Path, b: Path, threshold: float, force: bool, output: Path | 
                              names=(str(a), str(b)))
     written = result.write(output, wanted) if output else {}
     if as_json:
-        echo_document(result, written)
+        term.json(document(result, written))
         return 0
     for line in result.warnings:
-        click.echo(f"warning: {line}", err=True)
-    click.echo(result.text())
+        term.warn(line)
+    term.echo(result.text())
     for path in written.values():
-        click.echo(f"wrote {path}")
+        term.echo(f"wrote {path}")
     return 0

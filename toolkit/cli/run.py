@@ -9,13 +9,13 @@ from toolkit.cli.options import (
     SEED,
     TOLERANCE,
     build_options,
-    echo_json,
     entry_option,
     json_option,
     remote_options,
     target_option,
     workload_argument,
 )
+from toolkit.cli.terminal import Terminal, pass_terminal
 
 
 @click.command("run")
@@ -33,7 +33,8 @@ from toolkit.cli.options import (
 @click.option("--rtol", type=TOLERANCE, default=1e-3, show_default=True)
 @click.option("--atol", type=TOLERANCE, default=1e-4, show_default=True)
 @json_option
-def run_cmd(workload: str, target: str, entry: str | None, build: dict[str, Any],
+@pass_terminal
+def run_cmd(term: Terminal, workload: str, target: str, entry: str | None, build: dict[str, Any],
             remote: dict[str, Any] | None, inputs: Path | None, seed: int, check: bool,
             rtol: float, atol: float, as_json: bool) -> int:
     """Run WORKLOAD (or a library from 'tk compile -o') on the target's device, or a remote one."""
@@ -44,14 +45,15 @@ def run_cmd(workload: str, target: str, entry: str | None, build: dict[str, Any]
     options = stack.build_options(**build)
     wl = workloads.load(workload, seed=seed, entry=entry)
     args = read_inputs(inputs, wl) if inputs else wl.make_inputs(seed)
+    t = targets.resolve(target)  # once: the device check and the compile share it
     session = None
     if remote is not None:
         from toolkit.tvm_side import remote as remotes
 
         session = remotes.connect(**remote)
     elif wl.library is None:
-        targets.device_for(targets.to_tvm(target))  # refuse before a compile that cannot run
-    compiled = stack.compile(wl, target, options=options)
+        targets.device_for(t.tvm)  # refuse before a compile that cannot run
+    compiled = stack.compile(wl, t, options=options)
     result = stack.run(compiled, args, remote=session)
     report = {
         "workload": wl.source,
@@ -67,18 +69,20 @@ def run_cmd(workload: str, target: str, entry: str | None, build: dict[str, Any]
         cmp = stack.check(compiled, args, result.outputs, rtol=rtol, atol=atol)
         report["check"] = cmp.__dict__
         status = 0 if cmp.ok else 1
-    if as_json:
-        echo_json(report)
-        return status
-    click.echo(f"ran {wl.source} ({wl.entry}) on {result.device} in "
-               f"{result.seconds * 1e3:.3f} ms")
-    for i, out in enumerate(report["outputs"]):
-        click.echo(f"  output {i}: {out['dtype']}{out['shape']}")
-    if check:
-        verdict = "OK" if cmp.ok else "MISMATCH"
-        click.echo(f"  check against {cmp.against}: {verdict} max abs err {cmp.max_abs:.3g}, "
-                   f"max rel err {cmp.max_rel:.3g} (rtol {rtol:g}, atol {atol:g})")
+    term.result(report, render_run)
     return status
+
+
+def render_run(r: dict[str, Any]) -> str:
+    lines = [f"ran {r['workload']} ({r['entry']}) on {r['device']} in "
+             f"{r['run_seconds'] * 1e3:.3f} ms"]
+    lines += [f"  output {i}: {out['dtype']}{out['shape']}" for i, out in enumerate(r["outputs"])]
+    c = r.get("check")
+    if c:
+        lines.append(f"  check against {c['against']}: {'OK' if c['ok'] else 'MISMATCH'} max "
+                     f"abs err {c['max_abs']:.3g}, max rel err {c['max_rel']:.3g} (rtol "
+                     f"{c['rtol']:g}, atol {c['atol']:g})")
+    return "\n".join(lines)
 
 
 def read_inputs(path: Path, wl) -> list:

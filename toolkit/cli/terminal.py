@@ -89,7 +89,8 @@ class Terminal:
             self.json(data)
             return
         rendered = text(data)
-        self.echo(rendered, nl=not rendered.endswith("\n"))
+        if rendered:  # nothing to say is no output, not an empty line
+            self.echo(rendered, nl=not rendered.endswith("\n"))
 
     def table(self, rows: Sequence[Sequence[Any]], header: Sequence[str] | None = None,
               indent: str = "") -> None:

@@ -162,7 +162,7 @@ def _gpu_schedule(mod: Any, target: Any) -> Any:
 
 def compile(
     workload: Workload,
-    target_spec: str,
+    target: str | targets.Target,
     *,
     instruments: Sequence[Any] = (),
     pass_config: dict[str, Any] | None = None,
@@ -173,7 +173,8 @@ def compile(
     ``instruments`` are PassInstruments attached to the PassContext of the whole compile,
     Relax and TIR alike: the seam dump-ir and pass bisection plug into. ``pass_config``
     adds to ``options.pass_config``. A library workload (``tk compile -o``) is loaded as
-    compiled, for the target it was compiled for.
+    compiled, for the target it was compiled for. ``target`` is parsed here unless it comes
+    as a ``Target`` (``toolkit.tvm_side.target.resolve``), as commands pass it.
     """
     import tvm
 
@@ -182,7 +183,8 @@ def compile(
         options = replace(options, pass_config={**options.pass_config, **pass_config})
     if workload.library is not None:
         return _load_library(workload, options)
-    target = targets.to_tvm(target_spec)
+    resolved = targets.resolve(target)
+    target_spec, target = resolved.spec, resolved.tvm
     if options.host is not None:
         target = tvm.target.Target(target, host=targets.to_tvm(options.host))
     reproduce = reproduce_command("compile", workload, target_spec, *options.flags())

@@ -7,6 +7,7 @@ this is the half that needs tvm.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from toolkit.errors import DeviceAbsent, UserError
@@ -63,6 +64,31 @@ def to_tvm(spec: str | dict[str, Any]) -> Any:
     except Exception as e:  # noqa: BLE001 - TVM raises ValueError/TVMError/RuntimeError here
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UserError(f"TVM rejects target {original!r}: {first}") from None
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target parsed once, at the edge: as the user spelled it (for messages and reproduce
+    lines) and as the TVM at hand takes it. Model-level commands make one and pass it down."""
+
+    spec: str  # the user's string, or the JSON of a dict target
+    tvm: Any  # tvm.target.Target
+
+    @property
+    def kind(self) -> str:
+        return self.tvm.kind.name
+
+    @property
+    def gpu(self) -> bool:
+        return is_gpu(self.tvm)
+
+
+def resolve(target: str | dict[str, Any] | Target) -> Target:
+    """``target`` as a ``Target``; one already made is returned as it is, not parsed again."""
+    if isinstance(target, Target):
+        return target
+    spec = target if isinstance(target, str) else json.dumps(target)
+    return Target(spec, to_tvm(target))
 
 
 def describe(target: Any) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from toolkit.dumpir.store import FunctionStore, write_atomic
 from toolkit.errors import TkError, TvmFailure
 from toolkit.explain.cause import one_line
 from toolkit.tvm_side import compat, stack
+from toolkit.tvm_side import target as targets
 from toolkit.tvm_side.dumpir import codegen
 from toolkit.tvm_side.dumpir.recorder import HOST_KINDS, Recorder, instrument
 from toolkit.tvm_side.dumpir.repro import write_repro
@@ -28,7 +29,7 @@ from toolkit.tvm_side.workload import Workload
 
 def dump(
     workload: Workload,
-    target_spec: str,
+    target: str | targets.Target,
     out: Path,
     *,
     passes: str | None = None,
@@ -37,14 +38,14 @@ def dump(
     pass_config: dict[str, Any] | None = None,
     verify: bool = False,
 ) -> DumpResult:
-    """Compile ``workload`` for ``target_spec`` recording every pass into ``out``."""
+    """Compile ``workload`` for ``target`` recording every pass into ``out``."""
     directory.check_output_dir(out)
     crashed = directory.reap_dead_runs(out)
     work = directory.work_dir(out)
     try:
         result = record(
-            workload, target_spec, work, out, passes, funcs, full_modules, pass_config, crashed,
-            verify,
+            workload, targets.resolve(target), work, out, passes, funcs, full_modules,
+            pass_config, crashed, verify,
         )
         directory.write_manifest(work)
         directory.swap_in(work, out)
@@ -57,7 +58,7 @@ def dump(
 
 
 def record(
-    workload: Workload, target_spec: str, work: Path, out: Path,
+    workload: Workload, target: targets.Target, work: Path, out: Path,
     passes: str | None, funcs: str | None,
     full_modules: bool, pass_config: dict[str, Any] | None, crashed: list[str],
     verify: bool = False,
@@ -74,7 +75,7 @@ def record(
     try:
         with codegen.capture() as codegens:
             stack.compile(
-                workload, target_spec, instruments=[instrument(recorder)],
+                workload, target, instruments=[instrument(recorder)],
                 pass_config=pass_config,
             )
     except TvmFailure as e:
@@ -94,10 +95,10 @@ def record(
         if frame is not None:
             failed_pass = frame.record
             failed_pass.module = _save_failed(work, frame.mod, workload.mod)
-            write_repro(work, failed_pass.name, workload.source, target_spec, pass_config)
+            write_repro(work, failed_pass.name, workload.source, target.spec, pass_config)
             failure = TvmFailure(
                 f"pass {failed_pass.name} (#{failed_pass.seq}) raised while compiling "
-                f"{workload.source} for {target_spec}: {one_line(cause)}",
+                f"{workload.source} for {target.spec}: {one_line(cause)}",
                 reproduce=f"python {out / 'repro.py'}",
             )
 
@@ -112,7 +113,7 @@ def record(
     leaves = [r for r in records if r.kind in index.LEAF_KINDS]
     summary = {
         "workload": workload.source,
-        "target": target_spec,
+        "target": target.spec,
         "tvm_version": getattr(compat.tvm(), "__version__", "unknown"),
         "status": "failed" if failure else "ok",
         "failed_pass": failed_pass.seq if failed_pass else None,

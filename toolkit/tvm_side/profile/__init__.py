@@ -10,11 +10,15 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit.profile.report import Report
+
+if TYPE_CHECKING:
+    from toolkit.tvm_side.target import Target
+    from toolkit.tvm_side.workload import Workload
 
 __all__ = ["Prepared", "Report", "header_for", "prepare", "profile"]
 
@@ -82,45 +86,40 @@ class Prepared:
         return relax.VirtualMachine(self.compiled.executable, self.dev, **kwargs)
 
 
-InputsReader = Callable[[Any], Sequence[Any]]  # Workload -> its input arrays
+def prepare(workload: Workload, target: str | Target = "llvm", *, seed: int = 0,
+            inputs: Sequence[Any] | None = None) -> Prepared:
+    """Compile a loaded workload with the kernel capture; refuse absent devices first.
 
-
-def prepare(source: str, target_spec: str = "llvm", *, seed: int = 0, entry: str | None = None,
-            inputs: InputsReader | None = None) -> Prepared:
-    """Load and compile ``source`` with the kernel capture; refuse absent devices first.
-
-    ``inputs`` reads the entry's inputs for the loaded workload (``tk profile --inputs``);
-    without it they are the workload's own or seeded-random ones.
+    ``inputs`` are the entry's input arrays (``tk profile --inputs``); without them, the
+    workload's own or seeded-random ones (``seed``).
     """
     from toolkit.errors import DeviceAbsent
     from toolkit.tvm_side import stack
     from toolkit.tvm_side import target as targets
-    from toolkit.tvm_side import workload as workloads
     from toolkit.tvm_side.profile import cost
+    from toolkit.tvm_side.workload import TIR
 
-    target = targets.to_tvm(target_spec)
+    t = targets.resolve(target)
     try:
-        dev = targets.device_for(target)
+        dev = targets.device_for(t.tvm)
     except DeviceAbsent as e:  # before a compile whose result could not run anyway
-        raise DeviceAbsent(f"cannot profile on {target.kind.name}: {e}") from None
-    wl = workloads.load(source, seed=seed, entry=entry)
-    if wl.kind == workloads.TIR:
+        raise DeviceAbsent(f"cannot profile on {t.kind}: {e}") from None
+    if workload.kind == TIR:
         from toolkit.errors import UserError
 
-        raise UserError(f"{source} ({wl.entry}) is a TIR function, one kernel with no VM to "
-                        f"profile; time it with 'tk run {source} --entry {wl.entry}'")
+        raise UserError(f"{workload.source} ({workload.entry}) is a TIR function, one kernel "
+                        f"with no VM to profile; time it with 'tk run {workload.source} --entry "
+                        f"{workload.entry}'")
     capture = cost.KernelCapture()
-    compiled = stack.compile(wl, target_spec, instruments=[cost.instrument(capture)])
-    arrays = inputs(wl) if inputs is not None else wl.make_inputs(seed)
-    args = stack.to_device([*arrays, *wl.params], dev)
-    return Prepared(wl, target_spec, target, compiled, cost.analyse(capture), dev, args,
-                    targets.is_gpu(target))
+    compiled = stack.compile(workload, t, instruments=[cost.instrument(capture)])
+    arrays = list(inputs) if inputs is not None else workload.make_inputs(seed)
+    args = stack.to_device([*arrays, *workload.params], dev)
+    return Prepared(workload, t.spec, t.tvm, compiled, cost.analyse(capture), dev, args, t.gpu)
 
 
-def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup: int = 3,
-            seed: int = 0, entry: str | None = None,
-            inputs: InputsReader | None = None) -> Report:
-    """Compile ``source`` for ``target_spec``, time every VM call, return the report."""
+def profile(workload: Workload, target: str | Target = "llvm", *, repeat: int = 20,
+            warmup: int = 3, seed: int = 0, inputs: Sequence[Any] | None = None) -> Report:
+    """Compile a loaded workload for ``target``, time every VM call, return the report."""
     from toolkit.errors import TvmFailure, UserError
     from toolkit.explain.cause import one_line
     from toolkit.profile import report
@@ -129,7 +128,7 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
 
     if repeat < 1 or warmup < 0:
         raise UserError("--repeat must be >= 1 and --warmup >= 0")
-    p = prepare(source, target_spec, seed=seed, entry=entry, inputs=inputs)
+    p = prepare(workload, target, seed=seed, inputs=inputs)
     wl = p.workload
     try:
         timings = timing.measure(p.make_vm, wl.entry, p.args, p.dev, repeat=repeat,
@@ -139,8 +138,8 @@ def profile(source: str, target_spec: str = "llvm", *, repeat: int = 20, warmup:
     except Exception as e:  # noqa: BLE001 - a kernel failing under timing is TVM's failure
         raise TvmFailure(
             f"running {wl.source} on {p.dev} failed: {one_line(e)}",
-            reproduce=stack.reproduce_command("profile", wl, target_spec),
+            reproduce=stack.reproduce_command("profile", wl, p.target_spec),
         ) from e
-    header = header_for(wl.source, target_spec, p.target, p.dev, p.gpu, repeat, warmup,
+    header = header_for(wl.source, p.target_spec, p.target, p.dev, p.gpu, repeat, warmup,
                         timings.method, wl.entry)
     return report.build(timings, p.kernels, header)
