@@ -29,7 +29,8 @@ COLUMNS = [
     "fused_ops", "op", "struct_hash", "first_call",
 ]
 REQUIRED_COLUMNS = ("name", "args", "total_us")  # what tk profile compare cannot do without
-OPTIONAL_FOR_COMPARE = ("spread_us", "struct_hash")  # filled as unknown when absent
+# Filled as unknown when absent (older or hand-made reports).
+OPTIONAL_FOR_COMPARE = ("spread_us", "struct_hash", "kind", "calls", "fused_ops", "first_call")
 TERMINAL_COLUMNS = ["name", "kind", "calls", "total_us", "share_pct", "median_us", "std_us",
                     "gflops", "gbps", "args"]
 HTML_VIEW = {
