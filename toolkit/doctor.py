@@ -109,7 +109,8 @@ def diagnose_import_failure(imp: dict[str, Any], packages: dict[str, Any]) -> tu
     last = one_line(error) if error.strip() else imp["error_type"]
     # The corpus's matchers run in linear time even on a crafted one-line error.
     found = {f.id: f.groups for f in explain(error)}
-    undefined = found.get("undefined-tvm-ffi-symbol") or found.get("undefined-symbol")
+    undefined = (found.get("undefined-tvm-ffi-symbol") or found.get("ext-tvm-ffi-skew")
+                 or found.get("undefined-symbol"))
     if undefined:
         lib, symbol = undefined["lib"], undefined["sym"]
         readable = demangle(symbol)

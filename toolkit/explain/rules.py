@@ -369,6 +369,20 @@ RULES: list[Rule] = [
         rank=60,
     ),
     Rule(
+        "ext-tvm-ffi-skew", "library", "undefined symbol: ",
+        r"(?P<lib>\S+\.so[.\d]*): undefined symbol: (?P<sym>_ZN\w*3tvm3ffi\w*|TVMFFI\w+)",
+        "Library built against another tvm-ffi",
+        "the library needs a tvm-ffi symbol (C API TVMFFI* or a tvm::ffi C++ one) that the "
+        "libtvm_ffi.so loaded here does not export: it was compiled against other tvm-ffi "
+        "headers than the apache-tvm-ffi installed.",
+        "rebuild it against the installed tvm-ffi (tk ext build uses the interpreter's "
+        "tvm_ffi include dir), or install the tvm-ffi it was built with; `tk ext check LIB.so` "
+        "and `tk doctor` show both sides.",
+        "glibc dynamic loader; captured here with a g++-built library calling an absent "
+        "TVMFFI C function",
+        rank=55,
+    ),
+    Rule(
         "undefined-symbol", "library", "undefined symbol: ",
         r"(?P<lib>\S+\.so[.\d]*): undefined symbol: (?P<sym>\S+)",
         "Library needs a symbol nothing in the process provides",
@@ -518,6 +532,18 @@ RULES: list[Rule] = [
         "update (B[i] = B[i] + ...) or a second writer of the buffer breaks that.",
         "write the update into a new buffer, or attach/inline the first writer instead.",
         "src/s_tir/schedule/analysis/analysis.cc (NotCompleteBlockError); captured with 0.27",
+    ),
+    Rule(
+        "sch-loop-bound", "schedule", "has annotation or thread binding",
+        r"The primitive can't be applied because the loop (?P<loop>\S+) has annotation or "
+        r"thread binding",
+        "Loop already bound to a thread (or annotated)",
+        "split / fuse / reorder refuse a loop that was already bound to a thread axis or "
+        "annotated: binding comes last.",
+        "restructure the loops first (split, fuse, reorder), then bind the resulting loops "
+        "once each: sch.bind(fused, 'blockIdx.x').",
+        "src/s_tir/schedule/primitive/loop_transformation.cc (HasAnnotationOrThreadBinding"
+        "Error); captured with 0.27.0.post1",
     ),
     Rule(
         "sch-affine-binding", "schedule", "to have an affine binding",
