@@ -177,6 +177,11 @@ def test_item8_workload_exiting_at_import_is_no_pass(tk, tmp_path):
         r = tk("run", str(wl), "--check", env={"TK_CACHE": str(tmp_path / "cache")})
         assert r.returncode == 2, r.stderr
         assert "called sys.exit" in r.stderr
+    wl = tmp_path / "own_base_exception.py"
+    wl.write_text("class Stop(BaseException):\n    pass\n\nraise Stop('here')\n")
+    r = tk("run", str(wl), "--check", env={"TK_CACHE": str(tmp_path / "cache")})
+    assert r.returncode == 2 and "raised Stop: here" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -542,9 +547,12 @@ def test_item8_bad_inputs_are_one_line_exit_2(tk, tmp_path, kind, content):
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
-def test_item8_bisect_report_to_an_unwritable_place_is_one_line(tk, tmp_path, env):
+def test_item8_bisect_bad_inputs_are_one_line(tk, tmp_path, env):
     repo = tmp_path / "repo"
     shas = small_repo(repo)
+    r = tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+           "--no-build", "--check", 'grep "ok val', env=env)
+    assert r.returncode == 2 and "does not parse" in r.stderr, r.stderr
     start(tk, repo, env, shas[0])
     r = tk("bisect", "report", "--source", str(repo), "-o", "/proc/tk-x/r.md", env=env)
     assert r.returncode == 2 and "cannot write" in r.stderr, r.stderr

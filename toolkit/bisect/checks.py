@@ -30,12 +30,20 @@ def ready_made() -> dict[str, Path]:
             if p.suffix in (".py", ".sh") and not p.name.startswith("_")}
 
 
+def split_check(text: str) -> list[str]:
+    """The words of a check written as one shell line; unbalanced quotes are the user's."""
+    try:
+        return shlex.split(text)
+    except ValueError as e:
+        raise UserError(f"--check {text!r} does not parse as a command line: {e}") from None
+
+
 def resolve(words: Sequence[str], source: Path) -> tuple[list[str], str]:
     """(argv to run, the check as the user wrote it). A missing command is a user error."""
     words = list(words)
     if len(words) == 1:
         text = words[0]
-        words = shlex.split(text)
+        words = split_check(text)
     else:
         text = shlex.join(words)
     if not words:

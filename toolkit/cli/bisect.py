@@ -157,7 +157,9 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
 
     words = [check_text] if check_text else []
     if check_args:
-        words = [*(shlex.split(check_text) if check_text else []), *check_args]
+        from toolkit.bisect.checks import split_check
+
+        words = [*(split_check(check_text) if check_text else []), *check_args]
     st = session.start(source or Path.cwd(), good, bad, words, regress=regress,
                        build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
                        count=count, build_options=recipe, build_cmd=build_cmd,

@@ -213,7 +213,10 @@ def _run_file(path: Path, source: str) -> dict[str, Any]:
             f"workload {source} called sys.exit({e.code!r}) while being loaded; a workload "
             "file defines 'mod' (or 'model' + 'spec') and must not exit"
         ) from None
-    except Exception as e:  # noqa: BLE001 - anything the user's file raises is their error
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - anything the user's file raises is their error
+        # (BaseException: a file's own subclass of it would otherwise end tk in a traceback)
         frame = traceback.extract_tb(e.__traceback__)[-1]
         raise UserError(
             f"workload {source} raised {type(e).__name__}: {e} "
