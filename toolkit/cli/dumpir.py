@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from toolkit.cli.lazy import DefaultGroup
-from toolkit.cli.options import echo_json, json_option, target_option, workload_argument
+from toolkit.cli.options import json_option, target_option, workload_argument
 from toolkit.cli.terminal import Terminal, pass_terminal
 
 
@@ -110,18 +110,15 @@ def texts_text(texts: dict[str, str | None], where: str) -> str:
 @click.argument("regex")
 @click.option("--func", metavar="F", help="Only functions matching this name or glob.")
 @json_option
-def find_cmd(directory: Path, regex: str, func: str | None, as_json: bool) -> None:
+@pass_terminal
+def find_cmd(term: Terminal, directory: Path, regex: str, func: str | None,
+             as_json: bool) -> None:
     """For each function, the pass after which REGEX first appears and where it disappears."""
     from toolkit.dumpir import query
 
-    hits = query.find(query.Dump.open(directory), regex, func)
-    if as_json:
-        echo_json(hits)
-        return
-    if not hits:
-        click.echo(f"no function ever matches {regex!r}")
-    for h in hits:
-        click.echo(query.format_find_row(h))
+    term.result(query.find(query.Dump.open(directory), regex, func), lambda hits: (
+        "\n".join(map(query.format_find_row, hits)) if hits
+        else f"no function ever matches {regex!r}"))
 
 
 def normaliser_option(f):  # noqa: ANN001, ANN201 - a click decorator
@@ -136,7 +133,9 @@ def normaliser_option(f):  # noqa: ANN001, ANN201 - a click decorator
 @click.argument("dir_b", type=click.Path(file_okay=False, path_type=Path))
 @normaliser_option
 @json_option
-def compare_cmd(dir_a: Path, dir_b: Path, raw: tuple[str, ...], as_json: bool) -> int:
+@pass_terminal
+def compare_cmd(term: Terminal, dir_a: Path, dir_b: Path, raw: tuple[str, ...],
+                as_json: bool) -> int:
     """Align two dumps' pipelines: passes only in one, reordered, first diverging pass.
 
     Exits 1 when either dump is of a compile that failed (the comparison stops there).
@@ -145,10 +144,7 @@ def compare_cmd(dir_a: Path, dir_b: Path, raw: tuple[str, ...], as_json: bool) -
 
     result = query.compare(query.Dump.open(dir_a), query.Dump.open(dir_b),
                            normalise.chosen(raw))
-    if as_json:
-        echo_json(result)
-    else:
-        click.echo(query.format_compare(result, str(dir_a), str(dir_b)))
+    term.result(result, lambda r: query.format_compare(r, str(dir_a), str(dir_b)))
     return 1 if result["failed_a"] or result["failed_b"] else 0
 
 
@@ -160,24 +156,23 @@ def compare_cmd(dir_a: Path, dir_b: Path, raw: tuple[str, ...], as_json: bool) -
 @click.option("--func", metavar="F", help="Function name or glob (a codegen record: a file).")
 @normaliser_option
 @json_option
-def diff_cmd(dir_a: Path, dir_b: Path, pass_: str | None, func: str | None,
+@pass_terminal
+def diff_cmd(term: Terminal, dir_a: Path, dir_b: Path, pass_: str | None, func: str | None,
              raw: tuple[str, ...], as_json: bool) -> None:
     """A against B: the same functions after the same pass in two dumps, normalised."""
     from toolkit.dumpir import normalise, query
 
     result = query.diff(query.Dump.open(dir_a), query.Dump.open(dir_b), pass_, func,
                         normalise.chosen(raw))
-    if as_json:
-        echo_json(result)
-        return
-    normalisers = ", ".join(result["normalisers"]) or "none"
-    if result["pass_a"] is None:
-        click.echo(f"no aligned pass turns the same input into different output "
-                   f"(normalised: {normalisers})")
-        return
-    click.echo(f"# A #{result['pass_a']} {result['name_a']} vs B #{result['pass_b']} "
-               f"{result['name_b']} (normalised: {normalisers})")
-    if not result["diffs"]:
-        click.echo("# no difference after normalising")
-    for d in result["diffs"]:
-        click.echo(d["diff"], nl=False)
+    term.result(result, render_diff)
+
+
+def render_diff(r: dict) -> str:
+    normalisers = ", ".join(r["normalisers"]) or "none"
+    if r["pass_a"] is None:
+        return (f"no aligned pass turns the same input into different output "
+                f"(normalised: {normalisers})")
+    head = (f"# A #{r['pass_a']} {r['name_a']} vs B #{r['pass_b']} {r['name_b']} "
+            f"(normalised: {normalisers})\n")
+    return head + ("".join(d["diff"] for d in r["diffs"]) if r["diffs"]
+                   else "# no difference after normalising")

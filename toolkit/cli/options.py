@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import sys
@@ -79,10 +78,6 @@ def python_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any
     """``--python PATH``: the interpreter whose TVM a command looks at (default: this one)."""
     return click.option("--python", "python", default=sys.executable,
                         show_default="this Python", callback=_interpreter, help=help)
-
-
-def echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, default=str))
 
 
 # The flags that choose a build plan (fields of toolkit.build.recipes.Request); tk build, tk bisect
