@@ -29,8 +29,9 @@ source_option = click.option(
 
 @describe.register
 def _(e: ev.Window) -> str:
-    return (f"[{e.probe}] {e.untested} commits left between {e.good[:10]} (good) and "
-            f"{e.bad[:10]} (bad), ~{e.steps_left} steps")
+    return (f"[{e.probe}] {e.untested} commit{'s' if e.untested != 1 else ''} left between "
+            f"{e.good[:10]} (good) and {e.bad[:10]} (bad), ~{e.steps_left} "
+            f"step{'s' if e.steps_left != 1 else ''}")
 
 
 @describe.register
@@ -50,8 +51,9 @@ def _(e: ev.BuildDone) -> str:
 
 
 @describe.register
-def _(e: ev.CheckStarted) -> str:
-    return f"  checking: {e.check}" + (f" ({e.runs} runs)" if e.runs > 1 else "")
+def _(e: ev.CheckStarted) -> str | None:
+    # The check was shown at start; a verdict line follows. Only repeated runs are news.
+    return f"  checking, {e.runs} runs" if e.runs > 1 else None
 
 
 @describe.register
