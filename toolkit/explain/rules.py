@@ -455,13 +455,17 @@ RULES: list[Rule] = [
         "src/s_tir/schedule/analysis/analysis.cc (NotOutputBlockError)",
     ),
     Rule(
-        "sch-split-factors", "schedule", "The product of factors is not larger than",
-        r"The product of factors is not larger than or equal to the extent of loop",
-        "split factors do not cover the loop",
-        "sch.split(loop, factors=[...]) needs the product of the factors to be at least the "
-        "loop's extent.",
-        "give one factor as None and TVM infers it (factors=[None, 32]), or make the product "
-        ">= the extent.",
+        "sch-split-factors", "schedule", ("The product of factors is not larger than",
+                                          "Only one factor can be specified",
+                                          "constant factors are required to be positive"),
+        r"The product of factors is not larger than or equal to the extent of loop|"
+        r"Only one factor can be specified as -1 or none|"
+        r"All the constant factors are required to be positive",
+        "Invalid split factors",
+        "sch.split(loop, factors=[...]) needs positive factors whose product covers the "
+        "loop's extent, with at most one of them None (inferred).",
+        "give exactly one factor as None and TVM infers it (factors=[None, 32]); the others "
+        "positive.",
         "src/s_tir/schedule/primitive/loop_transformation.cc (WrongFactorProductError)",
     ),
     Rule(
@@ -567,8 +571,9 @@ RULES: list[Rule] = [
     ),
     # --- API moves of 0.24-0.27 (tvm.tir split into tirx and s_tir, tvm.nd gone).
     Rule(
-        "api-tvm-nd", "api-move", "has no attribute 'nd'",
-        r"module 'tvm' has no attribute 'nd'",
+        "api-tvm-nd", "api-move", ("'nd'", "No module named 'tvm.nd"),
+        r"module 'tvm' has no attribute 'nd'|cannot import name 'nd' from 'tvm'|"
+        r"No module named 'tvm\.nd'",
         "tvm.nd was removed",
         "tensors live in tvm.runtime since the move to tvm-ffi: tvm.nd.array and "
         "tvm.nd.NDArray are gone.",
@@ -577,8 +582,9 @@ RULES: list[Rule] = [
         "python/tvm/runtime (apache/tvm 0.22+: tvm.nd removed); captured with 0.27.0.post1",
     ),
     Rule(
-        "api-tvm-tir", "api-move", "has no attribute 'tir'",
-        r"module 'tvm' has no attribute 'tir'",
+        "api-tvm-tir", "api-move", ("'tir'", "No module named 'tvm.tir"),
+        r"module 'tvm' has no attribute 'tir'|cannot import name 'tir' from 'tvm'(?!\.)|"
+        r"No module named 'tvm\.tir(?:\.\w+)*'",
         "tvm.tir was split into tvm.tirx and tvm.s_tir",
         "TVM 0.24 split tvm.tir: the IR, analysis and transforms are tvm.tirx; block "
         "scheduling (Schedule, dlight, meta_schedule) is tvm.s_tir.",
@@ -587,8 +593,8 @@ RULES: list[Rule] = [
         "apache/tvm#18913; captured with 0.27.0.post1",
     ),
     Rule(
-        "api-script-tir", "api-move", "cannot import name 'tir' from 'tvm.script'",
-        r"cannot import name 'tir' from 'tvm\.script'",
+        "api-script-tir", "api-move", ("from 'tvm.script'", "No module named 'tvm.script.tir"),
+        r"cannot import name 'tir' from 'tvm\.script'|No module named 'tvm\.script\.tir'",
         "tvm.script.tir is now tvm.script.tirx",
         "TVMScript's TIR dialect moved with tvm.tir (TVM 0.24).",
         "from tvm.script import tirx as T; functions with blocks need "
@@ -625,9 +631,11 @@ RULES: list[Rule] = [
         "apache/tvm v0.20.0 release notes (Relay removal); captured with 0.27.0.post1",
     ),
     Rule(
-        "api-moved-to-s-tir", "api-move", ("No module named 'tvm.", "has no attribute '"),
+        "api-moved-to-s-tir", "api-move", ("No module named 'tvm.", "has no attribute '",
+                                           "cannot import name '"),
         r"No module named 'tvm\.(?P<name>dlight|meta_schedule)'|"
-        r"module 'tvm' has no attribute '(?P<name2>dlight|meta_schedule)'",
+        r"module 'tvm' has no attribute '(?P<name2>dlight|meta_schedule)'|"
+        r"cannot import name '(?P<name3>dlight|meta_schedule)' from 'tvm'",
         "dlight and meta_schedule moved under tvm.s_tir",
         "TVM 0.24 moved the block-schedule tools with tvm.tir's split.",
         "from tvm.s_tir import dlight as dl; from tvm.s_tir import meta_schedule as ms.",
@@ -661,6 +669,32 @@ RULES: list[Rule] = [
         "a binary op's inputs have extents that are neither equal nor 1 in one dimension.",
         "fix the shapes (reshape/expand_dims) so each dimension is equal or 1.",
         "src/relax/op/op_common.cc (InferBinaryBroadcastShape); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "relax-dtype-mismatch", "relax", "must have the same datatype",
+        r"Binary operators must have the same datatype for both operands",
+        "Operand dtypes differ",
+        "a Relax binary op got operands of two dtypes; Relax does not promote types.",
+        "cast one side first: R.astype(y, \"float32\").",
+        "src/relax/op/op_common.cc (InferBinaryArithOpOutDtype); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "relax-reshape-size", "relax", "Reshape expects the new shape",
+        r"Reshape expects the new shape to be convertible from the old shape",
+        "reshape to a shape of another size",
+        "R.reshape's new shape has another number of elements than the input.",
+        "make the products equal, or use -1 for the one dimension to infer.",
+        "src/relax/op/tensor/manipulate.cc (InferStructInfoReshape); captured with 0.27",
+    ),
+    Rule(
+        "relax-call-arg-mismatch", "relax", "type mismatch: expected",
+        r"Argument (?P<index>\d+) type mismatch: expected (?P<want>.*?), given (?P<got>.*)",
+        "Relax call with an argument of another struct info",
+        "a Relax function is called with an argument whose shape/dtype differs from its "
+        "parameter's annotation.",
+        "pass what the callee declares, or relax its annotation (symbolic shape "
+        "R.Tensor((\"n\",), ...)).",
+        "src/relax/analysis/struct_info_analysis.cc / op call checks; captured with 0.27",
     ),
     Rule(
         "relax-matmul-reduction", "relax", "Matmul requires the reduction length",
