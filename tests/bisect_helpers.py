@@ -8,7 +8,6 @@ from pathlib import Path
 
 from minifork import add_python_commit, commit_file, git, make_minifork
 
-ADD_OK = "#include <tvm/mini.h>\n\nTVM_MINI_DLL int TVMMiniAdd(int a, int b) { return a + b; }\n"
 ADD_BAD = ("#include <tvm/mini.h>\n\n// Off by one.\n"
            "TVM_MINI_DLL int TVMMiniAdd(int a, int b) { return a + b + 1; }\n")
 # The check: does the runtime add? (exit 1 when not)

@@ -79,7 +79,7 @@ def _main(argv: list[str] | None) -> None:
         if process.stopped_by():
             _stopped()
         click.echo("tk: aborted", err=True)
-        sys.exit(130)
+        sys.exit(process.INTERRUPTED)
     except click.UsageError as e:
         where = e.ctx.command_path if e.ctx else prog
         click.echo(f"{where}: error: {e.format_message()} (see '{where} --help')", err=True)

@@ -121,13 +121,6 @@ def write(directory: Path, index: DumpIndex) -> Path:
     return path
 
 
-def is_dump(directory: Path) -> bool:
-    try:
-        return json.loads((directory / INDEX).read_text()).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
 def read(directory: Path) -> DumpIndex:
     path = directory / INDEX
     if not path.is_file():
