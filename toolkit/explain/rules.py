@@ -888,8 +888,21 @@ RULES: list[Rule] = [
         rank=60,
     ),
     Rule(
-        "nvcc-unsupported-arch", "cuda", "Unsupported gpu architecture",
-        r"nvcc fatal\s*: Unsupported gpu architecture '(?P<arch>[\w.]+)'",
+        "ptx-version-too-new", "cuda", "Unsupported .version",
+        r"Unsupported \.version (?P<have>[\d.]+); current version is '(?P<max>[\d.]+)'",
+        "PTX ISA newer than this ptxas",
+        "the PTX declares an ISA version the CUDA toolkit's ptxas does not know: it was "
+        "generated (by LLVM's NVPTX backend or another toolkit) for a newer CUDA.",
+        "use a CUDA toolkit at least as new as the PTX (or let TVM compile with nvcc: "
+        "the target's default), or lower the PTX version the generator emits.",
+        "ptxas (CUDA toolkit); captured with CUDA 13 ptxas on a .version 99.0 module",
+        rank=40,
+    ),
+    Rule(
+        "nvcc-unsupported-arch", "cuda", ("Unsupported gpu architecture",
+                                          "is not defined for option 'gpu-architecture'"),
+        r"nvcc fatal\s*: Unsupported gpu architecture '(?P<arch>[\w.]+)'|"
+        r"nvcc fatal\s*: Value '(?P<arch2>[\w.]+)' is not defined for option 'gpu-architecture'",
         "nvcc does not support this arch",
         "the CUDA toolkit on PATH cannot compile for that architecture (too old for it, or "
         "removed: CUDA 12 dropped sm_35/37, CUDA 13 dropped sm_50-72).",
