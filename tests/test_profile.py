@@ -544,9 +544,10 @@ def test_gpu_without_a_device_timer_says_host_side() -> None:
     timed on the host with a sync around it, and the report says the figures are host-side.
     Driven on the CPU device, whose sync is real but instant."""
     from toolkit.profile import report
+    from toolkit.tvm_side import workload
     from toolkit.tvm_side.profile import prepare, timing
 
-    p = prepare("builtin:mlp", "llvm")
+    p = prepare(workload.load("builtin:mlp"), "llvm")
     why = "host-side: no device timer for this test; rows include launch and sync latency"
     t = timing.measure(p.make_vm, p.workload.entry, p.args, p.dev, repeat=3, warmup=0,
                        gpu=True, kernels=p.kernels, clock=(time.perf_counter, "wall"),
