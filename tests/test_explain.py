@@ -210,6 +210,49 @@ NO_LEGALIZATION = textwrap.dedent('''
 ''')
 
 
+PLAIN_GPU_KERNEL = textwrap.dedent('''
+    from tvm.script import ir as I, relax as R, tirx as T
+
+    @I.ir_module
+    class mod:
+        @T.prim_func(private=True)
+        def scale(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")):
+            {attr}
+            for k in {outer}:
+                for tx in {inner}:
+                    B[k * 256 + tx] = A[k * 256 + tx] * T.float32(2.0)
+
+        @R.function
+        def main(x: R.Tensor((1024,), "float32")) -> R.Tensor((1024,), "float32"):
+            cls = mod
+            return R.call_tir(cls.scale, (x,), R.Tensor((1024,), "float32"))
+''')
+
+
+def test_dlight_failure_names_its_cause_not_the_ir(tk, tmp_path: Path) -> None:
+    """Issue 10: this failure was reported as the IR line dlight printed after its message."""
+    plain = tmp_path / "plain.py"
+    plain.write_text(PLAIN_GPU_KERNEL.format(attr="pass", outer="range(4)", inner="range(256)"))
+    r = tk("compile", str(plain), "--target", "cuda -arch=sm_80", "-o", str(tmp_path / "a.so"))
+    assert r.returncode == 1
+    first = r.stderr.splitlines()[0]
+    assert first.endswith("failed: ValueError: The function body is expected to be the root block")
+    assert "B[k * 256 + tx]" not in r.stderr
+    assert "explain: dlight needs a block-structured PrimFunc" in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="compiling CUDA code needs nvcc")
+def test_dlight_rule_fix_compiles(tk, tmp_path: Path) -> None:
+    """The fix the rule gives: bind the loops and mark the kernel scheduled."""
+    plain = tmp_path / "plain.py"
+    plain.write_text(PLAIN_GPU_KERNEL.format(
+        attr='T.func_attr({"tirx.is_scheduled": True})',
+        outer='T.thread_binding(4, thread="blockIdx.x")',
+        inner='T.thread_binding(256, thread="threadIdx.x")'))
+    r = tk("compile", str(plain), "--target", "cuda -arch=sm_80", "-o", str(tmp_path / "b.so"))
+    assert r.returncode == 0, r.stderr
+
+
 def test_last_failure_is_explained(tk, tmp_path: Path) -> None:
     env = {"TK_CACHE": str(tmp_path / "cache")}
     r = tk("explain", "--last", env=env)

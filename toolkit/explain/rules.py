@@ -778,8 +778,10 @@ RULES: list[Rule] = [
         "the dlight rule reads the function's root block; this PrimFunc is plain tirx (loops "
         "and stores, no T.sblock) or was already lowered.",
         "give dlight functions written with blocks (@T.prim_func(s_tir=True) / "
-        "te.create_prim_func / LegalizeOps output), or skip dlight for hand-written kernels "
-        "(mark them with the 'tir.is_scheduled' attribute).",
+        "te.create_prim_func / LegalizeOps output), or schedule a hand-written kernel "
+        "yourself (T.thread_binding loops) and mark it "
+        "T.func_attr({\"tirx.is_scheduled\": True}) ('tir.is_scheduled' before 0.24) so "
+        "dlight skips it.",
         "python/tvm/s_tir/dlight/analysis/common_analysis.py (get_root_block); captured here",
     ),
     Rule(
