@@ -721,7 +721,9 @@ RULES: list[Rule] = [
         "High-level op reached the VM codegen",
         "an op was neither legalized nor lowered before VM codegen (usually the missing "
         "legalization warned about earlier).",
-        "legalize the op (see 'No legalization func for') or run the pipeline that lowers it.",
+        "give the op a legalization (tvm.ir.register_op_attr(name, 'FLegalize', fn)) or "
+        "call a kernel for it (R.call_tir / R.call_dps_packed); "
+        "relax.transform.LegalizeOps(enable_warning=True) names the ops it leaves.",
         "src/relax/backend/vm/codegen_vm.cc; captured with 0.27.0.post1 (R.ewise_fma)",
         rank=45,
     ),
