@@ -51,8 +51,8 @@ def run_cmd(term: Terminal, workload: str, target: str, entry: str | None, build
         from toolkit.tvm_side import remote as remotes
 
         session = remotes.connect(**remote)
-    elif wl.library is None:
-        targets.device_for(t.tvm)  # refuse before a compile that cannot run
+    if wl.library is None:  # refuse before a compile that could not run
+        session.device(t.tvm) if session is not None else targets.device_for(t.tvm)
     compiled = stack.compile(wl, t, options=options)
     result = stack.run(compiled, args, remote=session)
     report = {

@@ -40,14 +40,19 @@ class Session:
     address: str  # what the user named: HOST:PORT, or KEY@TRACKER
     rpc: Any  # tvm.rpc.RPCSession
 
+    def device(self, target: Any) -> Any:
+        """The server's device for ``target``; refused when the server has none."""
+        kind = targets.device_kind(target)
+        dev = self.rpc.device(kind, 0)
+        if not dev.exist:
+            raise DeviceAbsent(f"the RPC server at {self.address} has no {kind} device 0")
+        return dev
+
     def load(self, compiled: Any) -> tuple[Any, Any]:
         """Upload ``compiled``'s library, load it remotely: (remote module, remote device)."""
         from toolkit.tvm_side import stack
 
-        kind = compiled.target.kind.name
-        dev = self.rpc.device("cpu" if kind in targets.HOST_KINDS else kind, 0)
-        if not dev.exist:
-            raise DeviceAbsent(f"the RPC server at {self.address} has no {kind} device 0")
+        dev = self.device(compiled.target)
         library = compiled.workload.library
         with tempfile.TemporaryDirectory(prefix="tk-rpc-") as tmp:
             if library is None:
@@ -70,10 +75,18 @@ def connect(rpc: str | None = None, tracker: str | None = None, key: str | None 
         host, port = parse_address(rpc, "--rpc")
         _probe(host, port, "the RPC server")
         try:
-            return Session(rpc, tvm_rpc.connect(host, port, session_timeout=session_timeout))
+            session = tvm_rpc.connect(host, port, session_timeout=session_timeout)
         except Exception as e:  # noqa: BLE001 - something answered, but not an RPC server
-            raise UserError(f"--rpc {rpc}: not a TVM RPC server ({one_line(e)})") from None
-    if not tracker or not key:
+            why = one_line(e)
+            if "matches key" in str(e):  # it takes only clients its tracker sends
+                raise UserError(f"the RPC server at {rpc} is registered with a tracker and "
+                                f"serves only through it: use --tracker HOST:PORT --key KEY"
+                                ) from None
+            raise UserError(f"--rpc {rpc}: not a TVM RPC server ({why})") from None
+        return Session(rpc, session)
+    if not tracker:
+        raise UserError("--key goes with --tracker HOST:PORT")
+    if not key:
         raise UserError("--tracker needs --key (the device key servers registered with)")
     host, port = parse_address(tracker, "--tracker")
     _probe(host, port, "the RPC tracker")

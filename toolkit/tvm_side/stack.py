@@ -414,7 +414,8 @@ def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None) ->
         module, dev = remote.load(compiled)
     else:
         module, dev = compiled.executable, targets.device_for(compiled.target)
-    where = f"{dev}{f' at {remote.address}' if remote is not None else ''}"
+    where = str(dev) if remote is None else \
+        f"{targets.device_kind(compiled.target)}:0 at {remote.address}"
     try:
         fn = entry_function(module, compiled, dev)
         if wl.kind == TIR:

@@ -103,12 +103,18 @@ def is_gpu(target: Any) -> bool:
     return "gpu" in [str(k) for k in target.keys] or target.kind.name in GPU_KINDS
 
 
+def device_kind(target: Any) -> str:
+    """The runtime device type a target's code runs on: ``cpu`` for llvm and c."""
+    kind = target.kind.name
+    return "cpu" if kind in HOST_KINDS else kind
+
+
 def device_for(target: Any, index: int = 0) -> Any:
     """The runtime device for target, or DeviceAbsent with what to do instead."""
     import tvm
 
     kind = target.kind.name
-    dev = tvm.device("cpu" if kind in HOST_KINDS else kind, index)
+    dev = tvm.device(device_kind(target), index)
     if not dev.exist:
         raise DeviceAbsent(
             f"no {kind} device {index} on this machine; compile-only work still runs "
