@@ -14,6 +14,7 @@ from toolkit.cli.terminal import Terminal
 COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("toolkit.cli.compile:compile_cmd", "Compile a workload for a target."),
     "run": ("toolkit.cli.run:run_cmd", "Run a workload on a target's device, optionally checked."),
+    "tune": ("toolkit.cli.tune:tune_cmd", "Tune a workload's kernels with MetaSchedule."),
     "doctor": ("toolkit.cli.doctor:doctor_cmd", "Check a TVM install and explain what is wrong."),
     "dump-ir": ("toolkit.cli.dumpir:dumpir_group", "Record the IR after every pass of a compile."),
     "profile": ("toolkit.cli.profile:profile_group", "Time every operator of a compiled workload."),

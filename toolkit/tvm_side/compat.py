@@ -237,3 +237,11 @@ def prim_func_buffers(func: Any) -> list[tuple[tuple[str, Any, str] | None, bool
         out.append(((var_name(buf), list(ty.shape), str(ty.dtype)), written))
     return out
 
+
+def cc_module() -> ModuleType:
+    """TVM's C compiler driver (``cross_compiler``, ``create_shared``): ``tvm.support.cc``
+    on 0.27, ``tvm.contrib.cc`` before."""
+    mod = _first_module("tvm.support.cc", "tvm.contrib.cc")
+    if mod is None:
+        raise ImportError("this TVM has neither tvm.support.cc nor tvm.contrib.cc")
+    return mod

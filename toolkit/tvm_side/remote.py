@@ -84,6 +84,19 @@ def connect(rpc: str | None = None, tracker: str | None = None, key: str | None 
                                 ) from None
             raise UserError(f"--rpc {rpc}: not a TVM RPC server ({why})") from None
         return Session(rpc, session)
+    client = _tracker(tracker, key)
+    try:
+        session = client.request(key, priority=1, session_timeout=session_timeout, max_retry=2)
+    except Exception as e:  # noqa: BLE001 - the tracker could not lease a server
+        raise UserError(f"the tracker at {tracker} could not lease a {key!r} server "
+                        f"({one_line(e)})") from None
+    return Session(f"{key}@{tracker}", session)
+
+
+def _tracker(tracker: str | None, key: str | None) -> Any:
+    """A tracker client, once the tracker answers and has a server registered for ``key``."""
+    from tvm import rpc as tvm_rpc
+
     if not tracker:
         raise UserError("--key goes with --tracker HOST:PORT")
     if not key:
@@ -94,14 +107,27 @@ def connect(rpc: str | None = None, tracker: str | None = None, key: str | None 
         client = tvm_rpc.connect_tracker(host, port)
         queues = client.summary().get("queue_info", {})
     except Exception as e:  # noqa: BLE001
-        raise UserError(f"--tracker {tracker}: not a TVM RPC tracker ({one_line(e)})") from None
+        raise UserError(f"--tracker {tracker}: not a TVM RPC tracker ({one_line(e)})"
+                        ) from None
     if key not in queues:
         known = ", ".join(sorted(queues)) or "none"
         raise UserError(f"the tracker at {tracker} has no server with key {key!r} "
                         f"(keys: {known})")
-    try:
-        session = client.request(key, priority=1, session_timeout=session_timeout, max_retry=2)
-    except Exception as e:  # noqa: BLE001 - the tracker could not lease a server
-        raise UserError(f"the tracker at {tracker} could not lease a {key!r} server "
-                        f"({one_line(e)})") from None
-    return Session(f"{key}@{tracker}", session)
+    return client
+
+
+def tuning_runner(rpc: str | None = None, tracker: str | None = None,
+                  key: str | None = None) -> Any:
+    """MetaSchedule's RPC runner, measuring on servers the tracker leases for ``key``."""
+    from toolkit.tvm_side import tune
+
+    if rpc:
+        raise UserError("tuning measures through a tracker (MetaSchedule's RPC runner leases "
+                        "servers from one): use --tracker HOST:PORT --key KEY")
+    _tracker(tracker, key)
+    assert tracker is not None
+    host, port = parse_address(tracker, "--tracker")
+    ms = tune.meta_schedule()
+    config = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=key,
+                                 session_timeout_sec=tune.RUN_TIMEOUT_S)
+    return ms.runner.RPCRunner(rpc_config=config)

@@ -249,6 +249,11 @@ def _load_library(workload: Workload, options: BuildOptions) -> Compiled:
     if options != BuildOptions():
         raise UserError(f"{workload.source} is already compiled; build options apply to "
                         f"'tk compile', not to running a library")
+    machine = elf_machine(workload.library)
+    if machine is not None and machine != _llvm_arch():
+        raise UserError(f"{workload.source} holds {machine} code and this machine is "
+                        f"{_llvm_arch()}: run it on {machine} hardware through --rpc HOST:PORT or "
+                        f"--tracker HOST:PORT --key KEY")
     start = time.perf_counter()
     try:
         module = tvm.runtime.load_module(str(workload.library))
@@ -285,20 +290,33 @@ def write_library(compiled: Compiled, path: Path, cc: str | None = None) -> str 
     cc = cross_compiler(compiled.target, cc)
     kwargs: dict[str, Any] = {}
     if cc is not None:
-        from tvm.contrib import cc as tvm_cc
-
-        kwargs["fcompile"] = tvm_cc.cross_compiler(cc)
+        kwargs["fcompile"] = compat.cc_module().cross_compiler(cc)
     try:
         compiled.executable.export_library(str(path), **kwargs)
     except Exception as e:  # noqa: BLE001
         raise TvmFailure(
-            f"exporting {path} failed: {one_line(e)}",
+            f"exporting {path} failed: {_link_error(e, cc)}",
             reproduce=reproduce_command(
                 "compile", compiled.workload, compiled.target_spec,
                 *compiled.options.flags(), *(["--cc", cc] if cc else []), "-o", str(path)
             ),
         ) from e
     return cc
+
+
+def _link_error(e: BaseException, cc: str | None) -> str:
+    """The compiler's first complaint (TVM puts its output after "Compilation error:")."""
+    text = str(e)
+    _, marker, output = text.partition("Compilation error:")
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()] if marker else []
+    if not lines:
+        return one_line(e)
+    hint = ""
+    if cc and "cannot find crt" in lines[0]:
+        arch = cc.split("-")[0]
+        hint = f" ({cc} has no target C library: on Debian apt-get install libc6-dev-" \
+               f"{'arm64' if arch == 'aarch64' else arch}-cross)"
+    return lines[0] + hint
 
 
 def target_triple(target: Any) -> str | None:
@@ -327,6 +345,20 @@ def cross_compiler(target: Any, cc: str | None = None) -> str | None:
     raise UserError(
         f"code for {triple} needs a cross compiler to link: name it with --cc (e.g. --cc "
         f"{arch}-linux-gnu-gcc; on Debian: apt-get install gcc-{arch}-linux-gnu)")
+
+
+ELF_MACHINES = {3: "i386", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
+
+
+def elf_machine(path: Path) -> str | None:
+    """The architecture an ELF file holds code for (its e_machine), or None if not ELF."""
+    with open(path, "rb") as f:
+        header = f.read(20)
+    if len(header) < 20 or header[:4] != b"\x7fELF":
+        return None
+    order = "little" if header[5] == 1 else "big"
+    number = int.from_bytes(header[18:20], order)
+    return ELF_MACHINES.get(number, f"ELF machine {number}")
 
 
 def _llvm_arch() -> str:

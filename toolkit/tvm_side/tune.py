@@ -8,16 +8,19 @@ kernels compiled with ``--db`` are exactly the ones tuned.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import TvmFailure, UserError
+from toolkit.errors import TkError, TvmFailure, UserError
 from toolkit.explain.cause import one_line
 from toolkit.tvm_side.workload import TIR, Workload
 
+BUILD_TIMEOUT_S = 300
+RUN_TIMEOUT_S = 120
 WORKLOAD_FILE = "database_workload.json"
 RECORD_FILE = "database_tuning_record.json"
 
@@ -32,12 +35,57 @@ def meta_schedule() -> Any:
     return ms
 
 
+FAILED_RUN_S = 1e9  # MetaSchedule records a candidate that failed to build or run as 1e10 s
+
+
 def records(directory: Path) -> int:
+    """Tuning records in the database whose candidate built and ran (failures are recorded
+    too, with a run time of 1e10 s: a database of those alone tunes nothing)."""
     path = directory / RECORD_FILE
     if not path.exists():
         return 0
+    count = 0
     with path.open() as f:
-        return sum(1 for line in f if line.strip())
+        for line in f:
+            try:
+                run_secs = json.loads(line)[1][1]
+            except (ValueError, IndexError, TypeError):
+                continue
+            count += bool(run_secs) and all(float(t) < FAILED_RUN_S for t in run_secs)
+    return count
+
+
+def check_serialisation() -> None:
+    """MetaSchedule moves IR between processes and onto disk as TVM's JSON; in a forked child
+    first, since a TVM and tvm-ffi that disagree crash there (0.27.0.post1 with tvm-ffi
+    0.1.15.post2 segfaults in ToJSONGraph; 0.1.14.post0 works)."""
+    import os
+
+    import tvm
+
+    from toolkit.tvm_side import compat
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # TVM's crash report: ours says it
+            tvm.ir.save_json(compat.tir().IntImm("int32", 1))
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        import importlib.metadata as md
+
+        versions = []
+        for dist in ("apache-tvm", "apache-tvm-ffi"):
+            try:
+                versions.append(f"{dist} {md.version(dist)}")
+            except md.PackageNotFoundError:
+                continue
+        raise TkError(
+            f"TVM's JSON serialisation crashes in this install ({', '.join(versions) or 'tvm'}"
+            f"): MetaSchedule cannot save or ship IR. With the 0.27.0.post1 wheel: "
+            f"pip install 'apache-tvm-ffi==0.1.14.post0'")
 
 
 def open_database(directory: Path) -> Any:
@@ -48,6 +96,7 @@ def open_database(directory: Path) -> Any:
     if records(directory) == 0:
         raise UserError(f"--db {directory}: the database holds no tuning record; tune "
                         f"with more trials (tk tune --trials N)")
+    check_serialisation()
     return meta_schedule().database.JSONDatabase(work_dir=str(directory), allow_missing=False)
 
 
@@ -79,11 +128,12 @@ class TuneResult:
     trials: int  # measured candidates
     records: int
     seconds: float
+    cost_model: str
 
 
 def tune(wl: Workload, target: Any, trials: int, out: Path,
          progress: Callable[[int, int, float | None], None] | None = None,
-         runner: Any = "local") -> TuneResult:
+         runner: Any = None) -> TuneResult:
     """Tune every kernel of ``wl`` for ``target`` with ``trials`` candidates in all; the
     database goes to ``out``. ``progress(done, total, best_us)`` after each measured batch."""
     if trials < 1:
@@ -91,14 +141,26 @@ def tune(wl: Workload, target: Any, trials: int, out: Path,
     if wl.library is not None:
         raise UserError(f"{wl.source} is already compiled; tune the workload it came from")
     ms = meta_schedule()
+    try:
+        import psutil  # noqa: F401 - MetaSchedule's search counts cores with it
+    except ImportError:
+        raise TkError("MetaSchedule needs psutil: pip install psutil") from None
+    check_serialisation()
+    target = with_num_cores(target)
     out.mkdir(parents=True, exist_ok=True)
     mod = tunable(wl, target)
     counter = _progress_callback(ms, trials, progress)
     callbacks = [*ms.MeasureCallback.create("default"), counter]
     start = time.perf_counter()
+    model = cost_model()
+    # MetaSchedule's 30 s default counts a build worker's start (importing TVM): on a busy
+    # machine every candidate then times out and the database holds failures only.
+    builder = ms.builder.LocalBuilder(timeout_sec=BUILD_TIMEOUT_S)
+    if runner is None:
+        runner = ms.runner.LocalRunner(timeout_sec=RUN_TIMEOUT_S)
     common = dict(work_dir=str(out), max_trials_global=trials,
                   num_trials_per_iter=min(64, trials), measure_callbacks=callbacks,
-                  runner=runner, seed=0)
+                  builder=builder, runner=runner, cost_model=model, seed=0)
     try:
         if wl.kind == TIR:
             tasks = sum(1 for f in mod.functions.values()
@@ -111,7 +173,30 @@ def tune(wl: Workload, target: Any, trials: int, out: Path,
         raise
     except Exception as e:  # noqa: BLE001 - MetaSchedule's failure, with its first cause
         raise TvmFailure(f"tuning {wl.source} failed: {one_line(e)}") from e
-    return TuneResult(out, tasks, counter.measured, records(out), time.perf_counter() - start)
+    return TuneResult(out, tasks, counter.measured, records(out), time.perf_counter() - start,
+                      model)
+
+
+def cost_model() -> str:
+    """MetaSchedule's XGBoost cost model when xgboost is installed, else random guidance:
+    the search still measures every candidate, it is only less well aimed."""
+    try:
+        import xgboost  # noqa: F401
+    except ImportError:
+        return "random"
+    return "xgb"
+
+
+def with_num_cores(target: Any) -> Any:
+    """MetaSchedule needs a CPU target's core count; take this machine's when not given."""
+    import os
+
+    import tvm
+
+    if target.kind.name != "llvm" or "num-cores" in target.attrs:
+        return target
+    config = {k: v for k, v in dict(target.export()).items() if k != "host"}
+    return tvm.target.Target({**config, "num-cores": os.cpu_count() or 1}, host=target.host)
 
 
 def _prim_func_type() -> type:

@@ -1,0 +1,68 @@
+"""A real TVM RPC tracker and servers from the wheel on 127.0.0.1, for the remote tests.
+
+Each runs as ``python -m tvm.exec.rpc_*`` in its own process group, is waited for with a
+deadline, and is killed (group and all: servers fork per session) when the test ends.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+START_TIMEOUT_S = 90  # importing TVM in a fresh process is slow on a loaded 2-core machine
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+@contextmanager
+def tvm_process(module: str, *args: str, port: int) -> Iterator[int]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", module, "--host", "127.0.0.1", "--port", str(port),
+         "--port-end", str(port + 1), *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, text=True,
+    )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _answers(port):
+            if proc.poll() is not None:
+                pytest.skip(f"{module} did not start: {proc.stderr.read()[-300:]}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"{module} did not listen on {port} within {START_TIMEOUT_S} s")
+            time.sleep(0.2)
+        yield port
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def wait_for_key(tracker_port: int, key: str) -> None:
+    """Until a server has registered ``key`` with the tracker (it retries every few s)."""
+    from tvm import rpc
+
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        queues = rpc.connect_tracker("127.0.0.1", tracker_port).summary()["queue_info"]
+        if key in queues:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"no server registered {key!r} with the tracker within {START_TIMEOUT_S} s")

@@ -1,0 +1,72 @@
+"""Remote devices over TVM RPC: a real server and tracker from the wheel on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rpc_helpers import free_port, tvm_process, wait_for_key
+from workload_files import te_matmul
+
+pytest.importorskip("tornado", reason="TVM's RPC tracker needs tornado (pip install tornado)")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with tvm_process("tvm.exec.rpc_server", port=free_port()) as port:
+        yield f"127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def tracker():
+    with tvm_process("tvm.exec.rpc_tracker", port=free_port()) as tracker_port:
+        address = f"127.0.0.1:{tracker_port}"
+        with tvm_process("tvm.exec.rpc_server", "--tracker", address, "--key", "tk-cpu",
+                         port=free_port()):
+            wait_for_key(tracker_port, "tk-cpu")
+            yield address
+
+
+def test_run_and_check_on_rpc_server(tk, server):
+    result = tk("run", "builtin:mlp", "--rpc", server, "--check", "--json", timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["device"] == f"cpu:0 at {server}"
+    assert report["check"]["against"] == "reference" and report["check"]["ok"]
+
+
+def test_tir_workload_and_library_over_tracker(tk, tracker, tmp_path):
+    source = str(te_matmul(tmp_path))
+    result = tk("run", source, "--tracker", tracker, "--key", "tk-cpu", "--check", "--json",
+                timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["device"] == f"cpu:0 at tk-cpu@{tracker}"
+    lib = tmp_path / "mm.so"
+    assert tk("compile", source, "-o", str(lib)).returncode == 0
+    result = tk("run", str(lib), "--tracker", tracker, "--key", "tk-cpu", "--check",
+                timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "check against reference: OK" in result.stdout
+
+
+def test_absent_remote_device_is_refused_before_compiling(tk, server):
+    result = tk("run", "builtin:mlp", "--rpc", server, "--target", "cuda", timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith(f"the RPC server at {server} has no cuda device 0")
+
+
+def test_bad_remote_addresses_are_one_line_exit_2(tk, tracker, server):
+    silent = f"127.0.0.1:{free_port()}"
+    cases = [
+        (["--rpc", silent], f"the RPC server at {silent} does not answer"),
+        (["--rpc", "localhost"], "--rpc 'localhost': expected HOST:PORT"),
+        (["--tracker", silent, "--key", "tk-cpu"], f"the RPC tracker at {silent} does not answer"),
+        (["--tracker", tracker, "--key", "tk-gpu"],
+         f"the tracker at {tracker} has no server with key 'tk-gpu' (keys: tk-cpu)"),
+        (["--tracker", tracker], "--tracker needs --key"),
+        (["--rpc", tracker], f"--rpc {tracker}: not a TVM RPC server"),
+    ]
+    for args, message in cases:
+        result = tk("run", "builtin:mlp", *args, timeout=120)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2 and len(lines) == 1 and message in lines[0], (args, lines)
