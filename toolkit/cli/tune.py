@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from toolkit.cli.options import (
     COUNT,
-    echo_json,
     entry_option,
     json_option,
     remote_options,
     target_option,
     workload_argument,
 )
+from toolkit.cli.terminal import Terminal, pass_terminal
 
 
 @click.command("tune")
@@ -28,45 +28,36 @@ from toolkit.cli.options import (
               help="The database directory (MetaSchedule's JSON files; '--db DIR' applies it).")
 @remote_options
 @json_option
-def tune_cmd(workload: str, target: str, entry: str | None, trials: int, output: Path,
-             remote: dict | None, as_json: bool) -> None:
+@pass_terminal
+def tune_cmd(term: Terminal, workload: str, target: str, entry: str | None, trials: int,
+             output: Path, remote: dict[str, Any] | None, as_json: bool) -> None:
     """Tune WORKLOAD's kernels with MetaSchedule; the database goes to -o DIR."""
     from toolkit.tvm_side import target as targets
     from toolkit.tvm_side import tune
     from toolkit.tvm_side import workload as workloads
 
     wl = workloads.load(workload, entry=entry)
-    parsed = targets.to_tvm(target)
+    t = targets.resolve(target)
     runner = None
     if remote is not None:
         from toolkit.tvm_side import remote as remotes
 
         runner = remotes.tuning_runner(**remote)
-
-    def progress(done: int, total: int, best_us: float | None) -> None:
-        if as_json:
-            return
-        width = 30
-        filled = min(width, width * done // max(total, 1))
-        best = f"best {best_us:.1f} us" if best_us is not None else "no candidate ran yet"
-        end = "\n" if done >= total or not sys.stderr.isatty() else ""
-        click.echo(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} trials, {best}",
-                   err=True, nl=False)
-        click.echo(end, err=True, nl=False)
-
-    result = tune.tune(wl, parsed, trials, output, progress=progress, runner=runner)
-    report = {
-        "workload": wl.source, "entry": wl.entry, "target": target,
+    result = tune.tune(wl, t.tvm, trials, output, events=term.handle, runner=runner)
+    term.result({
+        "workload": wl.source, "entry": wl.entry, "target": t.spec,
         "database": str(result.database), "tasks": result.tasks, "trials": result.trials,
-        "records": result.records, "seconds": round(result.seconds, 2),
+        "records": result.records, "best_us": result.best_us,
+        "seconds": round(result.seconds, 2),
         "seconds_per_trial": round(result.seconds / max(result.trials, 1), 3),
         "cost_model": result.cost_model,
-    }
-    if as_json:
-        echo_json(report)
-        return
-    click.echo(f"tuned {wl.source} for {target}: {result.tasks} kernel(s), {result.trials} "
-               f"trials in {result.seconds:.1f} s ({report['seconds_per_trial']} s/trial, cost "
-               f"model {result.cost_model}) -> {output}")
-    click.echo(f"  {result.records} usable record(s); apply with: tk run {wl.source} "
-               f"--target '{target}' --db {output}")
+    }, render_tuned)
+
+
+def render_tuned(r: dict[str, Any]) -> str:
+    best = f", fastest candidate {r['best_us']:.1f} us" if r["best_us"] is not None else ""
+    return (f"tuned {r['workload']} for {r['target']}: {r['tasks']} kernel(s), {r['trials']} "
+            f"trials in {r['seconds']:.1f} s ({r['seconds_per_trial']} s/trial, cost model "
+            f"{r['cost_model']}){best}\n"
+            f"  database: {r['database']} ({r['records']} usable record(s)); apply with "
+            f"--db {r['database']}")

@@ -305,18 +305,13 @@ def write_library(compiled: Compiled, path: Path, cc: str | None = None) -> str 
 
 
 def _link_error(e: BaseException, cc: str | None) -> str:
-    """The compiler's first complaint (TVM puts its output after "Compilation error:")."""
-    text = str(e)
-    _, marker, output = text.partition("Compilation error:")
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()] if marker else []
-    if not lines:
-        return one_line(e)
+    """The compiler's complaint, and the package a cross toolchain lacks when it is that."""
     hint = ""
-    if cc and "cannot find crt" in lines[0]:
+    if cc and "cannot find crt" in str(e):
         arch = cc.split("-")[0]
         hint = f" ({cc} has no target C library: on Debian apt-get install libc6-dev-" \
                f"{'arm64' if arch == 'aarch64' else arch}-cross)"
-    return lines[0] + hint
+    return one_line(e) + hint
 
 
 def target_triple(target: Any) -> str | None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolkit.errors import TkError, TvmFailure, UserError
+from toolkit.events import Handler, Progress, ignore
 from toolkit.explain.cause import one_line
 from toolkit.tvm_side.workload import TIR, Workload
 
@@ -129,13 +129,13 @@ class TuneResult:
     records: int
     seconds: float
     cost_model: str
+    best_us: float | None  # the fastest candidate measured (of any kernel)
 
 
-def tune(wl: Workload, target: Any, trials: int, out: Path,
-         progress: Callable[[int, int, float | None], None] | None = None,
+def tune(wl: Workload, target: Any, trials: int, out: Path, events: Handler = ignore,
          runner: Any = None) -> TuneResult:
     """Tune every kernel of ``wl`` for ``target`` with ``trials`` candidates in all; the
-    database goes to ``out``. ``progress(done, total, best_us)`` after each measured batch."""
+    database goes to ``out``. ``events`` hears a ``Progress`` after each measured batch."""
     if trials < 1:
         raise UserError("--trials must be at least 1")
     if wl.library is not None:
@@ -149,7 +149,7 @@ def tune(wl: Workload, target: Any, trials: int, out: Path,
     target = with_num_cores(target)
     out.mkdir(parents=True, exist_ok=True)
     mod = tunable(wl, target)
-    counter = _progress_callback(ms, trials, progress)
+    counter = _progress_callback(ms, trials, events)
     callbacks = [*ms.MeasureCallback.create("default"), counter]
     start = time.perf_counter()
     model = cost_model()
@@ -174,7 +174,7 @@ def tune(wl: Workload, target: Any, trials: int, out: Path,
     except Exception as e:  # noqa: BLE001 - MetaSchedule's failure, with its first cause
         raise TvmFailure(f"tuning {wl.source} failed: {one_line(e)}") from e
     return TuneResult(out, tasks, counter.measured, records(out), time.perf_counter() - start,
-                      model)
+                      model, counter.best)
 
 
 def cost_model() -> str:
@@ -205,15 +205,14 @@ def _prim_func_type() -> type:
     return compat.tir().PrimFunc
 
 
-def _progress_callback(ms: Any, total: int,
-                       progress: Callable[[int, int, float | None], None] | None) -> Any:
+def _progress_callback(ms: Any, total: int, events: Handler) -> Any:
     try:
         from tvm.ir.utils import derived_object
     except ImportError:  # before v0.24 it lived with MetaSchedule
         derived_object = ms.utils.derived_object
 
     @derived_object
-    class Progress(ms.measure_callback.PyMeasureCallback):
+    class TrialCounter(ms.measure_callback.PyMeasureCallback):
         """Counts measured candidates and tracks the fastest, for the progress line."""
 
         def __init__(self) -> None:
@@ -228,7 +227,6 @@ def _progress_callback(ms: Any, total: int,
                 if result.error_msg is None and times:
                     us = sum(times) / len(times) * 1e6
                     self.best = us if self.best is None else min(self.best, us)
-            if progress is not None:
-                progress(self.measured, total, self.best)
+            events(Progress("trials", min(self.measured, total), total))
 
-    return Progress()
+    return TrialCounter()
