@@ -13,7 +13,9 @@ Miniature fork, measured side by side in one run, each a full ``tk build`` proce
 
 Real tree (``--real``; runtime only, as CI builds it), one run:
 
-- cold: ``tk build --runtime-only`` on a fresh unpack, empty store and an empty ccache;
+- cold: ``tk build --runtime-only`` on a fresh unpack and an empty store (with
+  ``--cold-ccache`` an empty ccache too; else this machine's, which hits when the same
+  sources were compiled before anywhere: tk sets CCACHE_BASEDIR to the tree);
 - no-op: ``tk build --force --no-check`` with nothing changed (pre-flight, Ninja finding
   nothing to do, storing, the cached tvm-ffi wheel; goal <= 2 s);
 - store hit: ``tk build`` served from the store (goal <= 0.5 s), as a whole process and as
@@ -22,7 +24,7 @@ Real tree (``--real``; runtime only, as CI builds it), one run:
   function added to src/runtime/file_utils.cc), against one build (goal <= 1.2x).
 
     python benchmarks/build_cache.py [--repeat N] [--docker [--docker-cold]]
-    python benchmarks/build_cache.py --real
+    python benchmarks/build_cache.py --real [--cold-ccache]
 """
 
 from __future__ import annotations
@@ -77,10 +79,15 @@ def main() -> None:
                              "it) first, so the first container build makes it (minutes)")
     parser.add_argument("--real", action="store_true",
                         help="the real TVM tree from $TK_FIXTURES/tvm-main.tar.xz instead")
+    parser.add_argument("--cold-ccache", action="store_true",
+                        help="with --real: an empty ccache, so the cold build compiles all")
+    parser.add_argument("--wheels-from", metavar="STORE",
+                        help="with --real: seed the new store with STORE/wheels (the tvm-ffi "
+                             "wheel built from the same tree: the cold build then skips it)")
     args = parser.parse_args()
     base_env = {**os.environ, "PYTHONPATH": str(REPO)}
     if args.real:
-        real_tree(base_env)
+        real_tree(base_env, args.cold_ccache, args.wheels_from)
         return
     cold, incr, repeat, pyonly = [], [], [], []
     for i in range(args.repeat):
@@ -164,7 +171,7 @@ def in_process_hit(tree: Path, env: dict[str, str]) -> float:
     return float(proc.stdout.strip())
 
 
-def real_tree(base_env: dict[str, str]) -> None:
+def real_tree(base_env: dict[str, str], cold_ccache: bool, wheels_from: str | None) -> None:
     import tarfile
 
     fixtures = os.environ.get("TK_FIXTURES")
@@ -177,7 +184,13 @@ def real_tree(base_env: dict[str, str]) -> None:
             tf.extractall(root)
         tree = root / "tvm-main"
         cache = root / "cache"
-        env = {**base_env, "TK_CACHE": str(cache), "CCACHE_DIR": str(root / "ccache")}
+        env = {**base_env, "TK_CACHE": str(cache)}
+        if cold_ccache:
+            env["CCACHE_DIR"] = str(root / "ccache")
+        if wheels_from:
+            import shutil
+
+            shutil.copytree(Path(wheels_from) / "wheels", cache / "wheels")
         load = [Path("/proc/loadavg").read_text().split()[0]]
         cold, m = tk_build(tree, env, "--runtime-only")
         assert not m["from_store"]
@@ -196,7 +209,10 @@ def real_tree(base_env: dict[str, str]) -> None:
     print(f"real tree {tarball.name}, runtime only (libraries {lib(m) / 1e6:.1f} MB: "
           f"{', '.join(a['name'] for a in m['artifacts'])}); load average "
           f"{load[0]} at the start, {load[1]} at the end, {os.cpu_count()} cores")
-    print(f"  cold build (empty store and ccache)               {cold:7.2f} s "
+    ccache = "an empty ccache" if cold_ccache else "this machine's ccache"
+    if wheels_from:
+        print(f"  (the tvm-ffi wheel came from {wheels_from}: the cold build did not build it)")
+    print(f"  cold build (empty store, {ccache})  {cold:7.2f} s "
           f"(configure {m['timings'].get('configure', 0):.1f} s, compile "
           f"{m['timings'].get('compile', 0):.1f} s, python {m['timings'].get('python', 0):.1f} s, "
           f"check {m['timings'].get('check', 0):.1f} s)")

@@ -181,14 +181,13 @@ TVM_MINI_DLL const char* TVMMiniRuntimeInfo() {
   return info.c_str();
 }
 
-// TVM's global-function registry, as tk's runtime check asks it (tvm/ffi/c_api.h): a runtime
-// built with CUDA registers device_api.cuda when its library loads.
-struct MiniByteArray { const char* data; unsigned long size; };
-TVM_MINI_DLL int TVMFFIFunctionGetGlobal(const MiniByteArray* name, void** out) {
-  std::string key(name->data, name->size);
+// The global-function registry of TVM's C runtime API before tvm-ffi (TVMFuncGetGlobal, which
+// tk's runtime check asks): a runtime built with CUDA registers device_api.cuda when it loads.
+// (Not tvm-ffi's TVMFFIFunctionGetGlobal: an installed tvm_ffi in the same process has that.)
+TVM_MINI_DLL int TVMFuncGetGlobal(const char* name, void** out) {
 #ifdef MINI_WITH_CUDA
   static int cuda_api = 1;
-  *out = key == "device_api.cuda" ? static_cast<void*>(&cuda_api) : nullptr;
+  *out = std::string(name) == "device_api.cuda" ? static_cast<void*>(&cuda_api) : nullptr;
 #else
   *out = nullptr;
 #endif

@@ -180,6 +180,19 @@ def test_cuda_build_has_cuda(tk, tmp_path, cache):
     # The runtime check asked the build's own registry, not whatever tvm_ffi is installed.
     [rt] = m["check"]["runtimes"]
     assert rt["kind"] == "cuda" and rt["loads"] and rt["device_api"] is True
+    # tk doctor in the build's shell knows the build asked for CUDA: the fork's Python side
+    # does not load a CUDA runtime, and that is a failure, not a compile-only PASS.
+    exports = tk("env", m["id"], env=cache).stdout
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")}
+    env["TK_CACHE"] = cache["TK_CACHE"]
+    script = (f'{exports}\nexport PYTHONPATH="$PYTHONPATH:{Path(__file__).parent.parent}"\n'
+              f"exec {sys.executable} -m toolkit doctor --json")
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
+    rows = json.loads(proc.stdout)["checks"]
+    cuda = [c for c in rows if c["name"] == "runtime cuda"]
+    assert cuda and cuda[0]["status"] == "fail", " | ".join(f"{c['name']}={c['status']}" for c in rows)
+    assert f"build {m['id']} was asked for cuda" in cuda[0]["detail"]
     assert m["cmake_values"]["USE_CUDA"] == "ON"
     assert m["cmake_values"]["CMAKE_CUDA_ARCHITECTURES"] == "80"
     assert m["toolchain"]["nvcc"] != "absent"

@@ -49,6 +49,13 @@ def cache(tmp_path_factory) -> dict[str, str]:
     return {"TK_CACHE": str(tmp_path_factory.mktemp("store"))}
 
 
+def copy_tree(src: Path, dst: Path) -> Path:
+    """A copy of a source tree without its top-level build directories."""
+    shutil.copytree(src, dst, ignore=lambda d, names: [
+        n for n in names if Path(d) == src and (n == "build" or n.startswith("build-"))])
+    return dst
+
+
 def dry_run(tk, tree: Path, *args: str) -> dict:
     r = tk("build", "-C", str(tree), *args, "--dry-run", "--json")
     assert r.returncode == 0, r.stderr
@@ -85,8 +92,7 @@ def test_dry_run_plans_of_both_fixture_trees(tk, tmp_path, name):
 
 def test_tarball_is_found_again_by_content(tk, tmp_path, main_tree):
     first = dry_run(tk, main_tree, "--runtime-only")
-    copy = tmp_path / "elsewhere"
-    shutil.copytree(main_tree, copy, ignore=shutil.ignore_patterns("build-*"))
+    copy = copy_tree(main_tree, tmp_path / "elsewhere")
     assert dry_run(tk, copy, "--runtime-only")["build_id"] == first["build_id"]
     src = copy / "src/runtime/file_utils.cc"
     src.write_text(src.read_text() + "\n// one more line\n")
@@ -146,6 +152,14 @@ def test_runtime_build_of_the_real_tree(tk, tmp_path, main_tree, cache):
     assert tvm_file == str(main_tree / "python/tvm/__init__.py")
     assert Path(ffi_file).is_relative_to(site)
     assert Path(ffi_lib).samefile(stored["libtvm_ffi.so"]["path"])
+    # tk doctor in that shell: nothing failed, nothing to warn about (tk env's own variables,
+    # the tvm-ffi it shadows, a runtime-only build's missing LLVM are all as asked).
+    proc = subprocess.run(["bash", "-c", f'{exports.stdout}\nexport PYTHONPATH="$PYTHONPATH:'
+                           f'{Path(__file__).parent.parent}"\nexec {sys.executable} -m toolkit '
+                           "doctor --json"], capture_output=True, text=True,
+                          env={**env, **cache}, cwd=tmp_path)
+    rows = json.loads(proc.stdout)["checks"]
+    assert [(c["name"], c["detail"]) for c in rows if c["status"] != "pass"] == []
     # Again: served from the store; ls shows sizes; rm frees the build's own files.
     again = tk("build", "-C", str(main_tree), "--runtime-only", "--json", env=cache)
     assert again.returncode == 0 and json.loads(again.stdout)["from_store"] is True
@@ -162,8 +176,7 @@ def test_container_build_of_the_real_tree(tk, tmp_path, main_tree, cache):
         docker.from_env().ping()
     except Exception as e:  # noqa: BLE001 - any failure means: no engine here
         pytest.skip(f"no Docker engine answers ({type(e).__name__})")
-    tree = tmp_path / "tvm"
-    shutil.copytree(main_tree, tree, ignore=shutil.ignore_patterns("build-*"))
+    tree = copy_tree(main_tree, tmp_path / "tvm")
     r = tk("build", "-C", str(tree), "--runtime-only", "--backend", "docker", "--json",
            env=cache, timeout=3600)
     assert r.returncode == 0, r.stderr[-3000:]

@@ -205,6 +205,10 @@ def check_build_info(facts: dict[str, Any]) -> list[Check]:
     if info is None:
         return []
     llvm = info.get("llvm_version_major")
+    asked = facts.get("asked") or {}
+    if llvm is None and asked.get("runtime_only"):
+        return [Check("llvm", PASS, f"none: tk build {asked['build']} is the runtime alone "
+                      "(--runtime-only), as asked; it runs compiled models, compiles none")]
     if llvm is None:
         return [Check("llvm", WARN, "built without LLVM: no CPU codegen",
                       "rebuild with tk build --llvm")]
@@ -235,6 +239,19 @@ def check_runtimes(facts: dict[str, Any]) -> list[Check]:
                 why = "CUDA runtime not loaded: no NVIDIA driver (libcuda.so) on this machine"
             rows.append(Check(f"runtime {r['kind']}", PASS, f"{have}; {why} (compile-only)"))
     return rows
+
+
+def shadowing_build(facts: dict[str, Any], path: str | None) -> str | None:
+    """The tk build in use (``tk env``) whose Python directories hold ``path``: then what it
+    shadows further down sys.path is shadowed on purpose. None otherwise."""
+    asked = facts.get("asked") or {}
+    if not path or not asked.get("python"):
+        return None
+    real = os.path.realpath(path)
+    for entry in asked["python"]:
+        if real.startswith(os.path.realpath(entry) + os.sep):
+            return asked["build"]
+    return None
 
 
 def holds_mapped(entry: str, facts: dict[str, Any]) -> bool:
@@ -363,7 +380,11 @@ def check_redirects(facts: dict[str, Any]) -> list[Any]:
     for r in envf["redirects"]:
         if r.get("tvm") and r["tvm"] == imported:
             continue
-        if r.get("tvm"):
+        build = shadowing_build(facts, imported)
+        if r.get("tvm") and build:
+            rows.append(Check("vendored tvm", PASS, f"{r['where']} ({r['entry']}) holds another "
+                              f"tvm package, shadowed by tk build {build}'s {imported}"))
+        elif r.get("tvm"):
             rows.append(Check(
                 "vendored tvm", WARN,
                 f"{r['where']} ({r['entry']}) holds another tvm package: {r['tvm']} "
@@ -416,7 +437,12 @@ def check_dist_infos(facts: dict[str, Any]) -> list[Any]:
                               f"pip uninstall {d['project'].replace('_', '-')} and reinstall, "
                               f"or delete {d['path']}"))
     for project, dists in by_project.items():
-        if len(dists) > 1:
+        build = shadowing_build(facts, dists[0]["path"]) if len(dists) > 1 else None
+        if build:  # sys.path order: the first is the one in use
+            rows.append(Check("dist-info", PASS,
+                              f"{project} {dists[0]['version']} of tk build {build} shadows "
+                              + ", ".join(f"{d['version']} ({d['path']})" for d in dists[1:])))
+        elif len(dists) > 1:
             rows.append(Check("stale dist-info", WARN,
                               f"{len(dists)} installs of {project}: "
                               + ", ".join(f"{d['version']} ({d['path']})" for d in dists),

@@ -326,7 +326,10 @@ def in_use(env: dict[str, str] | None = None) -> BuildRecord | None:
 
 def asked_of(record: BuildRecord) -> dict[str, object]:
     """What tk doctor should expect of a stored build."""
-    return {"build": record.id, "runtimes": record.runtimes, "lib_dir": str(record.lib_dir)}
+    python = [d for d in record.env.get("PYTHONPATH", "").split(os.pathsep) if d]
+    targets = set(record.plan.get("targets", []))
+    return {"build": record.id, "runtimes": record.runtimes, "lib_dir": str(record.lib_dir),
+            "python": python, "runtime_only": bool({"runtime", "tvm_runtime"} & targets)}
 
 
 def shell_exports(env: dict[str, str]) -> str:
