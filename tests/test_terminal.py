@@ -96,3 +96,21 @@ def test_the_terminal_and_a_list_hear_the_same_bisection(tmp_path, monkeypatch):
         assert line.endswith(f"-> {e.verdict} ({e.reason})")
     assert sum(isinstance(e, ev.StepStarted) for e in seen) == len(
         [ln for ln in lines if ln.startswith(("checking the", "probing "))])
+
+
+def test_a_real_tty_gets_the_bar_and_a_pipe_gets_lines():
+    """Whether progress redraws is decided by the stream itself, not by a flag."""
+    import os
+
+    primary, secondary = os.openpty()
+    with os.fdopen(secondary, "w") as tty, io.StringIO() as pipe:
+        assert Terminal(err=tty).interactive
+        assert not Terminal(err=pipe).interactive
+        on_tty = Terminal(err=tty)
+        on_tty.as_json = True  # --json keeps stderr plain even on a terminal
+        assert not on_tty.interactive
+        Terminal(err=tty).handle(Progress("compile", 2, 4))
+        tty.flush()
+        drawn = os.read(primary, 200).decode()
+    os.close(primary)
+    assert drawn.startswith("\r  [" + "#" * 15 + "." * 15 + "] 2/4 compile")
