@@ -611,3 +611,16 @@ def test_item4_bisect_under_sudo_leaves_the_users_git_theirs(tk, tmp_path):
     r = tk("bisect", "run", "--source", str(repo), env=env)
     assert r.returncode == 0, r.stderr
     assert foreign_owned(repo, 1000) == []  # .git/worktrees/... included
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (it builds another user's extension)")
+def test_item4_root_building_someones_extension_leaves_it_theirs(tk, tmp_path):
+    pytest.importorskip("tvm")
+    r = tk("ext", "new", "myext", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    root = tmp_path / "myext"
+    for path in [root, *root.rglob("*")]:
+        os.chown(path, 1000, 1000, follow_symlinks=False)
+    r = tk("ext", "build", str(root), env={"SUDO_UID": "1000", "SUDO_GID": "1000"})
+    assert r.returncode == 0, r.stderr
+    assert any(root.rglob("*.tk.json")) and foreign_owned(root, 1000) == []

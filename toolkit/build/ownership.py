@@ -8,7 +8,9 @@ stays theirs.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -39,3 +41,31 @@ def _chown(path: Path, owner: tuple[int, int]) -> None:
             os.chown(path, *owner, follow_symlinks=False)
     except FileNotFoundError:
         pass  # removed while we walked (a build's temporary file)
+
+
+@contextlib.contextmanager
+def handing_over(root: Path, owner: tuple[int, int] | None) -> Iterator[None]:
+    """What root comes to own under ``root`` while the block runs (a build that writes next
+    to its sources, not only into its build directory) goes to ``owner`` afterwards, however
+    the block ends; what was root's before stays root's."""
+    if owner is None:
+        yield
+        return
+    before = set(_root_owned(root))
+    try:
+        yield
+    finally:
+        for path in _root_owned(root):
+            if path not in before:
+                _chown(path, owner)
+
+
+def _root_owned(root: Path) -> Iterator[Path]:
+    for top, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            path = Path(top) / name
+            try:
+                if path.lstat().st_uid == 0:
+                    yield path
+            except FileNotFoundError:
+                continue

@@ -55,6 +55,7 @@ def target_python_facts(python: str) -> dict[str, Any]:
 def build(source_dir: str | Path, python: str = sys.executable,
           tvm_prebuild: str | None = None, tvm_source: str | None = None,
           build_type: str = "RelWithDebInfo", jobs: int | None = None) -> Built:
+    from toolkit.build import ownership
     from toolkit.build.backends import BuildJob, backend
     from toolkit.build.recipes import BuildPlan
 
@@ -78,16 +79,19 @@ def build(source_dir: str | Path, python: str = sys.executable,
     plan = BuildPlan(recipes=[f"ext:{name}"], options={}, cmake=cmake, env={},
                      generator=generator, targets=[name])
     build_dir = src / "build"
-    build_dir.mkdir(exist_ok=True)
-    log = build_dir / "tk-build.log"
-    log.write_text("")
-    job = BuildJob(plan=plan, source_dir=src, build_dir=build_dir, log=log, jobs=jobs)
-    job.config_cmake.write_text(plan.config_cmake())
-    result = backend("native").build(job)  # BuildFailed carries the explain hint
-    library = find_library(src, build_dir, name)
-    data = describe_build(library, src, python, facts, cmake, result.toolchain,
-                          result.commands)
-    path = manifest.write(library, data)
+    # Root building someone's extension: what the build writes (the library lands in the
+    # package, beside the sources) stays theirs.
+    with ownership.handing_over(src, ownership.owner_of(src)):
+        build_dir.mkdir(exist_ok=True)
+        log = build_dir / "tk-build.log"
+        log.write_text("")
+        job = BuildJob(plan=plan, source_dir=src, build_dir=build_dir, log=log, jobs=jobs)
+        job.config_cmake.write_text(plan.config_cmake())
+        result = backend("native").build(job)  # BuildFailed carries the explain hint
+        library = find_library(src, build_dir, name)
+        data = describe_build(library, src, python, facts, cmake, result.toolchain,
+                              result.commands)
+        path = manifest.write(library, data)
     return Built(library, path, data, log)
 
 
