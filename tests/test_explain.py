@@ -138,6 +138,10 @@ CAUSES = [
     ("jit-symbols-not-found", "Symbols not found: [ tk_no_such_symbol ]", {}),
     ("rpc-connect-failed", "Connect to 127.0.0.1:9 failed",
      {"source": "src/runtime/rpc/rpc_socket_impl.cc:75"}),
+    ("unmatched/nvcc-compile-error", 'bad.cu(1): error: identifier "undefined_thing" is undefined',
+     {"kind": "compiler"}),
+    ("link-library-not-found", "cannot find -ltk_absent_lib", {"kind": "linker"}),
+    ("undefined-reference", "undefined reference to `f()'", {"kind": "linker"}),
 ]
 
 

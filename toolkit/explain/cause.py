@@ -42,7 +42,7 @@ _RAISED = re.compile(r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::[ \t]?(?P<ms
 _FRAME = re.compile(r"\s+File \"(?P<file>[^\"]+)\", line (?P<no>\d+)(?:, in (?P<func>.*))?$")
 _CMAKE = re.compile(r"CMake Error(?: at (?P<loc>[^\n(]+?)(?: \((?P<cmd>\w+)\))?)?:\s*(?P<msg>.*)$")
 _COMPILER = re.compile(
-    r"(?P<loc>[^\s:(][^:(\n]*(?::\d+(?::\d+)?:|\(\d+\):)) (?:fatal )?error(?: #\w+-D)?: "
+    r"(?P<loc>[^\s:(][^:(\n]*(?::\d+(?::\d+)?:|\(\d+\):)) (?:fatal )?error(?: #[\w-]+)?: "
     r"(?P<msg>.*)$")
 _TOOL = re.compile(r"(?P<tool>nvcc|ptxas|nvlink|fatbinary|ld|ld\.lld|/usr/bin/ld|collect2|"
                    r"clang|gcc|g\+\+|c\+\+|cc1plus)\b[^:\n]{0,80}?\b(?P<sev>fatal|error)\s*:")
@@ -207,8 +207,10 @@ def _classify(line: str, after_traceback: bool) -> tuple[int, str | None]:
     m = _TOOL.match(s)
     if m:
         return DIAGNOSTIC, m.group("tool").rsplit("/", 1)[-1]
-    if "undefined reference to" in s or s.startswith("what():"):
-        return DIAGNOSTIC - 5, "linker" if "undefined reference" in s else "C++ exception"
+    if "undefined reference to" in s or ": cannot find -l" in s:
+        return DIAGNOSTIC - 5, "linker"
+    if s.startswith("what():"):
+        return DIAGNOSTIC - 5, "C++ exception"
     m = _LOGLINE.match(s)
     if m:
         msg = m.group("msg")

@@ -942,6 +942,27 @@ RULES: list[Rule] = [
         "CMake generator check; captured here",
     ),
     Rule(
+        "link-library-not-found", "build", "cannot find -l",
+        r"cannot find -l(?P<lib>[^\s:]+)",
+        "Linker cannot find a library",
+        "a -l<name> the link asks for is not in the linker's search path (its -dev package "
+        "is not installed, or its directory is not given with -L).",
+        "install the library's development package, or point the build at it "
+        "(CMAKE_PREFIX_PATH, or -L<dir> / LIBRARY_PATH).",
+        "GNU ld; captured with g++ -ltk_absent_lib",
+    ),
+    Rule(
+        "undefined-reference", "build", "undefined reference to",
+        r"undefined reference to [`'](?P<sym>[^'`]+)'",
+        "Link misses a definition",
+        "an object calls a function no library or object in the link defines: a library "
+        "missing from target_link_libraries (libtvm_ffi, libcuda, ...), or one built "
+        "against other headers.",
+        "add the library that defines it to the link (target_link_libraries / -l), in an "
+        "order where it comes after its users.",
+        "GNU ld; captured with g++",
+    ),
+    Rule(
         "missing-header", "build", "No such file or directory",
         r"fatal error: (?P<header>[\w./+-]+\.h(?:pp|h)?): No such file or directory",
         "Header not found",
