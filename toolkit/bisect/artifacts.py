@@ -27,6 +27,7 @@ from toolkit.build import source, store
 from toolkit.build.recipes import BuildPlan, Request
 from toolkit.build.record import BuildRecord
 from toolkit.errors import TkError, UserError
+from toolkit.explain.cause import first_cause
 from toolkit.process import BISECT_BUILD_DIR
 
 
@@ -165,9 +166,8 @@ class CommandBuilder:
                                  stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - start
         if rc != 0:
-            lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-            errors = [ln for ln in lines if "error" in ln.lower()]
-            why = (errors or lines or [f"exit {rc}"])[-1].strip()[:200]
+            text = log.read_text(errors="replace")
+            why = first_cause(text).text[:200] if text.strip() else f"exit {rc}"
             return BuildResult(ok=False, seconds=seconds, log=str(log),
                                message=f"build command exit {rc}: {why}")
         self.stamp.write_text(tree + "\n")

@@ -38,6 +38,7 @@ from toolkit import events as ev
 from toolkit.bisect import events, search
 from toolkit.bisect.verdict import BAD, GOOD, SKIP
 from toolkit.errors import TkError
+from toolkit.explain.cause import one_line
 from toolkit.process import PASS_NO_COMPILE, PASS_RESULT_MARKER
 
 CONTAINERS = frozenset({"sequential", "_pipeline"})
@@ -140,7 +141,7 @@ class PassBisector:
             pass
         err = self._server.stderr.read() if self._server.stderr else ""
         self.close()
-        last = [ln for ln in err.splitlines() if ln.strip()][-1:]
+        last = [one_line(err)] if err.strip() else []
         raise TkError(f"the probe process for {self.result.workload} died"
                       f"{': ' + last[0][:300] if last else ''}")
 

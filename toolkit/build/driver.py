@@ -39,6 +39,7 @@ from toolkit.build.record import BuildRecord, PostBuildCheck, RuntimeCheck, Sour
 from toolkit.build.source import SourceTree, inspect
 from toolkit.errors import TkError, UserError
 from toolkit.events import Handler, Stage, ignore
+from toolkit.explain.cause import one_line
 
 LIBRARY = re.compile(r"^lib[\w.+-]*\.so(\.[\d.]+)?$")
 CACHE_FIELDS = ("CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CXX_FLAGS", "CMAKE_GENERATOR",
@@ -357,7 +358,7 @@ def check_runtimes(record: BuildRecord, env: dict[str, str]) -> list[RuntimeChec
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or any(r.get("kind") is None for r in rows):
         why = next((r.get("detail") for r in rows if r.get("kind") is None), None) or \
-            (proc.stderr.strip().splitlines() or ["?"])[-1]
+            (one_line(proc.stderr) if proc.stderr.strip() else "?")
         return [RuntimeCheck(kind, None, False, None, detail=f"the runtime does not load: {why}")
                 for kind in record.runtimes]
     checks = [RuntimeCheck(kind=r["kind"], library=r.get("library"), loads=r["loads"],
@@ -378,7 +379,7 @@ def run_tiny_kernel(kind: str, env: dict[str, str]) -> tuple[bool | None, str]:
                           text=True, env=env, timeout=600)
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     if not rows:
-        return False, (proc.stderr.strip().splitlines() or ["the kernel probe died"])[-1]
+        return False, one_line(proc.stderr) if proc.stderr.strip() else "the kernel probe died"
     return rows[-1]["ok"], rows[-1].get("detail", "")
 
 
@@ -422,7 +423,7 @@ def load_check(record: BuildRecord, env: dict[str, str]) -> PostBuildCheck:
     for lib in libs:
         proc = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
                                lib], capture_output=True, text=True, env=env)
-        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        last = one_line(proc.stderr) if proc.stderr.strip() else "?"
         if proc.returncode != 0 and not missing_driver(last):
             problems.append(f"{lib} does not load: {last}")
     return PostBuildCheck(ok=not problems, problems=problems, loaded=libs, load_only=True)
