@@ -42,6 +42,15 @@ def test_every_rule_has_a_sample() -> None:
     assert not {r.id for r in RULES} - covered
 
 
+def test_every_sample_says_where_it_came_from() -> None:
+    sources = (FIXTURES / "SOURCES.md").read_text()
+    for log in [*LOGS, *sorted((FIXTURES / "unmatched").glob("*.log"))]:
+        base, _, variant = log.stem.partition("--")
+        named = log.name in sources or (variant and f"--{variant}.log" in sources
+                                          and base in sources)
+        assert named, f"SOURCES.md does not say where {log.name} came from"
+
+
 def test_rule_ids_and_needles_are_sound() -> None:
     ids = [r.id for r in RULES]
     assert len(ids) == len(set(ids))
