@@ -39,6 +39,8 @@ def built(work: Path) -> Path:
     r = run_tk("ext", "build", str(work / NAME))
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"registers: {NAME}.add_inplace, {NAME}.add_one" in r.stdout
+    # Progress on stderr, plain lines (not a terminal): the stage, then Ninja's count.
+    assert f"tk: building {NAME} in " in r.stderr and "  compile: [" in r.stderr
     return work / NAME / "python" / NAME / "lib" / f"lib{NAME}.so"
 
 

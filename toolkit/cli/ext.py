@@ -46,7 +46,7 @@ def build_cmd(term: Terminal, directory: str, python: str, tvm_prebuild: str | N
     from toolkit.ext.compile import build
 
     built = build(directory, python=python, tvm_prebuild=tvm_prebuild, tvm_source=tvm_source,
-                  build_type=build_type, jobs=jobs)
+                  build_type=build_type, jobs=jobs, events=term.handle)
     term.result({"library": str(built.library), "manifest": str(built.manifest_path),
                  **built.manifest}, render_built)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from toolkit import libraries
 from toolkit.errors import TkError, UserError
+from toolkit.events import Handler, Stage, ignore
 from toolkit.ext import manifest
 from toolkit.process import run_probe
 
@@ -54,7 +55,10 @@ def target_python_facts(python: str) -> dict[str, Any]:
 
 def build(source_dir: str | Path, python: str = sys.executable,
           tvm_prebuild: str | None = None, tvm_source: str | None = None,
-          build_type: str = "RelWithDebInfo", jobs: int | None = None) -> Built:
+          build_type: str = "RelWithDebInfo", jobs: int | None = None,
+          events: Handler = ignore) -> Built:
+    """Configure and build the extension in ``source_dir`` against ``python``'s TVM (or the
+    given one); ``events`` hears a ``Stage`` and the compile's ``Progress``."""
     from toolkit.build import ownership
     from toolkit.build.backends import BuildJob, backend
     from toolkit.build.recipes import BuildPlan
@@ -85,8 +89,10 @@ def build(source_dir: str | Path, python: str = sys.executable,
         build_dir.mkdir(exist_ok=True)
         log = build_dir / "tk-build.log"
         log.write_text("")
-        job = BuildJob(plan=plan, source_dir=src, build_dir=build_dir, log=log, jobs=jobs)
+        job = BuildJob(plan=plan, source_dir=src, build_dir=build_dir, log=log, jobs=jobs,
+                       events=events)
         job.config_cmake.write_text(plan.config_cmake())
+        events(Stage(f"building {name} in {build_dir}; log: {log}"))
         result = backend("native").build(job)  # BuildFailed carries the explain hint
         library = find_library(src, build_dir, name)
         data = describe_build(library, src, python, facts, cmake, result.toolchain,
