@@ -223,6 +223,23 @@ NO_LEGALIZATION = textwrap.dedent('''
 ''')
 
 
+def test_unsupported_onnx_operator_is_explained(tk, tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    vec = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4]) for n in ("x", "y")]
+    graph = helper.make_graph([helper.make_node("MyCustomOp", ["x"], ["y"])], "g",
+                              vec[:1], vec[1:])
+    model = tmp_path / "custom.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    r = tk("run", str(model), env=env)
+    assert r.returncode == 1
+    assert "explain: ONNX operators the Relax frontend does not convert" in r.stderr
+    r = tk("explain", "--last", env=env)
+    assert r.returncode == 0 and "frontend ONNX: MyCustomOp" in r.stdout
+
+
 PLAIN_GPU_KERNEL = textwrap.dedent('''
     from tvm.script import ir as I, relax as R, tirx as T
 

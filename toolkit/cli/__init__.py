@@ -108,6 +108,11 @@ def _main(argv: list[str] | None) -> None:
             raise
         click.echo(f"{prog}: internal error: {type(e).__name__}: {e} (rerun with --debug)",
                    err=True)
+        from toolkit.explain import hint
+
+        known = hint(e)  # a TVM failure that reached tk unwrapped is still a known one
+        if known:
+            click.echo(f"  {known}", err=True)
         sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)
 
