@@ -505,6 +505,7 @@ def bad_input_cases() -> list:
         "dump-ir-o-unwritable": ["dump-ir", "builtin:mlp", "-o", "/proc/tk-x"],
         "profile-o-unwritable": ["profile", "builtin:mlp", "-o", "/proc/tk-x"],
         "image-suite-with-space": ["image", "bootstrap", "--suite", "x y"],
+        "cuda-arch-not-capabilities": ["build", "--dry-run", "--cuda", "--cuda-arch", "x;y"],
     }.items()]
     return cases
 
@@ -535,6 +536,10 @@ def test_item8_bad_inputs_are_one_line_exit_2(tk, tmp_path, kind, content):
         if content[0] in ("compile", "dump-ir", "profile"):
             pytest.importorskip("tvm")
         args = content
+        if content[0] == "build":
+            from minifork import make_minifork
+
+            args = [*content, "-C", str(make_minifork(tmp_path / "tvm"))]
     else:
         good = tmp_path / "p.json"
         good.write_text(json.dumps({"report": "profile", "header": {}, "summary": {},

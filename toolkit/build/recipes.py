@@ -183,6 +183,10 @@ def load_recipe(path: Path) -> dict[str, Any]:
     return data
 
 
+# CMAKE_CUDA_ARCHITECTURES as CMake takes it: a list of capabilities, or one keyword.
+CUDA_ARCHS = re.compile(r"native|all|all-major|\d+[a-z]?(-real|-virtual)?(;\d+[a-z]?(-real|-virtual)?)*")
+
+
 def toml_kind(value: Any) -> str:
     kinds = {dict: "a table", list: "an array", str: "a string", bool: "a boolean",
              int: "a number", float: "a number"}
@@ -269,6 +273,10 @@ def resolve(req: Request, source_dir: Path | None = None) -> BuildPlan:
     if req.llvm:
         plan.container["llvm"] = req.llvm
     if req.cuda_arch:
+        if not CUDA_ARCHS.fullmatch(req.cuda_arch):
+            raise UserError(f"--cuda-arch {req.cuda_arch!r}: expected compute capabilities like "
+                            "80 or '80;90a' (each may end in -real or -virtual), or native, all, "
+                            "all-major")
         plan.cmake["CMAKE_CUDA_ARCHITECTURES"] = req.cuda_arch
         plan.origin["cmake.CMAKE_CUDA_ARCHITECTURES"] = "--cuda-arch"
     for item in req.sets:
