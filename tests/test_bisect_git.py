@@ -71,6 +71,9 @@ def test_finds_culprit_leaves_checkout_alone_and_reuses_builds(tk, tmp_path, env
     data = json.loads(tk("bisect", "report", "--json", "--source", str(repo), env=env).stdout)
     assert data["first_bad"]["hash"] == shas[11]
     assert data["builds"] == 0
+    # ... and every verdict, confirmation included, is known: nothing is checked out or run.
+    assert data["known"] == data["probes"] and data["confirmed"] is True
+    assert "known from" in r.stderr and "checking the good end" in r.stderr
     assert checkout_fingerprint(repo) == before
 
 

@@ -11,6 +11,7 @@ from toolkit.bisect import search
 from toolkit.bisect import verdict as v
 from toolkit.bisect.runner import Bisector, BisectStopped, BuildResult
 from toolkit.bisect.state import BisectState, load
+from toolkit.bisect.verdicts import VerdictCache
 
 COMMITS = [f"{i:040x}" for i in range(65)]  # 0 good .. 64 bad
 
@@ -18,7 +19,7 @@ COMMITS = [f"{i:040x}" for i in range(65)]  # 0 good .. 64 bad
 def make_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **kw) -> BisectState:
     monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))
     src = tmp_path / "src"
-    src.mkdir(exist_ok=True)
+    src.mkdir(parents=True, exist_ok=True)
     return BisectState(source=str(src), good=COMMITS[0], bad=COMMITS[-1], commits=COMMITS,
                        check=["check"], check_display="check", **kw)
 
@@ -67,9 +68,15 @@ class World:
             return v.Outcome(self.calls[i] % 2)
         return v.Outcome(self.rc_bad if i >= self.culprit else 0)
 
-    def bisector(self, st: BisectState, events=lambda e: None) -> Bisector:
+    def bisector(self, st: BisectState, events=lambda e: None,
+                 verdicts: VerdictCache | None = None) -> Bisector:
         return Bisector(st, checkout=self.checkout, build=self.build, test_run=self.test_run,
-                        cached=self.cached, events=events)
+                        cached=self.cached, verdicts=verdicts, events=events)
+
+
+def verdict_cache(tmp_path: Path) -> VerdictCache:
+    """Known verdicts keyed by commit alone (the world's builds and trees are its commits)."""
+    return VerdictCache(lambda sha: sha, tmp_path / "verdicts")
 
 
 def test_classify_modes():
@@ -255,3 +262,51 @@ def test_a_stopped_run_says_why_as_an_event(tmp_path, monkeypatch):
         World(10, rc_bad=127).bisector(st, seen.append).run()
     assert isinstance(seen[-1], ev.Stopped) and seen[-1].reason == st.stop_reason
     assert not any(isinstance(e, ev.Finished) for e in seen)
+
+
+def test_a_second_bisection_runs_nothing_it_knows(tmp_path, monkeypatch):
+    first = make_state(tmp_path, monkeypatch)
+    world = World(41)
+    world.bisector(first, verdicts=verdict_cache(tmp_path)).run()
+    assert first.confirmed is True and not any(s.known for s in first.steps)
+    ran = len(world.runs)
+
+    again = make_state(tmp_path / "again", monkeypatch)
+    seen = []
+    world.bisector(again, seen.append, verdicts=verdict_cache(tmp_path)).run()
+    assert again.culprit == COMMITS[41] and again.confirmed is True
+    assert len(world.runs) == ran  # no check ran, confirmation included
+    assert all(s.known for s in again.steps)
+    assert sum(isinstance(e, ev.VerdictKnown) for e in seen) == len(again.steps)
+    assert not any(isinstance(e, ev.BuildDone) for e in seen)  # nothing built either
+
+
+def test_known_verdicts_need_as_many_runs_as_asked(tmp_path, monkeypatch):
+    world = World(41)
+    world.bisector(make_state(tmp_path, monkeypatch), verdicts=verdict_cache(tmp_path)).run()
+    ran = len(world.runs)
+    # --count 3 asks for three agreeing runs: one (or two, confirmed) is not enough.
+    st = make_state(tmp_path / "three", monkeypatch, count=3)
+    world.bisector(st, verdicts=verdict_cache(tmp_path)).run()
+    assert st.culprit == COMMITS[41]
+    assert len(world.runs) > ran and not all(s.known for s in st.steps)
+
+
+def test_a_flaky_verdict_is_never_kept_as_firm(tmp_path, monkeypatch):
+    cache = verdict_cache(tmp_path)
+    world = World(40, flaky={32})
+    world.bisector(make_state(tmp_path, monkeypatch, count=2), verdicts=cache).run()
+    assert cache.lookup(COMMITS[32], 1) is None
+    calls = world.calls[32]
+    st = make_state(tmp_path / "again", monkeypatch, count=2)
+    world.bisector(st, verdicts=cache).run()
+    assert world.calls[32] > calls  # probed again, not believed
+    assert [s.verdict for s in st.steps if s.commit == COMMITS[32]] == [v.SKIP]
+    # A single run that disagrees with a kept verdict spoils it for good.
+    cache.add(COMMITS[5], v.GOOD, "exit 0", [0], "")
+    cache.add(COMMITS[5], v.BAD, "exit 1", [1], "")
+    cache.add(COMMITS[5], v.GOOD, "exit 0", [0], "")
+    assert cache.lookup(COMMITS[5], 1) is None
+    # Skips and timeouts teach nothing.
+    cache.add(COMMITS[6], v.SKIP, "timed out", [None], "")
+    assert cache.lookup(COMMITS[6], 1) is None

@@ -72,6 +72,10 @@ class StoreBuilder:
     def cached(self, sha: str) -> bool:
         return self.stored(sha) is not None
 
+    def identity(self, sha: str) -> str:
+        """What the build of ``sha`` is, from git objects: its store key."""
+        return self.key(sha)
+
     def build(self, sha: str) -> BuildResult:
         start = time.perf_counter()
         record = self.stored(sha, verify=True)  # served: its libraries must be what was built
@@ -141,6 +145,10 @@ class CommandBuilder:
 
     def tree(self, sha: str) -> str:
         return self.repo.git.rev_parse(f"{sha}^{{tree}}")
+
+    def identity(self, sha: str) -> str:
+        """What the build of ``sha`` is: the command that builds it and the tree it builds."""
+        return f"{self.st.build_command}\0{self.tree(sha)}"
 
     def cached(self, sha: str) -> bool:
         return (not self.st.build_command or (self.stamp.exists()

@@ -49,6 +49,16 @@ class BuildDone(Event):
 
 
 @dataclass(frozen=True)
+class VerdictKnown(Event):
+    """The commit's verdict is known from earlier runs of this check on this build: nothing
+    is checked out, built or run (a ``Verdict`` follows)."""
+
+    commit: str
+    verdict: str
+    runs: int  # agreeing runs behind it
+
+
+@dataclass(frozen=True)
 class CheckStarted(Event):
     """The check runs on the built commit (``runs`` times, for flakiness)."""
 

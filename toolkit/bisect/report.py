@@ -91,7 +91,7 @@ def build(st: BisectState) -> dict[str, Any]:
         steps.append({
             "n": i, "commit": s.commit, "subject": subject, "phase": s.phase,
             "verdict": s.verdict, "reason": s.reason, "seconds": s.seconds,
-            "build_seconds": s.build_seconds, "cache_hit": s.cache_hit,
+            "build_seconds": s.build_seconds, "cache_hit": s.cache_hit, "known": s.known,
             "returncodes": s.returncodes,
         })
     built = [s for s in st.steps if s.cache_hit is False]
@@ -110,6 +110,7 @@ def build(st: BisectState) -> dict[str, Any]:
         "builds": len(built),
         "build_seconds": round(sum(s.build_seconds for s in built), 3),
         "probes": len(st.steps),
+        "known": sum(s.known for s in st.steps),  # verdicts known: nothing built or run
         "steps": steps,
         "reproduce": reproduce_command(st),
         "pass_hint": pass_hint(st),
@@ -134,7 +135,8 @@ def markdown(data: dict[str, Any]) -> str:
         f"- Range: good `{rng['good']['hash'][:12]}` ({rng['good']['subject']}) .. bad "
         f"`{rng['bad']['hash'][:12]}` ({rng['bad']['subject']}), {rng['commits']} commits",
         f"- Check: `{data['check']}` (regress: {data['regress']})",
-        f"- Builds: {data['builds']} ({data['build_seconds']:.1f} s); probes: {data['probes']}",
+        f"- Builds: {data['builds']} ({data['build_seconds']:.1f} s); probes: {data['probes']}"
+        + (f", of which {data['known']} known from earlier runs" if data["known"] else ""),
     ]
     if data["confirmed"] is not None:
         lines.append("- Confirmed: " + ("yes, the culprit is bad and its parent good when re-run"
@@ -143,7 +145,8 @@ def markdown(data: dict[str, Any]) -> str:
     lines += ["", "| # | commit | subject | phase | verdict | why | build | s |",
               "|---|---|---|---|---|---|---|---|"]
     for s in data["steps"]:
-        build = {True: "store", False: f"{s['build_seconds']:.1f}s", None: "-"}[s["cache_hit"]]
+        build = ("known" if s.get("known") else
+                 {True: "store", False: f"{s['build_seconds']:.1f}s", None: "-"}[s["cache_hit"]])
         subject = s["subject"].replace("|", "\\|")[:50]
         lines.append(f"| {s['n']} | `{s['commit'][:10]}` | {subject} | {s['phase']} | "
                      f"{s['verdict']} | {s['reason'].replace('|', '/')} | {build} | "

@@ -22,6 +22,7 @@ from toolkit import events as ev
 from toolkit.bisect import events, search
 from toolkit.bisect import verdict as v
 from toolkit.bisect.state import BisectState, Step
+from toolkit.bisect.verdicts import VerdictCache
 from toolkit.errors import TkError
 from toolkit.process import (
     BISECT_COMMIT,
@@ -94,18 +95,30 @@ def tail(text: str, lines: int = 15) -> str:
 class Bisector:
     def __init__(self, state: BisectState, *, checkout: Checkout, build: Build,
                  test_run: TestRun, cached: Callable[[str], bool] = lambda sha: False,
-                 events: ev.Handler = ev.ignore) -> None:
+                 verdicts: VerdictCache | None = None, events: ev.Handler = ev.ignore) -> None:
         self.state = state
         self.checkout = checkout
         self.build = build
         self.test_run = test_run
         self.cached = cached
+        self.verdicts = verdicts  # verdicts known from earlier runs; None: always run
         self.events = events  # hears toolkit.bisect.events, in the order things happen
 
     def probe(self, sha: str, phase: str) -> Step:
-        """Build and check one commit ``count`` times; the step is not yet recorded."""
+        """Build and check one commit ``count`` times, unless that many agreeing runs are
+        known already (a confirmation asks for twice as many); the step is not yet recorded."""
         st = self.state
         start = time.perf_counter()
+        runs = max(1, st.count)
+        if self.verdicts is not None:
+            known = self.verdicts.lookup(sha, 2 * runs if phase == "confirm" else runs)
+            if known is not None:
+                self.events(events.VerdictKnown(sha, known.verdict, known.runs))
+                return Step(commit=sha, phase=phase, verdict=known.verdict,
+                            reason=f"{known.reason}; known from {known.runs} earlier run"
+                                   f"{'s' if known.runs != 1 else ''}",
+                            returncodes=known.returncodes, output_tail=known.output_tail,
+                            known=True, seconds=round(time.perf_counter() - start, 3))
         self.checkout(sha)
         st.current = sha
         built = self.build(sha)
@@ -131,6 +144,12 @@ class Bisector:
                 if one.value == v.STOP:
                     break
             verdict = v.combine(verdicts)
+            if self.verdicts is not None:
+                if len({one.value for one in verdicts}) > 1:
+                    self.verdicts.spoil(sha, verdict.reason)
+                else:
+                    self.verdicts.add(sha, verdict.value, verdict.reason, step.returncodes,
+                                      step.output_tail)
             if verdict.value != v.GOOD:
                 from toolkit.explain import best
 

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import git
+
 from toolkit import events as ev
 from toolkit.bisect import checks, search, verdict
 from toolkit.bisect import state as states
 from toolkit.bisect.runner import Bisector, BuildResult, run_check
 from toolkit.bisect.state import BisectState
+from toolkit.bisect.verdicts import VerdictCache, check_identity
 from toolkit.bisect.worktree import Worktree, commit_range, open_repo, resolve, toplevel
 from toolkit.errors import TkError, UserError
 
@@ -27,7 +31,7 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
           build_failure: str | None = None, timeout: float | None = None,
           on_timeout: str = "skip", count: int = 1,
           build_options: dict[str, Any] | None = None, build_cmd: str | None = None,
-          no_build: bool = False) -> BisectState:
+          no_build: bool = False, recheck: bool = False) -> BisectState:
     """Validate everything first, so a mistake changes nothing; then save the new state."""
     root = source_of(source)
     repo = open_repo(root)
@@ -51,7 +55,7 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
                      check=argv, check_display=display, regress=regress,
                      build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
                      count=count, build_options=dict(build_options or {}),
-                     build_command=build_command)
+                     build_command=build_command, recheck=recheck)
     st.save()
     return st
 
@@ -113,8 +117,24 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore) -> Bisector:
     return Bisector(
         st, checkout=wt.checkout, build=builder.build, cached=builder.cached,
         test_run=lambda sha, env: run_check(st.check, check_env(dict(env)), wt.path, st.timeout),
-        events=events,
+        verdicts=None if st.recheck else verdict_cache(st, repo, builder), events=events,
     )
+
+
+def verdict_cache(st: BisectState, repo: git.Repo, builder: Any) -> VerdictCache:
+    """Verdicts keyed by the build's identity, the commit's tree and the check (all from git
+    objects and the state: a known verdict costs no checkout and no build)."""
+    check = check_identity(st.check, st.regress, st.timeout, st.on_timeout, Path(st.source))
+    keys: dict[str, str] = {}
+
+    def key_of(sha: str) -> str:
+        if sha not in keys:
+            tree = repo.commit(sha).tree.hexsha
+            keys[sha] = hashlib.sha256(
+                f"{builder.identity(sha)}\0{tree}\0{check}".encode()).hexdigest()[:32]
+        return keys[sha]
+
+    return VerdictCache(key_of)
 
 
 def run(st: BisectState, events: ev.Handler = ev.ignore) -> BisectState:

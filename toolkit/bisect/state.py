@@ -45,6 +45,7 @@ class Step:
     returncodes: list[int | None] = field(default_factory=list)  # one per run; None: timeout
     output_tail: str = ""  # last lines of the last run's output
     log: str | None = None  # build log path, when a build ran
+    known: bool = False  # the verdict was known from earlier runs: nothing was built or run
 
 
 @dataclass
@@ -62,6 +63,7 @@ class BisectState:
     timeout: float | None = None  # seconds per check run; None: no limit
     on_timeout: str = "skip"  # verdict for a check run that timed out: skip | bad | good
     count: int = 1  # runs per probe; disagreement between them is flaky (skip)
+    recheck: bool = False  # run every check, even where its verdict is known
     build_options: dict[str, Any] = field(default_factory=dict)  # as given to tk build
     # How a step builds: None = tk build through the artifact store (TVM trees); a shell
     # command = run in the worktree, incrementally (other trees); "" = the check builds.

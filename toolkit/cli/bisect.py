@@ -51,6 +51,11 @@ def _(e: ev.BuildDone) -> str:
 
 
 @describe.register
+def _(e: ev.VerdictKnown) -> str:
+    return f"  known from {e.runs} earlier run{'s' if e.runs != 1 else ''}: nothing to build or run"
+
+
+@describe.register
 def _(e: ev.CheckStarted) -> str | None:
     # The check was shown at start; a verdict line follows. Only repeated runs are news.
     return f"  checking, {e.runs} runs" if e.runs > 1 else None
@@ -142,12 +147,15 @@ def bisect_group() -> None:
                    "worktree ($TK_BISECT_BUILD_DIR is a build directory kept between steps; "
                    "default for CMake projects: configure once, then cmake --build).")
 @click.option("--no-build", is_flag=True, help="Build nothing: the check builds by itself.")
+@click.option("--recheck", is_flag=True,
+              help="Run the check everywhere, even where its verdict on the same build and tree "
+                   "is known from an earlier bisection.")
 @click.argument("check_args", nargs=-1, type=click.UNPROCESSED)
 @pass_terminal
 def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_text: str | None, regress: str,
               build_failure: str | None, timeout: float | None, on_timeout: str, count: int,
               recipe: dict[str, Any], build_cmd: str | None,
-              no_build: bool, check_args: tuple[str, ...]) -> None:
+              no_build: bool, recheck: bool, check_args: tuple[str, ...]) -> None:
     """Start a bisection between GOOD and BAD (nothing is built until 'run').
 
     \b
@@ -165,7 +173,7 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
     st = session.start(source or Path.cwd(), good, bad, words, regress=regress,
                        build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
                        count=count, build_options=recipe, build_cmd=build_cmd,
-                       no_build=no_build)
+                       no_build=no_build, recheck=recheck)
     how = {None: "tk build (artifact store)", "": "none (the check builds)"}.get(
         st.build_command, st.build_command)
     term.echo(f"bisecting {len(st.commits) - 1} commits of {st.source}: good {st.good[:10]} "
@@ -247,7 +255,8 @@ def log_cmd(term: Terminal, source: Path | None) -> None:
 
     st = session.current(source)
     for i, s in enumerate(st.steps, 1):
-        build = {True: "store", False: f"built {s.build_seconds:.1f}s", None: "-"}[s.cache_hit]
+        build = ("known" if s.known else
+                 {True: "store", False: f"built {s.build_seconds:.1f}s", None: "-"}[s.cache_hit])
         term.echo(f"{i:3} {s.commit[:10]} {s.phase:8} {s.verdict:5} {s.reason} [{build}, "
                   f"{s.seconds:.1f}s]")
 
