@@ -660,6 +660,17 @@ RULES: list[Rule] = [
         "the classes from tvm.relax.struct_info where your version has them.",
         "python/tvm/relax/__init__.py; captured with 0.27.0.post1",
     ),
+    Rule(
+        "tvmscript-error-hidden", "api-move", "TVM_BACKTRACE=1` environment variable",
+        r"note: run with `TVM_BACKTRACE=1` environment variable to display a backtrace",
+        "TVMScript error hidden by TVM's excepthook",
+        "a TVMScript function failed to parse (a DiagnosticError: often an API that moved, "
+        "T.block, or a wrong op signature) and TVM's excepthook printed only this note.",
+        "rerun with TVM_BACKTRACE=1 (TVM_BACKTRACE=1 python script.py 2>&1 | tk explain -) "
+        "to see the message and the line it points at.",
+        "python/tvm/__init__.py (tvm_wrap_excepthook); captured with 0.27.0.post1",
+        rank=30,  # when the message is in the log too, its own rule says more
+    ),
     # --- Relax: struct info and the VM's argument checks.
     Rule(
         "relax-not-broadcastable", "relax", "which are not broadcastable",
