@@ -111,24 +111,83 @@ def test_check_reports_bindings_and_manifest(built: Path, tk) -> None:
     assert json.loads(r.stdout)["registered"] == report["manifest"]["globals"]
 
 
-def test_built_against_another_tvm_ffi_is_refused(built: Path, work: Path, tk) -> None:
-    """The manifest says another tvm-ffi build: tk refuses before dlopen; tk ext check says
-    the same without loading anything."""
-    other = work / "stale"
+def _restamped(built: Path, work: Path, where: str, **link: str) -> Path:
+    """A copy of the built library whose manifest says its libtvm_ffi link was ``link``."""
+    other = work / where
     other.mkdir()
     lib = other / built.name
     shutil.copy2(built, lib)
     data = json.loads(built.with_name(built.name + ".tk.json").read_text())
-    for link in data["links"]:
-        if link["needed"] == "libtvm_ffi.so":
-            link["build_id"], link["version"] = "0" * 40, "0.1.9"
+    for row in data["links"]:
+        if row["needed"] == "libtvm_ffi.so":
+            row.update(link)
     lib.with_name(lib.name + ".tk.json").write_text(json.dumps(data))
+    return lib
+
+
+def test_another_tvm_ffi_abi_is_refused_unless_forced(built: Path, work: Path, tk) -> None:
+    """The manifest says tvm-ffi 0.2 (another ABI while tvm-ffi is 0.x): tk refuses before
+    dlopen and tk ext check says the same; TK_EXT_FORCE=1 / --force load it with a warning."""
+    import tvm_ffi
+
+    lib = _restamped(built, work, "stale", build_id="0" * 40, version="0.2.0")
     r = run_py(f"from toolkit.ext.loader import load_extension; load_extension({str(lib)!r})")
     assert r.returncode == 1
-    assert "was built against apache-tvm-ffi 0.1.9 (libtvm_ffi build id 000000000000" in r.stderr
-    assert "Fix: rebuild it with this Python's TVM: tk ext build" in r.stderr
+    assert (f"{lib.name} was built against tvm-ffi 0.2.0 (ABI 0.2), but this process maps "
+            f"{Path(tvm_ffi.__file__).parent / 'lib' / 'libtvm_ffi.so'} "
+            f"(tvm-ffi {tvm_ffi.__version__}, ABI 0.1)") in r.stderr
+    assert "to load it anyway: force=True, tk ext load --force, or TK_EXT_FORCE=1" in r.stderr
     r = tk("ext", "check", str(lib))
-    assert r.returncode == 1 and "MISMATCH: " in r.stdout and "apache-tvm-ffi 0.1.9" in r.stdout
+    assert r.returncode == 1 and "MISMATCH: " in r.stdout and "tvm-ffi 0.2.0 (ABI 0.2)" in r.stdout
+    forced = run_py(f"""
+import tvm_ffi
+from toolkit.ext.loader import load_extension
+load_extension({str(lib)!r})
+print(tvm_ffi.get_global_func("{NAME}.add_one")(1))
+""", env={"TK_EXT_FORCE": "1"})
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.split() == ["2"]
+    assert "ForcedLoad: loading anyway (TK_EXT_FORCE / force): " in forced.stderr
+    r = tk("ext", "load", "--force", str(lib))
+    assert r.returncode == 0 and "loading anyway" in r.stderr
+
+
+def test_another_build_of_the_same_abi_loads(built: Path, work: Path, tk) -> None:
+    """Another build id and an older tvm-ffi release of the same ABI (0.1.x): nothing the
+    extension uses differs, so it loads and runs, as through a bare ctypes.CDLL."""
+    lib = _restamped(built, work, "rebuilt", build_id="0" * 40, sha256="0" * 64,
+                     version="0.1.9")
+    r = run_py(f"""
+import tvm_ffi
+from toolkit.ext.loader import load_extension
+load_extension({str(lib)!r})
+print(tvm_ffi.get_global_func("{NAME}.greet")("x"))
+""")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"hello x from {NAME}" and "Warning" not in r.stderr
+    r = tk("ext", "check", str(lib))
+    assert r.returncode == 0 and "ok: it would load" in r.stdout
+
+
+def test_a_symbol_this_tvm_lacks_is_refused(work: Path, tk) -> None:
+    """A real library importing a tvm:: function the wheel's libraries do not export (what
+    one built against a newer TVM does): refused, naming the symbol; forced, dlopen's own
+    error comes back as one line instead of a crash."""
+    src = work / "newer.cc"
+    src.write_text("namespace tvm { namespace runtime { int OnlyInANewerTVM(int); } }\n"
+                   "extern \"C\" int newer_entry(int x) { "
+                   "return tvm::runtime::OnlyInANewerTVM(x); }\n")
+    lib = work / "libnewer.so"
+    subprocess.run(["c++", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    code = f"from toolkit.ext.loader import load_extension; load_extension({str(lib)!r})"
+    r = run_py(code)
+    assert r.returncode == 1
+    assert ("libnewer.so needs symbols no TVM library in this process defines "
+            "(_ZN3tvm7runtime15OnlyInANewerTVMEi)") in r.stderr
+    r = tk("ext", "load", "--force", str(lib))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "loading anyway" in r.stderr
+    assert "dlopen refused libnewer.so: " in r.stderr and "undefined symbol" in r.stderr
 
 
 def _bare(lib: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -155,17 +214,17 @@ def test_upstream_tvm_first_then_extension_of_vendored_tvm(built_against_copy: P
 
 
 def test_vendored_tvm_first_then_upstream_extension(built: Path, second_tvm: Path) -> None:
-    """The vendored TVM is imported first (sys.path redirect), then an extension built
-    against the wheel: ld.so silently binds it to the vendored runtime (another build: an
-    ABI it was not compiled for); tk refuses, naming both builds."""
+    """The vendored TVM (another build id, the same code and tvm-ffi) is imported first,
+    then an extension built against the wheel: it binds to the vendored runtime, which
+    exports all it uses through the same tvm-ffi ABI; tk loads it as a bare dlopen does."""
     env = {"PYTHONPATH": str(second_tvm)}
     bare = _bare(built, env)
     assert bare.returncode == 0 and "loaded" in bare.stdout
-    refused = _tk(built, env)
-    assert refused.returncode == 1, refused.stderr
-    assert "was built against apache-tvm 0.27" in refused.stderr
-    assert f"this process maps {second_tvm / 'tvm' / 'lib' / 'libtvm_runtime.so'}" in \
-        refused.stderr
+    loaded = run_py(f"import tvm, tvm_ffi; from toolkit.ext.loader import load_extension; "
+                    f"load_extension({str(built)!r}); print(tvm.__file__, "
+                    f"tvm_ffi.get_global_func('{NAME}.add_one')(2))", env=env)
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.split() == [str(second_tvm / "tvm" / "__init__.py"), "3"]
 
 
 def test_a_tvm_library_is_not_an_extension(second_tvm: Path) -> None:

@@ -78,12 +78,15 @@ def check_cmd(term: Terminal, library: str, python: str, as_json: bool) -> int:
 
 @ext_group.command("load")
 @click.argument("library", metavar="LIB.so")
+@click.option("--force", is_flag=True,
+              help="Load despite a tvm-ffi ABI or symbol mismatch (warns); never with a "
+                   "second copy of a TVM library. Also: TK_EXT_FORCE=1.")
 @json_option
 @pass_terminal
-def load_cmd(term: Terminal, library: str, as_json: bool) -> None:
+def load_cmd(term: Terminal, library: str, force: bool, as_json: bool) -> None:
     """Load LIB.so into this process through tk's loader and list what it registered."""
     from toolkit.ext.loader import load_extension
 
-    ext = load_extension(library)
+    ext = load_extension(library, force=force)
     term.result({"library": ext.path, "registered": ext.registered}, lambda d: (
         f"loaded {d['library']}\n  registered: {', '.join(d['registered']) or '(nothing new)'}"))

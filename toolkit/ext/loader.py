@@ -8,9 +8,16 @@ anything, the things that otherwise end in an abort or a segfault:
 - a second copy of libtvm_ffi / libtvm_runtime / libtvm_compiler / libtvm already mapped;
 - a DT_NEEDED of the extension that would map a second copy (a TVM library without a
   matching SONAME in the process, found through the extension's RUNPATH);
-- a manifest (``tk ext build``) saying it was built against another TVM or tvm-ffi build;
+- a manifest (``tk ext build``) saying it was built against another tvm-ffi ABI
+  (tvm-ffi's major.minor while it is 0.x: what its C ABI and object layouts promise);
 - tvm:: / TVMFFI symbols it needs that the libraries it binds to do not define;
 - a global function it registers that is already registered (tvm-ffi aborts at static init).
+
+Another build of the same TVM (another build id, even another TVM release) is no reason
+to refuse: an extension that imports only symbols this process defines, through the same
+tvm-ffi ABI, loads and runs (``ctypes.CDLL`` proves it). The ABI and symbol checks can be
+overridden (``force=True``, ``tk ext load --force`` or ``TK_EXT_FORCE=1``): the library is
+then loaded with a warning. A second copy of a TVM library never is: that aborts the process.
 
 Each refusal is a ``LoadRefused`` with one line: what is wrong, then the fix.
 """
@@ -18,7 +25,9 @@ Each refusal is a ``LoadRefused`` with one line: what is wrong, then the fix.
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +36,16 @@ from toolkit import libraries
 from toolkit.errors import TkError, UserError
 from toolkit.ext import manifest as manifest_mod
 from toolkit.tvm_side.probes import elfread
+
+FORCE_ENV = "TK_EXT_FORCE"
+
+
+class ForcedLoad(UserWarning):
+    """An extension was loaded although a compatibility check failed (force / TK_EXT_FORCE)."""
+
+
+def forced(force: bool = False) -> bool:
+    return force or os.environ.get(FORCE_ENV, "") not in ("", "0")
 
 
 class LoadRefused(TkError):
@@ -74,13 +93,14 @@ def global_names() -> set[str]:
 
 def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
          env: dict[str, str] | None = None, versions: dict[str, str] | None = None,
-         executable: str | None = None
+         executable: str | None = None, force: bool = False
          ) -> tuple[libraries.Library, list[libraries.Binding], dict[str, Any] | None]:
     """Everything ``load_extension`` checks before dlopen, as data; raises LoadRefused.
 
     ``mapped`` defaults to this process's TVM libraries (``tk ext check`` passes the ones a
     subprocess of the current Python maps after ``import tvm``, and that process's tvm /
     tvm-ffi ``versions`` by family; by default they are read from this process's modules).
+    ``force`` turns the ABI and symbol refusals into ForcedLoad warnings.
     """
     lib_path = Path(path)
     lib = libraries.describe_user_library(lib_path)
@@ -99,7 +119,7 @@ def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
     bindings = _check_bindings(lib, mapped, env)
     data = manifest_mod.read(lib_path)
     if data is not None:
-        _check_manifest(lib_path, data, mapped, versions)
+        _refuse_unless_forced(_check_manifest(lib_path, data, mapped, versions), force)
     providers = [b.path for b in bindings if b.path and libraries.family(b.path)]
     providers += [m.path for m in mapped if m.family == "libtvm_ffi" and m.path not in providers]
     try:
@@ -112,11 +132,23 @@ def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
         sample = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3
                                            else "")
         text = f"{lib_path}: undefined symbol: {missing[0]}"
-        raise LoadRefused(
+        _refuse_unless_forced(LoadRefused(
             f"{lib_path.name} needs symbols no TVM library in this process defines ({sample}); "
             "it was built against another TVM / tvm-ffi",
-            (hint(text) or "rebuild it against this TVM") + f" (tk ext check {lib_path})")
+            (hint(text) or "rebuild it against this TVM") + f" (tk ext check {lib_path})"),
+            force)
     return lib, bindings, data
+
+
+def _refuse_unless_forced(refusal: LoadRefused | None, force: bool) -> None:
+    """A refusal the user may override: raised, or (forced) a ForcedLoad warning."""
+    if refusal is None:
+        return
+    if not force:
+        raise LoadRefused(refusal.problem, refusal.fix + "; to load it anyway: force=True, "
+                          f"tk ext load --force, or {FORCE_ENV}=1")
+    warnings.warn(f"loading anyway ({FORCE_ENV} / force): {refusal.problem}", ForcedLoad,
+                  stacklevel=4)  # the caller of load_extension
 
 
 def _check_bindings(lib: libraries.Library, mapped: list[libraries.Library],
@@ -154,52 +186,48 @@ def _check_bindings(lib: libraries.Library, mapped: list[libraries.Library],
 
 
 def _check_manifest(lib_path: Path, data: dict[str, Any], mapped: list[libraries.Library],
-                    versions: dict[str, str] | None = None) -> None:
-    """Refuse when the libraries the extension was built against are not the mapped ones."""
-    for link in manifest_mod.links(data):
-        fam = libraries.family(link.get("soname") or link["path"])
-        now = next((m for m in mapped if m.family == fam), None)
-        if now is None:
-            continue
-        if link.get("build_id") and now.build_id:
-            same = link["build_id"] == now.build_id
-            built, have = f"build id {link['build_id'][:12]}", f"build id {now.build_id[:12]}"
-        else:
-            same = link.get("sha256") == now.sha256_()
-            built, have = f"sha256 {str(link.get('sha256'))[:12]}", f"sha256 {now.sha256_()[:12]}"
-        if not same:
-            what = link.get("package") or fam
-            version = f" {link['version']}" if link.get("version") else ""
-            source = data.get("source_dir")
-            raise LoadRefused(
-                f"{lib_path.name} was built against {what}{version} ({fam} {built} at "
-                f"{link['path']}), but this process maps {now.path} ({have}"
-                f"{_version_of(fam, versions)})",
-                f"rebuild it with this Python's TVM: tk ext build {source or 'DIR'}"
-                " (or run it with the TVM it was built for)")
+                    versions: dict[str, str] | None = None) -> LoadRefused | None:
+    """The refusal when the extension was built against another tvm-ffi ABI than the mapped one.
+
+    Build ids are not compared: another build of the same TVM / tvm-ffi (a rebuild, another
+    release keeping the ABI) serves the extension as well, and the symbol check catches what
+    it lacks."""
+    built = next((link.get("version") for link in manifest_mod.links(data)
+                  if libraries.family(link.get("soname") or link["path"]) == "libtvm_ffi"),
+                 None) or (data.get("tvm_ffi") or {}).get("version")
+    now = _version("libtvm_ffi", versions)
+    abi_built, abi_now = manifest_mod.ffi_abi(built), manifest_mod.ffi_abi(now)
+    if not built or not now or abi_built == abi_now:
+        return None
+    where = next((m.path for m in mapped if m.family == "libtvm_ffi"), "this process")
+    return LoadRefused(
+        f"{lib_path.name} was built against tvm-ffi {built} (ABI {abi_built}), but this "
+        f"process maps {where} (tvm-ffi {now}, ABI {abi_now}): object layouts and calling "
+        "conventions may differ",
+        f"rebuild it with this Python's TVM: tk ext build {data.get('source_dir') or 'DIR'}"
+        " (or run it with the tvm-ffi it was built for)")
 
 
-def _version_of(fam: str | None, versions: dict[str, str] | None) -> str:
-    """', tvm-ffi X' / ', tvm X' for the versions the process imported, when known."""
-    name = "tvm-ffi" if fam == "libtvm_ffi" else "tvm"
+def _version(fam: str, versions: dict[str, str] | None) -> str | None:
+    """The version of ``fam`` the process imported (given, or read from its modules)."""
     if versions is not None:
-        version = versions.get(fam or "")
-    else:
-        version = getattr(sys.modules.get("tvm_ffi" if fam == "libtvm_ffi" else "tvm"),
-                          "__version__", None)
-    return f", {name} {version}" if version else ""
+        return versions.get(fam)
+    module = sys.modules.get("tvm_ffi" if fam == "libtvm_ffi" else "tvm")
+    return getattr(module, "__version__", None)
 
 
-def load_extension(path: str | Path, expect_globals: list[str] | None = None) -> Extension:
+def load_extension(path: str | Path, expect_globals: list[str] | None = None,
+                   force: bool = False) -> Extension:
     """Load an extension library after ``import tvm``; refuse rather than crash.
 
     ``expect_globals`` (else the manifest's ``globals``) must appear in the registry.
-    Loading the same file twice returns the first Extension.
+    Loading the same file twice returns the first Extension. ``force`` (or TK_EXT_FORCE=1)
+    loads despite a tvm-ffi ABI or symbol mismatch, with a ForcedLoad warning.
     """
     real = str(Path(path).resolve())
     if real in _LOADED:
         return _LOADED[real]
-    lib, bindings, data = plan(real, mapped=ensure_tvm())
+    lib, bindings, data = plan(real, mapped=ensure_tvm(), force=forced(force))
     for other in _LOADED.values():
         if Path(other.path).name == Path(real).name:
             raise LoadRefused(
@@ -234,8 +262,16 @@ def _dlopen(path: str, lib: libraries.Library) -> Any:
     from toolkit.tvm_side.probes import elfread
 
     defined, _ = elfread.dynamic_symbols(path)
-    if "__tvm_ffi__library_ctx" in defined or any(s.startswith("__tvm_ffi_") for s in defined):
-        import tvm_ffi
+    try:
+        if "__tvm_ffi__library_ctx" in defined or any(s.startswith("__tvm_ffi_")
+                                                      for s in defined):
+            import tvm_ffi
 
-        return tvm_ffi.load_module(path)
-    return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            return tvm_ffi.load_module(path)
+        return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    except OSError as e:  # only a forced load gets here with what dlopen then refuses
+        from toolkit.explain import hint
+
+        extra = hint(str(e))
+        raise TkError(f"dlopen refused {Path(path).name}: {e}"
+                      + (f"\n  {extra}" if extra else "")) from None

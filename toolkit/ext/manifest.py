@@ -15,6 +15,17 @@ SCHEMA = "tk-ext-manifest/1"
 SUFFIX = ".tk.json"
 
 
+def ffi_abi(version: str | None) -> str | None:
+    """The tvm-ffi ABI a version promises: 'major.minor' while major is 0 (a 0.x minor
+    release may change the C ABI and object layouts), else the major: '0.1.15.post2' -> '0.1'."""
+    if not version:
+        return None
+    parts = version.split(".")
+    if not parts[0].isdigit():
+        return None
+    return ".".join(parts[:2]) if parts[0] == "0" and len(parts) > 1 else parts[0]
+
+
 def path_for(library: str | Path) -> Path:
     """``libfoo.so`` -> ``libfoo.so.tk.json`` beside it."""
     lib = Path(library)
