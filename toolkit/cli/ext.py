@@ -85,8 +85,16 @@ def check_cmd(term: Terminal, library: str, python: str, as_json: bool) -> int:
 @pass_terminal
 def load_cmd(term: Terminal, library: str, force: bool, as_json: bool) -> None:
     """Load LIB.so into this process through tk's loader and list what it registered."""
-    from toolkit.ext.loader import load_extension
+    import warnings
 
-    ext = load_extension(library, force=force)
+    from toolkit.ext.loader import ForcedLoad, load_extension
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ForcedLoad)
+        try:
+            ext = load_extension(library, force=force)
+        finally:  # a forced load that dlopen then refuses still says what was overridden
+            for w in caught:
+                term.warn(str(w.message))
     term.result({"library": ext.path, "registered": ext.registered}, lambda d: (
         f"loaded {d['library']}\n  registered: {', '.join(d['registered']) or '(nothing new)'}"))
