@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import run_tk
+
+from toolkit.dumpir import store
 
 UNSCHEDULED = '''\
 """A PrimFunc without a root block: dlight's ApplyDefaultSchedule raises on it for GPUs."""
@@ -174,11 +177,14 @@ def test_store_holds_each_distinct_text_once(mlp_dump: Path):
         keys |= set(p["added"].values()) | set(p["removed"].values())
         keys |= {k for c in p["changed"] for k in (c["before"], c["after"])}
         keys |= set((p["received"] or {}).values()) | set((p["sources"] or {}).values())
-    files = list((mlp_dump / "store").iterdir())
-    assert {f.name.removesuffix(".py.gz") for f in files} == keys
-    assert index["summary"]["functions_stored"] == len(files)
+    stored = json.loads(gzip.decompress((mlp_dump / "store.json.gz").read_bytes()))
+    assert set(stored) == keys
+    assert all(store.text_key(text) == key for key, text in stored.items())
+    assert index["summary"]["functions_stored"] == len(stored)
     printed_by_dumpir = sum(p["functions"] for p in index["passes"] if p["kind"] == "pass")
-    assert len(files) * 5 < printed_by_dumpir  # most passes leave most functions alone
+    assert len(stored) * 5 < printed_by_dumpir  # most passes leave most functions alone
+    assert sorted(p.name for p in mlp_dump.iterdir()) == [
+        ".tk-dump", "index.html", "index.json", "store.json.gz"]  # one pack, not a file each
     assert "forward" in index["input"] and len(index["input"]) == 1
 
 
@@ -257,7 +263,7 @@ def test_cuda_dump_follows_host_and_device_modules(tmp_path: Path):
 @pytest.mark.slow
 def test_cuda_kernels_appear_at_split_host_device_and_modules_are_followed(tmp_path: Path):
     out = tmp_path / "cuda"
-    r = dump_ir(out, "builtin:mlp", "cuda -arch=sm_80")
+    r = dump_ir(out, "builtin:mlp", "cuda -arch=sm_80", "--asm")
     assert r.returncode == 0, r.stderr
     passes = load_index(out)["passes"]
     split = next(p for p in passes if p["name"] == "tirx.SplitHostDevice" and p["kind"] == "wrapper")
@@ -380,10 +386,11 @@ def test_output_directory_is_never_mixed_with_other_files(tmp_path: Path):
 
     out = tmp_path / "dump"
     assert dump_ir(out).returncode == 0
-    (out / "store" / "stray").write_text("not written by tk")
+    (out / "failed").mkdir()
+    (out / "failed" / "stray").write_text("not written by tk")
     r = dump_ir(out, "builtin:mlp", "llvm", "--funcs", "matmul*")
-    assert r.returncode == 2 and "store/stray, which tk did not write" in r.stderr
-    (out / "store" / "stray").unlink()
+    assert r.returncode == 2 and "holds failed, which tk did not write" in r.stderr
+    shutil.rmtree(out / "failed")
     r = dump_ir(out, "builtin:mlp", "llvm", "--funcs", "matmul*")
     assert r.returncode == 0, r.stderr  # replaced whole, not merged
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dump", "mine"]

@@ -35,10 +35,13 @@ def dumpir_group() -> None:
               help="Also write every pass's whole module to DIR/modules/ (DumpIR's layout).")
 @click.option("--verify", is_flag=True,
               help="Compile generated CUDA C with nvcc/ptxas (no GPU needed); exit 1 if rejected.")
+@click.option("--asm", "assembly", is_flag=True,
+              help="Also keep the host module's assembly (runs LLVM's backend once more).")
 @json_option
 @pass_terminal
-def dump_cmd(term: Terminal, workload: str, target: str, out: Path, passes: str | None, funcs: str | None,
-             full_modules: bool, verify: bool, as_json: bool) -> int:
+def dump_cmd(term: Terminal, workload: str, target: str, out: Path, passes: str | None,
+             funcs: str | None, full_modules: bool, verify: bool, assembly: bool,
+             as_json: bool) -> int:
     """Compile WORKLOAD for a target, recording what every pass did into DIR."""
     from toolkit.dumpir import directory
     from toolkit.tvm_side import target as targets
@@ -48,7 +51,7 @@ def dump_cmd(term: Terminal, workload: str, target: str, out: Path, passes: str 
     directory.check_output_dir(out)  # before the slow part: a refused directory costs nothing
     result = dumper.dump(
         workloads.load(workload), targets.resolve(target), out, passes=passes, funcs=funcs,
-        full_modules=full_modules, verify=verify,
+        full_modules=full_modules, verify=verify, assembly=assembly,
     )
     for note in result.crashed_runs:
         term.note(note)

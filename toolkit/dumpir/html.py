@@ -1,15 +1,15 @@
 """``DIR/index.html``: the pipeline as one self-contained page (no network, no server).
 
-The index goes in as JSON and the function texts as one gzip+base64 blob that the browser
-inflates with ``DecompressionStream``; diffs are computed in the page (Myers, unified with
-context), so writing the page costs one compression, not one diff per change.
+The index goes in as JSON and the function texts as the store's pack (gzipped JSON) in
+base64, which the browser inflates with ``DecompressionStream``; diffs are computed in the
+page (Myers, unified with context), so writing the page costs no compression of its own and
+no diff per change.
 ``#pass=N`` (or ``#pass=input``) and ``&func=NAME`` in the URL select a pass and filter.
 """
 
 from __future__ import annotations
 
 import base64
-import gzip
 import json
 import re
 
@@ -25,13 +25,13 @@ def _script_json(value: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render(dump_index: DumpIndex, texts: dict[str, str]) -> str:
-    blob = gzip.compress(json.dumps(texts).encode(), compresslevel=6, mtime=0)
+def render(dump_index: DumpIndex, pack: bytes) -> str:
+    """The page, given the index and the store's pack (gzipped JSON of the texts)."""
     title = f"tk dump-ir: {dump_index.summary.get('workload')} for {dump_index.summary.get('target')}"
     fill = {
         "__TITLE__": _escape(title),
         "__INDEX__": _script_json(dump_index.to_json()),
-        "__STORE__": base64.b64encode(blob).decode(),
+        "__STORE__": base64.b64encode(pack).decode(),
     }
     # One pass over the template: a name containing "__STORE__" is not filled in again.
     return _SLOT.sub(lambda m: fill[m.group(0)], PAGE)

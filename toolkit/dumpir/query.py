@@ -17,8 +17,7 @@ from typing import Any
 from toolkit.dumpir import index
 from toolkit.dumpir.index import DumpIndex, PassRecord, canonical_pass_name
 from toolkit.dumpir.normalise import normalise
-from toolkit.dumpir.store import DIRECTORY as STORE
-from toolkit.dumpir.store import FunctionStore
+from toolkit.dumpir.store import PACK, FunctionStore
 from toolkit.errors import UserError
 
 State = dict[str, "str | None"]  # function name -> store key (None: not stored)
@@ -35,7 +34,7 @@ class Dump:
     def open(cls, directory: Path) -> Dump:
         if not directory.is_dir():
             raise UserError(f"{directory} is not a directory")
-        return cls(directory, index.read(directory), FunctionStore(directory / STORE))
+        return cls(directory, index.read(directory), FunctionStore(directory / PACK))
 
     @property
     def leaves(self) -> list[PassRecord]:

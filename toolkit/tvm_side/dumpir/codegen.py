@@ -25,10 +25,13 @@ from toolkit.explain.cause import first_cause
 
 # Sources per runtime-module kind: (file name suffix, inspect_source format).
 FORMATS: dict[str, list[tuple[str, str]]] = {
-    "llvm": [(".ll", "ll"), (".s", "asm")],
+    "llvm": [(".ll", "ll")],
     "cuda": [(".cu", "")],
     "c": [(".c", "")],
 }
+# Host assembly runs LLVM's whole backend again (on builtin:mlp40 more CPU time than the rest
+# of the compile): only on request.
+ASSEMBLY = {"llvm": (".s", "asm")}
 
 
 @dataclass
@@ -45,8 +48,9 @@ class Codegen:
 
 
 @contextlib.contextmanager
-def capture() -> Iterator[list[Codegen]]:
-    """Record every codegen call made while the block runs (none on TVMs without the seam)."""
+def capture(assembly: bool = False) -> Iterator[list[Codegen]]:
+    """Record every codegen call made while the block runs (none on TVMs without the seam);
+    with ``assembly``, host modules' assembly too."""
     calls: list[Codegen] = []
     module = _build_module()
     original = getattr(module, "codegen_build", None) if module is not None else None
@@ -68,7 +72,7 @@ def capture() -> Iterator[list[Codegen]]:
             raise
         finally:
             call.seconds = time.perf_counter() - start
-        call.sources = _sources(runtime, kind)
+        call.sources = _sources(runtime, kind, assembly)
         return runtime
 
     module.codegen_build = codegen_build
@@ -89,10 +93,13 @@ def _build_module() -> Any:
     return None
 
 
-def _sources(runtime: Any, kind: str) -> dict[str, str]:
+def _sources(runtime: Any, kind: str, assembly: bool) -> dict[str, str]:
     out = {}
     stem = "host" if kind in ("llvm", "c") else kind
-    for suffix, fmt in FORMATS.get(kind, [(".txt", "")]):
+    formats = FORMATS.get(kind, [(".txt", "")])
+    if assembly and kind in ASSEMBLY:
+        formats = [*formats, ASSEMBLY[kind]]
+    for suffix, fmt in formats:
         try:
             text = runtime.inspect_source(fmt)
         except Exception:  # noqa: BLE001 - a format this module cannot give

@@ -15,8 +15,7 @@ from typing import Any
 
 from toolkit.dumpir import directory, html, index
 from toolkit.dumpir.directory import FAILED, JOURNAL, MODULES, DumpResult
-from toolkit.dumpir.store import DIRECTORY as STORE
-from toolkit.dumpir.store import FunctionStore, write_atomic
+from toolkit.dumpir.store import PACK, FunctionStore, write_atomic
 from toolkit.errors import TkError, TvmFailure
 from toolkit.explain.cause import one_line
 from toolkit.tvm_side import compat, stack
@@ -37,6 +36,7 @@ def dump(
     full_modules: bool = False,
     pass_config: dict[str, Any] | None = None,
     verify: bool = False,
+    assembly: bool = False,
 ) -> DumpResult:
     """Compile ``workload`` for ``target`` recording every pass into ``out``."""
     directory.check_output_dir(out)
@@ -45,7 +45,7 @@ def dump(
     try:
         result = record(
             workload, targets.resolve(target), work, out, passes, funcs, full_modules,
-            pass_config, crashed, verify,
+            pass_config, crashed, verify, assembly,
         )
         directory.write_manifest(work)
         directory.swap_in(work, out)
@@ -61,9 +61,9 @@ def record(
     workload: Workload, target: targets.Target, work: Path, out: Path,
     passes: str | None, funcs: str | None,
     full_modules: bool, pass_config: dict[str, Any] | None, crashed: list[str],
-    verify: bool = False,
+    verify: bool = False, assembly: bool = False,
 ) -> DumpResult:
-    store = FunctionStore(work / STORE)
+    store = FunctionStore(work / PACK)
     journal = (work / JOURNAL).open("w")
     recorder = Recorder(
         store, modules_dir=work / MODULES if full_modules else None,
@@ -73,7 +73,7 @@ def record(
     failed_at = 0.0
     start = time.perf_counter()
     try:
-        with codegen.capture() as codegens:
+        with codegen.capture(assembly) as codegens:
             stack.compile(
                 workload, target, instruments=[instrument(recorder)],
                 pass_config=pass_config,
@@ -131,7 +131,7 @@ def record(
     }
     dump_index = index.DumpIndex(summary, recorder.input or {}, records)
     index.write(work, dump_index)
-    write_atomic(work / "index.html", html.render(dump_index, store.loaded()).encode())
+    write_atomic(work / "index.html", html.render(dump_index, store.save()).encode())
     return DumpResult(work, dump_index, failure)
 
 
