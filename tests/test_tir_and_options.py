@@ -162,3 +162,11 @@ mod = f
 """)
     with pytest.raises(UserError, match="takes a scalar argument"):
         workload.load(str(path))
+
+
+def test_builtin_tir_matmul_runs_checked(tk):
+    result = tk("run", "builtin:matmul", "--check", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["outputs"] == [{"shape": [128, 128], "dtype": "float32"}]
+    assert report["check"]["against"] == "reference" and report["check"]["ok"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -11,6 +12,7 @@ from toolkit.cli.options import (
     COUNT,
     SEED,
     Number,
+    build_options,
     entry_option,
     json_option,
     target_option,
@@ -34,6 +36,7 @@ def profile_group() -> None:
 @workload_argument
 @target_option
 @entry_option
+@build_options
 @click.option("--repeat", "-n", type=COUNT, default=20, show_default=True, help="Timed runs.")
 @click.option("--warmup", type=Number(int, min=0), default=3, show_default=True, help="Untimed runs first.")
 @click.option("--inputs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -48,7 +51,8 @@ def profile_group() -> None:
 @click.option("--top", type=COUNT, default=15, show_default=True, help="Rows shown in the terminal.")
 @json_option
 @pass_terminal
-def profile_cmd(term: Terminal, workload: str, target: str, entry: str | None, repeat: int,
+def profile_cmd(term: Terminal, workload: str, target: str, entry: str | None,
+                build: dict[str, Any], repeat: int,
                 warmup: int, inputs: Path | None,
                 seed: int, output: Path | None, formats: str, trace: Path | None, top: int,
                 as_json: bool) -> int:
@@ -66,9 +70,12 @@ def profile_cmd(term: Terminal, workload: str, target: str, entry: str | None, r
         from toolkit.profile.timeline import check_trace_path
 
         check_trace_path(trace)
+    from toolkit.tvm_side import stack
+
+    options = stack.build_options(**build)
     wl = workloads.load(workload, seed=seed, entry=entry)
     report = profile(wl, targets.resolve(target), repeat=repeat, warmup=warmup, seed=seed,
-                     inputs=read_inputs(inputs, wl) if inputs else None)
+                     inputs=read_inputs(inputs, wl) if inputs else None, options=options)
     written = report.write(output, wanted) if output else {}
     if trace:
         written["trace"] = report.write_trace(trace)

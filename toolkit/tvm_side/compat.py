@@ -245,3 +245,8 @@ def cc_module() -> ModuleType:
     if mod is None:
         raise ImportError("this TVM has neither tvm.support.cc nor tvm.contrib.cc")
     return mod
+
+
+def tir_transforms() -> ModuleType | None:
+    """The scheduled-TIR passes: ``tvm.s_tir.transform`` (v0.24+) or ``tvm.tir.transform``."""
+    return _first_module("tvm.s_tir.transform", "tvm.tir.transform")

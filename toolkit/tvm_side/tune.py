@@ -155,7 +155,7 @@ def tune(wl: Workload, target: Any, trials: int, out: Path, events: Handler = ig
     model = cost_model()
     # MetaSchedule's 30 s default counts a build worker's start (importing TVM): on a busy
     # machine every candidate then times out and the database holds failures only.
-    builder = ms.builder.LocalBuilder(timeout_sec=BUILD_TIMEOUT_S)
+    builder = ms.builder.LocalBuilder(timeout_sec=BUILD_TIMEOUT_S, f_build=build_candidate)
     if runner is None:
         runner = ms.runner.LocalRunner(timeout_sec=RUN_TIMEOUT_S)
     common = dict(work_dir=str(out), max_trials_global=trials,
@@ -175,6 +175,22 @@ def tune(wl: Workload, target: Any, trials: int, out: Path, events: Handler = ig
         raise TvmFailure(f"tuning {wl.source} failed: {one_line(e)}") from e
     return TuneResult(out, tasks, counter.measured, records(out), time.perf_counter() - start,
                       model, counter.best)
+
+
+def build_candidate(mod: Any, target: Any, _params: Any) -> Any:
+    """MetaSchedule's default build of one candidate, less its ``import tvm.s_tir.tensor_intrin``.
+
+    Build workers start afresh for every batch, and that import parses every tensor
+    intrinsic's TVMScript: seen taking 250 s on a busy 2-core machine, so every candidate hit
+    the build timeout. A candidate's tensorized blocks already hold the intrinsic's body, so
+    building needs no registry.
+    """
+    from toolkit.tvm_side import compat
+
+    rewrite = getattr(compat.tir_transforms(), "RemoveWeightLayoutRewriteBlock", None)
+    if rewrite is not None:
+        mod = rewrite(skip_tensor_rewrite=True)(mod)
+    return compat.tir().build(mod, target=target)
 
 
 def cost_model() -> str:

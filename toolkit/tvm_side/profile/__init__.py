@@ -87,11 +87,12 @@ class Prepared:
 
 
 def prepare(workload: Workload, target: str | Target = "llvm", *, seed: int = 0,
-            inputs: Sequence[Any] | None = None) -> Prepared:
+            inputs: Sequence[Any] | None = None, options: Any = None) -> Prepared:
     """Compile a loaded workload with the kernel capture; refuse absent devices first.
 
     ``inputs`` are the entry's input arrays (``tk profile --inputs``); without them, the
-    workload's own or seeded-random ones (``seed``).
+    workload's own or seeded-random ones (``seed``). ``options`` are the compile's
+    ``stack.BuildOptions`` (``--db``, ``--opt-level``, ...).
     """
     from toolkit.errors import DeviceAbsent
     from toolkit.tvm_side import stack
@@ -111,14 +112,16 @@ def prepare(workload: Workload, target: str | Target = "llvm", *, seed: int = 0,
                         f"with no VM to profile; time it with 'tk run {workload.source} --entry "
                         f"{workload.entry}'")
     capture = cost.KernelCapture()
-    compiled = stack.compile(workload, t, instruments=[cost.instrument(capture)])
+    compiled = stack.compile(workload, t, instruments=[cost.instrument(capture)],
+                             options=options)
     arrays = list(inputs) if inputs is not None else workload.make_inputs(seed)
     args = stack.to_device([*arrays, *workload.params], dev)
     return Prepared(workload, t.spec, t.tvm, compiled, cost.analyse(capture), dev, args, t.gpu)
 
 
 def profile(workload: Workload, target: str | Target = "llvm", *, repeat: int = 20,
-            warmup: int = 3, seed: int = 0, inputs: Sequence[Any] | None = None) -> Report:
+            warmup: int = 3, seed: int = 0, inputs: Sequence[Any] | None = None,
+            options: Any = None) -> Report:
     """Compile a loaded workload for ``target``, time every VM call, return the report."""
     from toolkit.errors import TvmFailure, UserError
     from toolkit.explain.cause import one_line
@@ -128,7 +131,7 @@ def profile(workload: Workload, target: str | Target = "llvm", *, repeat: int = 
 
     if repeat < 1 or warmup < 0:
         raise UserError("--repeat must be >= 1 and --warmup >= 0")
-    p = prepare(workload, target, seed=seed, inputs=inputs)
+    p = prepare(workload, target, seed=seed, inputs=inputs, options=options)
     wl = p.workload
     try:
         timings = timing.measure(p.make_vm, wl.entry, p.args, p.dev, repeat=repeat,

@@ -1,0 +1,79 @@
+"""tk tune: MetaSchedule tuning with the hosted stack, its database on disk, --db applying it.
+
+Tiny on purpose (a 16x12x8 matmul, two trials): CI measures that the plumbing works, not
+that tuning wins (benchmarks/tune_speedup.py measures that).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from workload_files import te_matmul
+
+from toolkit.errors import TkError
+from toolkit.tvm_side import tune
+
+
+def _tuning_works() -> str | None:
+    """Why MetaSchedule cannot run in this install, or None."""
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        return "MetaSchedule needs psutil (pip install psutil)"
+    try:
+        tune.check_serialisation()
+    except TkError as e:
+        return str(e)
+    return None
+
+
+def test_empty_database_is_refused(tk, tmp_path):
+    db = tmp_path / "db"
+    db.mkdir()
+    (db / tune.WORKLOAD_FILE).write_text("")
+    (db / tune.RECORD_FILE).write_text("")
+    result = tk("run", "builtin:matmul", "--db", str(db))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"tk: error: --db {db}: the database holds no tuning record; tune with more trials "
+        "(tk tune --trials N)"]
+
+
+def test_database_of_failed_candidates_counts_as_empty(tmp_path):
+    # MetaSchedule records a candidate that timed out or failed as running 1e10 s.
+    (tmp_path / tune.RECORD_FILE).write_text(json.dumps([0, [[], [1e10]]]) + "\n")
+    assert tune.records(tmp_path) == 0
+    (tmp_path / tune.RECORD_FILE).write_text(json.dumps([0, [[], [2.5e-6, 2.4e-6]]]) + "\n")
+    assert tune.records(tmp_path) == 1
+
+
+def test_broken_serialisation_is_one_line_exit_1(tk, tmp_path):
+    reason = _tuning_works()
+    if reason is None or "JSON serialisation" not in reason:
+        pytest.skip("TVM's JSON serialisation works here")
+    result = tk("tune", str(te_matmul(tmp_path)), "--trials", "2", "-o", str(tmp_path / "db"))
+    assert result.returncode == 1
+    assert "MetaSchedule cannot save or ship IR" in result.stderr
+    assert "pip install 'apache-tvm-ffi==0.1.14.post0'" in result.stderr
+    assert not (tmp_path / "db").exists()
+
+
+@pytest.mark.slow
+def test_tune_then_apply_database(tk, tmp_path):
+    reason = _tuning_works()
+    if reason is not None:
+        pytest.skip(reason)
+    source = str(te_matmul(tmp_path))
+    db = tmp_path / "db"
+    result = tk("tune", source, "--trials", "2", "-o", str(db), "--json", timeout=1800)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["trials"] == 2 and report["tasks"] == 1
+    assert "trials: [2/2]" in result.stderr  # progress, as plain lines off a TTY
+    assert (db / tune.WORKLOAD_FILE).exists() and (db / tune.RECORD_FILE).exists()
+    if report["records"] == 0:
+        pytest.skip("no candidate built and ran in time on this machine (busy?)")
+    ran = tk("run", source, "--db", str(db), "--check", "--json", timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["check"]["ok"]
