@@ -86,6 +86,9 @@ STAGE = "stage"
 # --- the pass-probe server --------------------------------------------------------------
 PASS_RESULT_MARKER = "TK-PASSES-RESULT "
 PASS_NO_COMPILE = "no-compile"
+# Function bisection (``python -m toolkit.tvm_side.funcs``) answers with one line on stdout:
+# this marker, then the JSON of a ``FunctionBisection`` or ``{"error", "user_error"}``.
+FUNCS_RESULT_MARKER = "TK-FUNCS-RESULT "
 
 # --- bisect checks ----------------------------------------------------------------------
 BISECT_COMMIT = "TK_BISECT_COMMIT"

@@ -359,3 +359,42 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
     else:
         term.echo(passes.markdown(result), nl=False)
     return 0 if result.culprit is not None or result.candidates else 1
+
+
+@bisect_group.command("functions")
+@workload_argument
+@target_option
+@click.option("--good-pipeline", default="default", show_default=True, metavar="NAME",
+              help="The known-good side: the same TVM with this Relax pipeline instead of the "
+                   "workload's own (which carries the suspect legalization or pass).")
+@click.option("--rtol", type=TOLERANCE, default=1e-3, show_default=True)
+@click.option("--atol", type=TOLERANCE, default=1e-4, show_default=True)
+@click.option("--timeout", type=POSITIVE_SECONDS, default=1800, show_default=True,
+              help="Seconds for the whole search.")
+@click.option("--rev", default=None,
+              help="Use this commit's build from the bisection in progress instead of the TVM "
+                   "of this environment.")
+@source_option
+@json_option
+@pass_terminal
+def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str, rtol: float,
+                  atol: float, timeout: float, rev: str | None, source: Path | None,
+                  as_json: bool) -> int:
+    """Find the kernel whose code breaks WORKLOAD's check, then the pass that made it.
+
+    For a bug no optional pass is to blame for (a wrong legalization, a fork's required
+    pass): WORKLOAD is lowered with its own pipeline (bad) and with --good-pipeline; good
+    PrimFuncs are swapped into the bad module half at a time until one kernel is left, then
+    the first pass after which the two lowerings' kernels differ is named, with the IR diff.
+    """
+    from toolkit.bisect import functions, session
+
+    env = session.build_env(session.current(source), rev, term.handle) if rev else None
+    term.say(f"lowering {workload} for {target} with its pipeline and with {good_pipeline!r}")
+    result = functions.run(workload, target, good_pipeline, env=env, rtol=rtol, atol=atol,
+                           timeout=timeout)
+    if as_json:
+        term.json(result)
+    else:
+        term.echo(functions.markdown(result), nl=False)
+    return 0 if result.get("kernel") or result.get("candidates") else 1
