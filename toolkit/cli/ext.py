@@ -61,6 +61,25 @@ def render_built(data: dict) -> str:
     return "\n".join(lines)
 
 
+@ext_group.command("wheel")
+@click.argument("directory", default=".", metavar="[DIR]")
+@python_option
+@click.option("--out", default=None, metavar="DIR", help="Where to write it (default DIR/dist).")
+@click.option("--jobs", "-j", type=COUNT, default=None, help="Parallel compile jobs.")
+@json_option
+@pass_terminal
+def wheel_cmd(term: Terminal, directory: str, python: str, out: str | None, jobs: int | None,
+              as_json: bool) -> None:
+    """Build DIR and package it as a relocatable wheel ($ORIGIN RUNPATH, no tk at run time)."""
+    from toolkit.ext.wheel import build_wheel
+
+    w = build_wheel(directory, out_dir=out, python=python, jobs=jobs)
+    term.result({"wheel": str(w.path), "runpath": w.runpath, "requires": w.requires},
+                lambda d: "\n".join([f"wheel {d['wheel']}",
+                                     f"  RUNPATH {':'.join(d['runpath']) or '-'}",
+                                     f"  requires: {', '.join(d['requires']) or '-'}"]))
+
+
 @ext_group.command("check")
 @click.argument("library", metavar="LIB.so")
 @python_option

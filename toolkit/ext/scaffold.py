@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import keyword
 import re
 from pathlib import Path
@@ -10,7 +11,7 @@ from toolkit.errors import UserError
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "data" / "ext_template"
 PLACEHOLDER = "__NAME__"
-UPPER_PLACEHOLDER = "__UNAME__"  # for environment variable names
+DEPENDENCIES = '"__DEPENDENCIES__"'  # the quoted item of pyproject.toml's dependency list
 RESERVED = {"tvm", "tvm_ffi", "toolkit", "test", "tests", "lib"}
 
 
@@ -21,6 +22,25 @@ def validate(name: str) -> str:
     if name in RESERVED:
         raise UserError(f"extension name {name!r} would shadow a package; pick another")
     return name
+
+
+def dependency_ranges() -> list[str]:
+    """The wheel's requirements, from the TVM this Python has: apache-tvm of the same minor
+    release, apache-tvm-ffi of the same ABI (0.x: the same minor) and at least this patch
+    level (the extension may use what it added). Read from package metadata: no tvm import."""
+    out = []
+    for dist in ("apache-tvm", "apache-tvm-ffi"):
+        try:
+            version = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out.append(dist)
+            continue
+        nums = [int(x) for x in re.findall(r"\d+", version)[:3]] + [0, 0]
+        major, minor, patch = nums[:3]
+        low = f"{major}.{minor}" + (f".{patch}" if dist == "apache-tvm-ffi" else "")
+        high = f"{major}.{minor + 1}" if major == 0 or dist == "apache-tvm" else f"{major + 1}"
+        out.append(f"{dist}>={low},<{high}")
+    return out
 
 
 def new(name: str, directory: str | Path | None = None) -> Path:
@@ -35,6 +55,8 @@ def new(name: str, directory: str | Path | None = None) -> Path:
         rel = Path(*(part.replace(PLACEHOLDER, name) for part in src.relative_to(TEMPLATE).parts))
         dst = root / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        text = src.read_text().replace(UPPER_PLACEHOLDER, name.upper())
+        text = src.read_text()
+        if DEPENDENCIES in text:
+            text = text.replace(DEPENDENCIES, ", ".join(f'"{d}"' for d in dependency_ranges()))
         dst.write_text(text.replace(PLACEHOLDER, name))
     return root
