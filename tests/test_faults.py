@@ -242,7 +242,8 @@ def docker_image():
 
 
 def containers(client, test: str) -> list:
-    return client.containers.list(all=True, filters={"label": f"org.tk.test={test}"})
+    return client.containers.list(all=True, filters={"label": f"org.tk.test={test}"},
+                                  ignore_removed=True)
 
 
 def gone_within(client, test: str, seconds: float) -> bool:
@@ -312,17 +313,21 @@ def test_item3_killed_docker_build_leaves_no_container(docker_image, tmp_path):
         deadline = time.monotonic() + 900  # the toolchain image, when not made yet
         ours: list = []
         while not ours and proc.poll() is None and time.monotonic() < deadline:
-            ours = [c for c in client.containers.list(filters=mine)
+            ours = [c for c in client.containers.list(filters=mine, ignore_removed=True)
                     if c.labels.get(d.OWNER_PID) in own_pids(proc.pid)]
             time.sleep(0.3)
         assert ours, "the build ended before its container was seen"
         proc.send_signal(sig)
         proc.wait(timeout=60)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(
-                c.id in {o.id for o in ours} for c in client.containers.list(all=True)):
+        ids = {o.id for o in ours}
+        while time.monotonic() < deadline and left_of(client, ids):
             time.sleep(0.5)
-        assert not [c for c in client.containers.list(all=True) if c.id in {o.id for o in ours}]
+        assert not left_of(client, ids)
+
+
+def left_of(client, ids: set[str]) -> list:
+    return [c for c in client.containers.list(all=True, ignore_removed=True) if c.id in ids]
 
 
 def own_pids(pid: int) -> set[str]:

@@ -302,7 +302,9 @@ def reap_strays(client: docker.DockerClient) -> list[str]:
     import docker as docker_sdk
 
     removed = []
-    for ctr in client.containers.list(all=True, filters={"label": OWNER_PID}):
+    # ignore_removed: a container the engine removes while it is listed (AutoRemove) is gone.
+    for ctr in client.containers.list(all=True, filters={"label": OWNER_PID},
+                                      ignore_removed=True):
         labels = ctr.labels or {}
         if labels.get(OWNER_HOST) != socket.gethostname():
             continue  # another machine's tk, on a shared engine
