@@ -4,8 +4,10 @@ Compiles one workload (default ``builtin:mlp40`` for ``llvm``) in this one proce
 ways, interleaved so all see the same machine load: plain ``stack.compile``; the whole
 ``tk dump-ir`` (instrument, store, index.json, index.html, directory swap); and
 ``stack.compile`` with ``tvm.ir.instrument.DumpIR`` where this TVM has it. Prints median
-wall times, the ratios and bytes on disk (sum of file sizes). Goals (issue 3):
-tk / plain <= 1.5, tk / DumpIR <= 0.3, tk bytes <= 25% of DumpIR's.
+wall and CPU times, the ratios, bytes and files on disk, and the machine load (1-minute load
+average before and after, and the cores) beside them: on a shared machine the wall-time
+ratios mean little without it. Goals (issues 3 and 13): tk / plain <= 1.5,
+tk / DumpIR <= 0.3, tk bytes <= 25% of DumpIR's, few files.
 
     python benchmarks/dumpir_overhead.py [--workload builtin:mlp40] [--target llvm] [--repeat 3]
 """
@@ -13,6 +15,7 @@ tk / plain <= 1.5, tk / DumpIR <= 0.3, tk bytes <= 25% of DumpIR's.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -62,6 +65,7 @@ def main() -> None:
     times: dict[str, list[float]] = {name: [] for name in ways}
     cpu: dict[str, list[float]] = {name: [] for name in ways}
     plain()  # warm-up: imports, target parsing, LLVM initialisation
+    load_before = os.getloadavg()[0]
     for _ in range(args.repeat):
         for name, fn in ways.items():
             start, cpu_start = time.perf_counter(), time.process_time()
@@ -69,8 +73,11 @@ def main() -> None:
             times[name].append(time.perf_counter() - start)
             cpu[name].append(time.process_time() - cpu_start)
 
+    load_after = os.getloadavg()[0]
     med = {name: statistics.median(t) for name, t in times.items()}
     print(f"{args.workload} for {args.target}, median of {args.repeat} (tvm {tvm.__version__})")
+    print(f"  machine load: {load_before:.1f} before, {load_after:.1f} after "
+          f"(1-minute load average) on {os.cpu_count()} cores")
     for name, t in times.items():
         print(f"  {name:<11} {med[name]:8.2f} s wall  {statistics.median(cpu[name]):8.2f} s CPU"
               f"   runs: {', '.join(f'{x:.2f}' for x in t)}")

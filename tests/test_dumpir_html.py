@@ -69,3 +69,35 @@ def test_input_module_and_failed_pass_show_on_the_page(tmp_path: Path, browser):
     assert "cannot fuse matmul yet" in dom
     dom = browser.dom(with_hash(out / "index.html", "pass=input"))
     assert "def forward(" in dom
+
+
+@pytest.mark.slow
+def test_page_shows_lanes_codegen_and_opens_on_the_first_change(tmp_path: Path, browser):
+    out = tmp_path / "cuda"
+    r = run_tk("dump-ir", "builtin:mlp", "--target", "cuda -arch=sm_80", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    passes = json.loads((out / "index.json").read_text())["passes"]
+    dom = browser.dom(out / "index.html")
+    first = next(p for p in passes if p["kind"] != "wrapper" and p["change"] != "unchanged")
+    assert re.search(rf'<li data-seq="{first["seq"]}" class="[^"]*selected', dom)
+    lanes = dict(re.findall(r'<li data-seq="(\d+)"[^>]*><span class="seq">\d+</span>'
+                            r'<span class="lane[^"]*"[^>]*>(\w*)</span>', dom))
+    assert {lanes[str(p["seq"])] for p in passes if p["name"] == "tirx.Filter"} == {"host", "device"}
+    codegen = next(p for p in passes if p["kind"] == "codegen" and p["lane"] == "device")
+    dom = browser.dom(with_hash(out / "index.html", f"pass={codegen['seq']}"))
+    detail = dom[dom.index('<div id="detail"'):]
+    assert "codegen cuda -arch=sm_80" in detail and "<h3>cuda.cu</h3>" in detail
+    assert "__global__" in detail and "device module (cuda -arch=sm_80)" in detail
+
+
+def test_a_failed_pass_header_names_its_first_cause(tmp_path: Path, browser):
+    from test_dumpir import CUSTOM_PASS
+
+    workload = tmp_path / "custom.py"
+    workload.write_text(CUSTOM_PASS)
+    out = tmp_path / "dump"
+    assert run_tk("dump-ir", str(workload), "-o", str(out)).returncode == 1
+    dom = browser.dom(out / "index.html")  # no #pass: opens on the failure
+    detail = dom[dom.index('<div id="detail"'):]
+    assert "#2 FuseMyOps" in detail and ", ," not in detail
+    assert '<p class="error">FAILED: FuseMyOps: cannot fuse matmul yet</p>' in detail

@@ -69,6 +69,9 @@ main{display:flex;flex:1;min-height:0}
 #passes li.failed{background:#fdd}
 #passes li.failed .mark{background:#d33}
 #passes li.hidden{display:none}
+#passes li.own .name,#passes li.codegen .name{color:#555}
+.lane{width:46px;font-size:11px;text-align:center;border-radius:3px;margin-right:5px;color:#333}
+.lane-main{background:#eee}.lane-host{background:#d8e8d0}.lane-device{background:#f3dcc2}
 .mark{display:inline-block;width:8px;height:8px;border-radius:4px;margin-right:5px;background:#ddd}
 .bar{height:6px;background:#7a9cc6;margin-left:6px;min-width:1px}
 .barbox{width:90px;display:flex;justify-content:flex-start}
@@ -84,7 +87,9 @@ pre .hunk{color:#66a;display:block}
 </style></head>
 <body>
 <header><h1>__TITLE__</h1><div id="summary"></div>
-<div id="legend" class="note"><span class="mark" style="background:#e8a33d"></span>changed
+<div id="legend" class="note">lanes: <span class="lane lane-main">main</span>until the
+ host/device split, then <span class="lane lane-host">host</span><span class="lane lane-device">device</span>;
+ <span class="mark" style="background:#e8a33d"></span>changed
  <span class="mark" style="background:#b9a0e0"></span>structure changed, text identical
  <span class="mark" style="background:#8cc"></span>renamed only
  <span class="mark" style="background:#d33"></span>failed
@@ -126,6 +131,13 @@ function touched(p) {
           ...(p.changed || []).map(c => c.name), ...(p.renamed || []).flatMap(r => [r.old, r.new])];
 }
 
+// A wrapper's own work and codegen records say what they are; the rest are pass names.
+function label(p) {
+  if (p.kind === "own") return p.name + " (own work)";
+  if (p.kind === "codegen") return "codegen " + p.name;
+  return p.name;
+}
+
 function renderSummary() {
   const s = INDEX.summary;
   const box = document.getElementById("summary");
@@ -137,19 +149,23 @@ function renderSummary() {
 
 function renderPasses() {
   const list = document.getElementById("passes");
-  const leafMax = Math.max(1e-9, ...PASSES.filter(p => p.kind === "pass").map(p => p.seconds));
+  const leafMax = Math.max(1e-9, ...PASSES.filter(p => p.kind !== "wrapper").map(p => p.seconds));
   const input = el("li", {"data-seq": "input", class: "input"},
-    el("span", {class: "seq"}, ""), el("span", {class: "mark"}), el("span", {class: "name"}, "input module"));
+    el("span", {class: "seq"}, ""), el("span", {class: "lane"}), el("span", {class: "mark"}),
+    el("span", {class: "name"}, "input module"));
   list.append(input);
   for (const p of PASSES) {
     const cls = [p.kind, p.change || "", p.status === "failed" ? "failed" : ""].join(" ");
     const width = Math.max(1, Math.round(80 * Math.min(1, p.seconds / leafMax)));
-    const name = el("span", {class: "name", title: p.name + " (" + p.seconds.toFixed(4) + " s)"}, p.name);
+    const shown = label(p);
+    const name = el("span", {class: "name", title: shown + " (" + p.seconds.toFixed(4) + " s)"}, shown);
     name.style.paddingLeft = (p.depth * 12) + "px";
+    const lane = el("span", {class: "lane" + (p.lane ? " lane-" + p.lane : ""),
+                             title: p.lane_target || ""}, p.lane || "");
     const bar = el("div", {class: "bar"});
     bar.style.width = width + "px";
     const li = el("li", {"data-seq": String(p.seq), class: cls},
-      el("span", {class: "seq"}, String(p.seq)), el("span", {class: "mark"}), name,
+      el("span", {class: "seq"}, String(p.seq)), lane, el("span", {class: "mark"}), name,
       el("span", {class: "barbox"}, bar));
     li.dataset.funcs = touched(p).join(" ");
     list.append(li);
@@ -281,10 +297,26 @@ function renderDetail() {
   }
   const p = PASSES[Number(seq)];
   if (!p) { box.append(el("p", {class: "note"}, "no pass #" + seq)); return; }
-  box.append(el("h2", {}, "#" + p.seq + " " + p.name),
-    el("p", {class: "note"}, p.kind + ", " + p.seconds.toFixed(4) + " s, " + (p.change || "") +
-      (p.status === "failed" ? ", FAILED" : "") + (p.stored ? "" : ", not stored (--passes)")));
+  const facts = [p.kind, p.seconds.toFixed(4) + " s", p.change,
+    p.lane && (p.lane + " module" + (p.lane_target ? " (" + p.lane_target + ")" : "")),
+    p.stored ? null : "not stored (--passes)"].filter(Boolean);
+  box.append(el("h2", {}, "#" + p.seq + " " + label(p)),
+    el("p", {class: "note"}, facts.join(", ")));
+  if (p.status === "failed") {
+    const cause = p.seq === INDEX.summary.failed_pass && INDEX.summary.first_cause;
+    box.append(el("p", {class: "error"}, "FAILED" + (cause ? ": " + cause : "")));
+  }
   if (p.error) box.append(el("pre", {class: "error"}, p.error));
+  if (p.verify) {
+    box.append(el("p", {class: p.verify.ok === false ? "error" : "note"},
+      "verify: " + p.verify.tool + ": " + (p.verify.ok ? "ok" : p.verify.error)));
+  }
+  if (p.kind === "codegen") {
+    for (const [name, key] of Object.entries(p.sources || {})) {
+      if (wanted(name)) box.append(el("h3", {}, name), codeBlock(key));
+    }
+    return;
+  }
   if (p.kind === "wrapper") {
     const kids = PASSES.filter(c => c.parent === p.seq).map(c => "#" + c.seq + " " + c.name);
     box.append(el("p", {}, "runs: " + kids.join(", ")));
@@ -320,6 +352,13 @@ function fromHash() {
     applyFilter(params.get("func"));
   }
   if (params.has("pass")) select(params.get("pass"), false);
+  else if (SELECTED === null) {
+    // No pass asked for: open on the failure, else on the first pass that changed something.
+    const failed = INDEX.summary.failed_pass;
+    const first = failed !== null && failed !== undefined ? PASSES[failed]
+      : PASSES.find(p => p.kind !== "wrapper" && p.change && p.change !== "unchanged");
+    if (first) select(String(first.seq), false);
+  }
 }
 
 renderSummary();

@@ -19,6 +19,7 @@ from toolkit.dumpir.index import DumpIndex, PassRecord, canonical_pass_name
 from toolkit.dumpir.normalise import normalise
 from toolkit.dumpir.store import PACK, FunctionStore
 from toolkit.errors import UserError
+from toolkit.explain.cause import one_line
 
 State = dict[str, "str | None"]  # function name -> store key (None: not stored)
 
@@ -359,18 +360,8 @@ def _failure(dump: Dump) -> dict[str, Any] | None:
     record = dump.index.passes[seq] if isinstance(seq, int) and seq < len(dump.index.passes) \
         else None
     return {"seq": seq, "name": record.name if record else None,
-            "cause": first_cause(record.error) if record and record.error else None}
-
-
-_CAUSE = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception)|error)\b[^:\n]*:\s*\S")
-
-
-def first_cause(error: str) -> str:
-    """The line of an error text that says what went wrong (the exception line, not the
-    traceback around it); the first line when none looks like one."""
-    lines = [ln.strip() for ln in error.splitlines() if ln.strip()]
-    causes = [ln for ln in lines if _CAUSE.match(ln)]
-    return causes[-1] if causes else (lines[0] if lines else "")
+            "cause": summary.get("first_cause")
+            or (one_line(record.error) if record and record.error else None)}
 
 
 def diff(a: Dump, b: Dump, pass_: str | None, func: str | None,

@@ -110,6 +110,10 @@ def record(
         # Codegen raised (or nvcc rejected its output): that record is the failure.
         failed_pass = next((r for r in records if r.kind == index.CODEGEN
                             and r.status == "failed"), None)
+    first_cause = None
+    if failure is not None:
+        first_cause = one_line(failed_pass.error if failed_pass and failed_pass.error
+                               else str(failure))
     leaves = [r for r in records if r.kind in index.LEAF_KINDS]
     summary = {
         "workload": workload.source,
@@ -117,6 +121,7 @@ def record(
         "tvm_version": getattr(compat.tvm(), "__version__", "unknown"),
         "status": "failed" if failure else "ok",
         "failed_pass": failed_pass.seq if failed_pass else None,
+        "first_cause": first_cause,  # the line that says what went wrong (headers, compare)
         "passes": len(leaves),
         "wrappers": sum(1 for r in records if r.kind == index.WRAPPER),
         "changed_passes": sum(1 for r in leaves if r.change not in (None, index.UNCHANGED)),
@@ -160,6 +165,7 @@ def _codegen_records(records: list[index.PassRecord], codegens: list[codegen.Cod
             record.verify = {"tool": verdict.tool, "ok": verdict.ok, "error": verdict.error}
             if not verdict.ok:
                 record.status = "failed"
+                record.error = verdict.error
                 failed = work / FAILED
                 failed.mkdir(exist_ok=True)
                 write_atomic(failed / "cuda.cu", cuda.encode())
