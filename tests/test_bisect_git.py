@@ -247,3 +247,47 @@ def test_plain_cmake_project(tk, tmp_path, env):
     r = tk("bisect", "run", "--source", str(repo), env=env)
     assert r.returncode == 0, r.stderr
     assert "First bad commit: " + shas[6][:12] in r.stdout
+
+
+def test_submodule_objects_missing_locally_skip_the_commit_and_nothing_is_fetched(tk, tmp_path,
+                                                                                   env):
+    def git(cwd: Path, *args: str) -> str:
+        return subprocess.run(["git", "-c", "protocol.file.allow=always", *args], cwd=cwd,
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    sub, repo = tmp_path / "sub", tmp_path / "repo"
+    for root in (sub, repo):
+        root.mkdir()
+        git(root, "init", "-q", "-b", "main")
+        git(root, "config", "user.email", "t@tk.invalid")
+        git(root, "config", "user.name", "tk test")
+    (sub / "f").write_text("0\n")
+    git(sub, "add", "-A")
+    git(sub, "commit", "-q", "-m", "s0")
+    s0 = git(sub, "rev-parse", "HEAD")
+    git(repo, "submodule", "add", "-q", str(sub), "lib")  # the user's clone: .git/modules/lib
+    (sub / "f").write_text("1\n")
+    git(sub, "commit", "-q", "-am", "s1")  # upstream moves on; the user's clone never sees it
+    s1 = git(sub, "rev-parse", "HEAD")
+    shas = []
+    for i, (val, gitlink) in enumerate([("ok", s0), ("ok", s0), ("ok", s0), ("ok", s1),
+                                        ("bad", s0), ("bad", s0)]):
+        (repo / "val").write_text(f"{val}\n")
+        (repo / "n").write_text(f"{i}\n")
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{gitlink},lib")
+        git(repo, "add", "val", "n")
+        git(repo, "commit", "-q", "-m", f"step {i}")
+        shas.append(git(repo, "rev-parse", "HEAD"))
+    r = tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+           "--no-build", "--check", "grep -q ok val", env=env)
+    assert r.returncode == 0, r.stderr
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(tk("bisect", "report", "--json", "--source", str(repo), env=env).stdout)
+    skipped = [s for s in data["steps"] if s["commit"] == shas[3]]
+    assert skipped and skipped[0]["verdict"] == "skip"
+    assert "never fetches" in skipped[0]["reason"]
+    assert [c["hash"] for c in data["candidates"]] == shas[3:5]
+    # s1 is reachable over file:// from its origin, yet nothing fetched it.
+    clone = repo / ".git" / "modules" / "lib"
+    assert subprocess.run(["git", "-C", str(clone), "cat-file", "-e", s1]).returncode != 0

@@ -260,7 +260,11 @@ class PassBisector:
             return self._stop("with only the required passes it does not compile: name the "
                               "missing ones with --required (or let tk learn them)")
         if first != GOOD:
-            return self._stop("the check fails even with no optional pass: nothing to bisect")
+            return self._stop(
+                "the check fails even with no optional pass: nothing to bisect by pass; "
+                f"'tk bisect functions {shlex.quote(r.workload)} --target "
+                f"{shlex.quote(r.target)} --good-pipeline default' finds the kernel (and the "
+                "required pass) against a known-good lowering")
         self.marks["0"] = GOOD
         if not full.get("compared", True):
             # No reference: prefix 0's outputs are the baseline every prefix is held to.

@@ -23,6 +23,7 @@ from toolkit.bisect import events, search
 from toolkit.bisect import verdict as v
 from toolkit.bisect.state import BisectState, Step
 from toolkit.bisect.verdicts import VerdictCache
+from toolkit.bisect.worktree import Untestable
 from toolkit.errors import TkError
 from toolkit.process import (
     BISECT_COMMIT,
@@ -119,7 +120,13 @@ class Bisector:
                                    f"{'s' if known.runs != 1 else ''}",
                             returncodes=known.returncodes, output_tail=known.output_tail,
                             known=True, seconds=round(time.perf_counter() - start, 3))
-        self.checkout(sha)
+        try:
+            self.checkout(sha)
+        except Untestable as e:
+            if phase in ("good-end", "bad-end"):
+                raise  # the range cannot be bisected here: one line, exit 2
+            return Step(commit=sha, phase=phase, verdict=v.SKIP, reason=str(e),
+                        seconds=round(time.perf_counter() - start, 3))
         st.current = sha
         built = self.build(sha)
         self.events(events.BuildDone(sha, built.ok, built.cache_hit, round(built.seconds, 3),

@@ -101,31 +101,33 @@ class Worktree:
         return Path(text.removeprefix("gitdir:").strip())
 
     def _update_submodules(self, wt: git.Repo, sha: str) -> None:
-        """Check out the commit's submodules without writing the user's .git/config.
+        """Check out the commit's submodules from the user's own clones, never the network.
 
         A worktree shares its config with the user's repository, and ``submodule init`` records
         each URL there; URLs given with ``-c`` count as already recorded, so nothing is written.
-        A submodule the user has cloned (``.git/modules/NAME``) is cloned from that, offline;
-        when it lacks the commit wanted, from the URL ``.gitmodules`` names.
+        Each submodule (nested ones too) is cloned from the user's clone of it
+        (``.git/modules/NAME``, ``.../modules/NAME/modules/SUB``) with every protocol but
+        ``file`` refused: real TVM history (tvm-ffi, dlpack, libbacktrace) is bisected where no
+        network may be reachable, and a commit whose submodule objects are not there is
+        ``Untestable``, with the reason.
         """
-        urls = submodule_urls(self.repo, wt)
-        local = {name: str(Path(self.repo.common_dir) / "modules" / name)
-                 for name in urls if (Path(self.repo.common_dir) / "modules" / name).is_dir()}
-        # The user's own clones are trusted as local paths; other URLs follow their settings.
-        tries = ([(["-c", "protocol.file.allow=always"], {**urls, **local})] if local else [])
-        tries.append(([], urls))
-        for config, chosen in tries:
-            for name, url in chosen.items():
-                config += ["-c", f"submodule.{name}.url={url}"]
-            proc = subprocess.run(["git", *config, "submodule", "update", "--init", "--recursive",
-                                   "--quiet"], cwd=self.path, capture_output=True, text=True)
-            if proc.returncode == 0:
-                return
-        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        raise UserError(f"{sha[:10]}: its submodules cannot be checked out in the bisection's "
-                        f"worktree ({lines[-1].strip() if lines else 'git submodule update failed'})"
-                        "; make them reachable (clone them in your checkout), or bisect a range "
-                        "where they are")
+        common = Path(self.repo.common_dir)
+        local = local_clones(common / "modules")
+        missing = sorted(set(submodule_urls(self.repo, wt)) - set(local))
+        if missing:
+            raise Untestable(f"{sha[:10]}: its submodules cannot be checked out: "
+                             f"{', '.join(missing)} not cloned in your checkout (tk never "
+                             "fetches; clone them there, or bisect a range without them)")
+        config = ["-c", "protocol.allow=never", "-c", "protocol.file.allow=always"]
+        for name, path in local.items():
+            config += ["-c", f"submodule.{name}.url={path}"]
+        proc = subprocess.run(["git", *config, "submodule", "update", "--init", "--recursive",
+                               "--quiet"], cwd=self.path, capture_output=True, text=True)
+        if proc.returncode != 0:
+            lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+            why = lines[-1].strip() if lines else "git submodule update failed"
+            raise Untestable(f"{sha[:10]}: its submodules cannot be checked out from the "
+                             f"objects of your clones ({why}); tk never fetches")
 
     def head(self) -> str | None:
         return git.Repo(self.path).head.commit.hexsha if self.exists() else None
@@ -155,6 +157,25 @@ class Worktree:
                 continue
             if os.path.abspath(recorded) == mine:
                 shutil.rmtree(entry)
+
+
+class Untestable(UserError):
+    """This commit cannot be tested here (its submodules' objects are not local): a skip, with
+    this reason, inside the range; at an end, the bisection cannot start."""
+
+
+def local_clones(modules: Path) -> dict[str, str]:
+    """Submodule name -> the user's clone of it under ``.git/modules``, nested ones included
+    (by their own names: ``git -c`` reaches the nested ``submodule update`` too)."""
+    found: dict[str, str] = {}
+    if not modules.is_dir():
+        return found
+    for entry in sorted(modules.iterdir()):
+        if (entry / "HEAD").is_file():
+            found.setdefault(entry.name, str(entry))
+            for name, path in local_clones(entry / "modules").items():
+                found.setdefault(name, path)
+    return found
 
 
 def submodule_urls(repo: git.Repo, wt: git.Repo) -> dict[str, str]:
