@@ -20,14 +20,21 @@ def ext_group() -> None:
 @click.argument("name")
 @click.option("--dir", "directory", default=".", show_default=True,
               help="Directory to create the project in (as DIR/NAME).")
+@click.option("--kind", type=click.Choice(["runtime", "pass"]), default="runtime",
+              show_default=True,
+              help="runtime: C++ global functions, built into a wheel; pass: a Relax and a TIR "
+                   "pass with a pipeline and a workload that runs them.")
 @pass_terminal
-def new_cmd(term: Terminal, name: str, directory: str) -> None:
-    """Scaffold an extension project NAME: CMake, C++ globals, a Python pass, tests."""
+def new_cmd(term: Terminal, name: str, directory: str, kind: str) -> None:
+    """Scaffold an extension project NAME of --kind."""
     from toolkit.ext.scaffold import new
 
-    root = new(name, directory)
+    root = new(name, directory, kind)
     term.echo(f"created {root}")
-    term.echo(f"next: tk ext build {root} && (cd {root} && python -m pytest tests)")
+    if kind == "pass":
+        term.echo(f"next: cd {root} && python -m pytest tests && tk dump-ir workload.py -o dump")
+    else:
+        term.echo(f"next: tk ext build {root} && (cd {root} && python -m pytest tests)")
 
 
 @ext_group.command("build")

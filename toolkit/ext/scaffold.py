@@ -9,7 +9,10 @@ from pathlib import Path
 
 from toolkit.errors import UserError
 
-TEMPLATE = Path(__file__).resolve().parent.parent / "data" / "ext_template"
+DATA = Path(__file__).resolve().parent.parent / "data"
+# One template per kind: runtime (C++ global functions, a wheel), pass (Relax + TIR passes
+# in Python, a pipeline and a workload that runs them).
+TEMPLATES = {"runtime": DATA / "ext_template", "pass": DATA / "ext_template_pass"}
 PLACEHOLDER = "__NAME__"
 DEPENDENCIES = '"__DEPENDENCIES__"'  # the quoted item of pyproject.toml's dependency list
 RESERVED = {"tvm", "tvm_ffi", "toolkit", "test", "tests", "lib"}
@@ -43,16 +46,20 @@ def dependency_ranges() -> list[str]:
     return out
 
 
-def new(name: str, directory: str | Path | None = None) -> Path:
-    """Create ``<directory>/<name>/`` from the template; refuse to touch an existing one."""
+def new(name: str, directory: str | Path | None = None, kind: str = "runtime") -> Path:
+    """Create ``<directory>/<name>/`` from the template of ``kind``; refuse to touch an
+    existing one."""
     validate(name)
+    if kind not in TEMPLATES:
+        raise UserError(f"extension kind {kind!r}: tk scaffolds {', '.join(TEMPLATES)}")
+    template = TEMPLATES[kind]
     root = Path(directory or ".").resolve() / name
     if root.exists() and any(root.iterdir()):
         raise UserError(f"{root} already exists and is not empty; pick another --dir or name")
-    for src in sorted(TEMPLATE.rglob("*")):
+    for src in sorted(template.rglob("*")):
         if src.is_dir() or "__pycache__" in src.parts:
             continue
-        rel = Path(*(part.replace(PLACEHOLDER, name) for part in src.relative_to(TEMPLATE).parts))
+        rel = Path(*(part.replace(PLACEHOLDER, name) for part in src.relative_to(template).parts))
         dst = root / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         text = src.read_text()

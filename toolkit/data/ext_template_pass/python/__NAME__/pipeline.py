@@ -1,0 +1,22 @@
+"""The Relax pipeline that brings __NAME__'s passes into a compile: TVM's own passes with
+ours in between. A workload file hands it to tk as ``pipeline`` (see ``workload.py``);
+``tvm.compile(mod, target, relax_pipeline=pipeline)`` takes it as it is.
+
+In-tree, this would be an edit of ``python/tvm/relax/pipeline.py``.
+"""
+
+import tvm
+from tvm import relax
+
+from .relax_passes import TagRelaxFunctions
+from .tir_passes import TagPrimFuncs
+
+pipeline = tvm.transform.Sequential(
+    [
+        TagRelaxFunctions,
+        relax.pipeline.zero_pipeline(),  # LegalizeOps: Relax operators become PrimFuncs
+        TagPrimFuncs,
+        relax.pipeline.default_build_pipeline(),
+    ],
+    name="__NAME__.pipeline",
+)
