@@ -301,7 +301,7 @@ def test_other_cmake_variables_pass_through(fork):
     assert "-DCMAKE_MY_FORK_THING=1" in plan.cmake_args()
 
 
-def test_missing_static_llvm_archives_are_caught_before_cmake(tk, fork, tmp_path):
+def test_missing_static_llvm_archives_are_caught_before_cmake(tk, tmp_path):
     """Debian bookworm's llvm-15-dev: `llvm-config-15 --link-static --libfiles` names
     libPolly.a, which no bookworm package ships; Ninja would stop late. An llvm-config that
     names a missing archive the same way (here a script on PATH) is refused in pre-flight."""
@@ -313,6 +313,11 @@ def test_missing_static_llvm_archives_are_caught_before_cmake(tk, fork, tmp_path
                     '  *) echo ;;\nesac\n')
     tool.chmod(0o755)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    # A tree whose FindLLVM.cmake links the archives --link-static names, as TVM's does.
+    fork = make_minifork(tmp_path / "tvm")
+    find = fork / "cmake/utils/FindLLVM.cmake"
+    find.parent.mkdir(parents=True, exist_ok=True)
+    find.write_text('if(USE_LLVM MATCHES "--link-static")\nendif()\n')
     r = tk("build", "-C", str(fork), "--llvm", "98", "--dry-run", env=env)
     assert r.returncode == 0, r.stderr
     assert ("FAIL llvm static libraries: llvm-config-98 --link-static names "

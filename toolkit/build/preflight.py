@@ -147,7 +147,7 @@ def check_llvm(plan: BuildPlan, tree: SourceTree) -> list[Check]:
         checks.append(Check("llvm", True, f"{config}: LLVM {dotted(have)}"
                             + (f" (>= {need})" if need else "")))
     checks.extend(check_llvm_deps(config, have))
-    if "--link-static" in plan.options.get("USE_LLVM", "").split():
+    if "--link-static" in plan.options.get("USE_LLVM", "").split() and links_llvm_static(tree):
         checks.extend(check_llvm_static(config, have))
     return checks
 
@@ -166,6 +166,13 @@ def check_llvm_deps(config: str, have: tuple[int, ...]) -> list[Check]:
         return [Check("zstd", True, f"LLVM {have[0]} links zstd; zstd.h present")]
     return [Check("zstd", False, f"LLVM {have[0]} links zstd but its headers are missing "
                   "(configure would fail with 'Could NOT find zstd')", "apt-get install libzstd-dev")]
+
+
+def links_llvm_static(tree: SourceTree) -> bool:
+    """Does the tree's FindLLVM.cmake act on --link-static (TVM's does: it links the archives
+    ``llvm-config --link-static --libfiles`` names)?"""
+    find = tree.root / "cmake" / "utils" / "FindLLVM.cmake"
+    return find.exists() and "--link-static" in find.read_text(errors="replace")
 
 
 def check_llvm_static(config: str, have: tuple[int, ...]) -> list[Check]:

@@ -10,11 +10,14 @@ checkout: ``tk bisect`` uses it to find the nearest already-built commit.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import stat as stat_mod
 import subprocess
+import time
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from toolkit.errors import UserError
@@ -38,14 +41,17 @@ def build_relevant(path: str) -> bool:
     ``config.cmake`` at the root is excluded because tk writes the build directory's own,
     which TVM's CMakeLists prefers; ``.gitmodules`` stays (it moves submodules).
     """
-    p = PurePosixPath(path)
-    if p.parts and (p.parts[0] == "build" or p.parts[0].startswith("build-")):
+    # Plain string work: this runs for every file of a tree on each tk build.
+    parts = [part for part in path.split("/") if part and part != "."]
+    if not parts:
+        return True
+    if parts[0] == "build" or parts[0].startswith("build-"):
         return False  # build directories: outputs, not inputs
-    if p.parts and (p.parts[0] in NOT_BUILT_DIRS or "/".join(p.parts[:2]) in NOT_BUILT_DIRS):
+    if parts[0] in NOT_BUILT_DIRS or "/".join(parts[:2]) in NOT_BUILT_DIRS:
         return False
-    if len(p.parts) == 1 and p.name in NOT_BUILT_FILES:
+    if len(parts) == 1 and parts[0] in NOT_BUILT_FILES:
         return False
-    return not p.name.endswith(NOT_BUILT_SUFFIXES)
+    return not parts[-1].endswith(NOT_BUILT_SUFFIXES)
 
 
 def git_env() -> dict[str, str]:
@@ -289,19 +295,65 @@ def _hash_file(digest: Any, root: Path, rel: str) -> None:
 
 
 def content_key(root: Path) -> str:
-    """Hash every build-relevant file under ``root`` (build directories and .git pruned)."""
-    digest = hashlib.sha256()
+    """Hash every build-relevant file under ``root`` (build directories and .git pruned).
+
+    Each file's own digest is remembered by (size, mtime, inode) in a stat cache under the
+    store (as git's index does), so a tree that did not change is hashed from ``stat`` alone;
+    a file changed within the cache's last two seconds is read again (racily clean)."""
     files = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = Path(dirpath).relative_to(root)
+    top = str(root)
+    for dirpath, dirnames, filenames in os.walk(top):
+        rel_dir = os.path.relpath(dirpath, top)
+        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
         dirnames[:] = sorted(d for d in dirnames if d != ".git" and not (
-            rel_dir == Path(".") and (d == "build" or d.startswith("build-"))))
+            not prefix and (d == "build" or d.startswith("build-"))))
         for name in filenames:
-            rel = (rel_dir / name).as_posix()
+            rel = prefix + name
             if build_relevant(rel):
                 files.append(rel)
+    cache_path, cached = _stat_cache(root)
+    trusted_before = cached.get("written", 0) - 2_000_000_000
+    entries: dict[str, list] = {}
+    digest = hashlib.sha256()
+    known = cached.get("files", {})
     for rel in sorted(files):
-        path = root / rel
-        if path.is_file():
-            digest.update(rel.encode() + b"\0" + path.read_bytes())
+        path = os.path.join(top, rel)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if not stat_mod.S_ISREG(st.st_mode):
+            continue
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+        old = known.get(rel)
+        if old and old[:3] == stamp and st.st_mtime_ns < trusted_before:
+            file_digest = old[3]
+        else:
+            with open(path, "rb") as f:
+                file_digest = hashlib.sha256(f.read()).hexdigest()
+        entries[rel] = [*stamp, file_digest]
+        digest.update(f"{rel}\0{file_digest}\n".encode())
+    if entries != cached.get("files"):
+        _save_stat_cache(cache_path, entries)
     return digest.hexdigest()[:16]
+
+
+def _stat_cache(root: Path) -> tuple[Path, dict]:
+    from toolkit.build.store import cache_root  # the store's directory (store imports us)
+
+    name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    path = cache_root() / "trees" / f"{name}.json"
+    try:
+        return path, json.loads(path.read_text())
+    except (OSError, ValueError):
+        return path, {}
+
+
+def _save_stat_cache(path: Path, entries: dict[str, list]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"written": time.time_ns(), "files": entries}))
+        tmp.replace(path)
+    except OSError:
+        pass  # a cache: without it the next run reads the files again

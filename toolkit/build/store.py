@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
+import json
 import os
 import shlex
 import shutil
@@ -31,6 +32,7 @@ from toolkit.errors import TkError, UserError
 
 MANIFEST = "manifest.json"
 LOCK = ".lock"  # held by the tk build that is building this entry
+VERIFIED = ".verified"  # each library's (size, mtime, ctime) when its sha256 was last checked
 
 
 def cache_root() -> Path:
@@ -78,10 +80,32 @@ def load(key: str, verify: bool = False) -> BuildRecord | None:
 
 
 def damaged(record: BuildRecord) -> str | None:
-    """The first stored library whose content is not what was stored, or None."""
+    """The first stored library whose content is not what was stored, or None.
+
+    A library whose (size, mtime, ctime) are those it had when it was last verified is not
+    read again: writing into a file changes its ctime, which no one can set back (a new hard
+    link to it changes it too, and then it is verified once more)."""
+    stamps_path = entry_dir(record.id) / VERIFIED
+    try:
+        stamps = json.loads(stamps_path.read_text())
+    except (OSError, ValueError):
+        stamps = {}
+    fresh = {}
     for art in record.artifacts:
-        if art.link is None and sha256_file(Path(art.path)) != art.sha256:
+        if art.link is not None:
+            continue
+        st = os.stat(art.path)
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        if stamps.get(art.name) != stamp and sha256_file(Path(art.path)) != art.sha256:
             return art.path
+        fresh[art.name] = stamp
+    if fresh != stamps:
+        try:
+            tmp = stamps_path.with_name(f"{VERIFIED}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(fresh))
+            tmp.replace(stamps_path)
+        except OSError:
+            pass  # a read-only store: verified again next time
     return None
 
 
