@@ -170,3 +170,11 @@ def test_builtin_tir_matmul_runs_checked(tk):
     report = json.loads(result.stdout)
     assert report["outputs"] == [{"shape": [128, 128], "dtype": "float32"}]
     assert report["check"]["against"] == "reference" and report["check"]["ok"]
+
+
+def test_profile_takes_build_options(tk):
+    result = tk("profile", "builtin:mlp", "--opt-level", "2", "--pass-config",
+                "tirx.disable_vectorize=1", "-n", "2", "--warmup", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    bad = tk("profile", "builtin:mlp", "--pass-config", "relax.FuseOps.max_depht=2")
+    assert bad.returncode == 2 and "did you mean relax.FuseOps.max_depth?" in bad.stderr
