@@ -317,9 +317,9 @@ def test_missing_static_llvm_archives_are_caught_before_cmake(tk, tmp_path):
     fork = make_minifork(tmp_path / "tvm")
     find = fork / "cmake/utils/FindLLVM.cmake"
     find.parent.mkdir(parents=True, exist_ok=True)
-    find.write_text('if(USE_LLVM MATCHES "--link-static")\nendif()\n')
+    find.write_text("execute_process(COMMAND ${LLVM_CONFIG} --libfiles)\n")
     r = tk("build", "-C", str(fork), "--llvm", "98", "--dry-run", env=env)
     assert r.returncode == 0, r.stderr
-    assert ("FAIL llvm static libraries: llvm-config-98 --link-static names "
-            "/nonexistent/llvm-98/lib/libPolly.a, which is missing") in r.stdout
+    assert ("FAIL llvm static libraries: llvm-config-98 --ignore-libllvm --link-static "
+            "--libfiles names /nonexistent/llvm-98/lib/libPolly.a, which is missing") in r.stdout
     assert "libpolly-98-dev" in r.stdout and "--set USE_LLVM=llvm-config-98" in r.stdout

@@ -147,8 +147,8 @@ def check_llvm(plan: BuildPlan, tree: SourceTree) -> list[Check]:
         checks.append(Check("llvm", True, f"{config}: LLVM {dotted(have)}"
                             + (f" (>= {need})" if need else "")))
     checks.extend(check_llvm_deps(config, have))
-    if "--link-static" in plan.options.get("USE_LLVM", "").split() and links_llvm_static(tree):
-        checks.extend(check_llvm_static(config, have))
+    if "--link-static" in plan.options.get("USE_LLVM", "").split() and links_libfiles(tree):
+        checks.extend(check_llvm_static(plan.options["USE_LLVM"].split(), have))
     return checks
 
 
@@ -168,20 +168,21 @@ def check_llvm_deps(config: str, have: tuple[int, ...]) -> list[Check]:
                   "(configure would fail with 'Could NOT find zstd')", "apt-get install libzstd-dev")]
 
 
-def links_llvm_static(tree: SourceTree) -> bool:
-    """Does the tree's FindLLVM.cmake act on --link-static (TVM's does: it links the archives
-    ``llvm-config --link-static --libfiles`` names)?"""
+def links_libfiles(tree: SourceTree) -> bool:
+    """Does the tree's FindLLVM.cmake link what ``<USE_LLVM> --libfiles`` names (TVM's does,
+    with USE_LLVM's own arguments, e.g. --link-static)?"""
     find = tree.root / "cmake" / "utils" / "FindLLVM.cmake"
-    return find.exists() and "--link-static" in find.read_text(errors="replace")
+    return find.exists() and "--libfiles" in find.read_text(errors="replace")
 
 
-def check_llvm_static(config: str, have: tuple[int, ...]) -> list[Check]:
-    """Static linking needs every archive ``llvm-config --link-static --libfiles`` names;
-    Debian's llvm-15-dev names libPolly.a, which no bookworm package ships (Ninja would stop
-    late with "missing and no known rule to make it")."""
+def check_llvm_static(use_llvm: list[str], have: tuple[int, ...]) -> list[Check]:
+    """Every archive ``<USE_LLVM> --libfiles`` names must exist, as TVM's FindLLVM.cmake asks
+    it; Debian's llvm-15-dev names libPolly.a under --link-static, which no bookworm package
+    ships (Ninja would stop late with "missing and no known rule to make it")."""
+    config = use_llvm[0]
     try:
-        out = subprocess.run([config, "--link-static", "--libfiles"], capture_output=True,
-                             text=True, timeout=30).stdout
+        out = subprocess.run([*use_llvm, "--libfiles"], capture_output=True, text=True,
+                             timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return []
     missing = [f for f in out.split() if f.startswith("/") and not Path(f).exists()]
@@ -194,7 +195,8 @@ def check_llvm_static(config: str, have: tuple[int, ...]) -> list[Check]:
            f"library: --set USE_LLVM={config}")
     more = f" (+{len(missing) - 1} more)" if len(missing) > 1 else ""
     return [Check("llvm static libraries", False,
-                  f"{config} --link-static names {missing[0]}{more}, which is missing", fix)]
+                  f"{' '.join(use_llvm)} --libfiles names {missing[0]}{more}, which is missing",
+                  fix)]
 
 
 def check_cuda(plan: BuildPlan) -> Check | None:
