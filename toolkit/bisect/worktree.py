@@ -166,15 +166,26 @@ class Untestable(UserError):
 
 def local_clones(modules: Path) -> dict[str, str]:
     """Submodule name -> the user's clone of it under ``.git/modules``, nested ones included
-    (by their own names: ``git -c`` reaches the nested ``submodule update`` too)."""
+    (by their own names: ``git -c`` reaches the nested ``submodule update`` too). Names may
+    hold slashes, as TVM's do (``3rdparty/tvm-ffi``): a directory that is not a clone is a
+    part of a name."""
     found: dict[str, str] = {}
-    if not modules.is_dir():
-        return found
-    for entry in sorted(modules.iterdir()):
-        if (entry / "HEAD").is_file():
-            found.setdefault(entry.name, str(entry))
-            for name, path in local_clones(entry / "modules").items():
-                found.setdefault(name, path)
+
+    def walk(directory: Path, prefix: str) -> None:
+        if not directory.is_dir():
+            return
+        for entry in sorted(directory.iterdir()):
+            if not entry.is_dir():
+                continue
+            name = f"{prefix}{entry.name}"
+            if (entry / "HEAD").is_file() and (entry / "objects").is_dir():
+                found.setdefault(name, str(entry))
+                for nested, path in local_clones(entry / "modules").items():
+                    found.setdefault(nested, path)
+            else:
+                walk(entry, f"{name}/")
+
+    walk(modules, "")
     return found
 
 

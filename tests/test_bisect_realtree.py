@@ -1,0 +1,93 @@
+"""Commit bisection's build keys and submodules on a history made from the real apache/tvm
+tree ($TK_FIXTURES/tvm-main.tar.xz): tvm-ffi as a real submodule (a name with a slash, as
+TVM's), commits that touch Python, C++ and the submodule. No build: only what decides which
+commits share a build and which can be checked out without a network."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import git as gitpython
+import pytest
+
+from toolkit.bisect.worktree import Untestable, Worktree
+from toolkit.build import source
+
+FIXTURES = os.environ.get("TK_FIXTURES")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not FIXTURES, reason="TK_FIXTURES is not set (the directory holding "
+                       "tvm-main.tar.xz; .ci/run sets it)"),
+]
+FFI = "3rdparty/tvm-ffi"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "protocol.file.allow=always", "-c", "user.name=tk",
+                           "-c", "user.email=t@tk.invalid", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def commit(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> tuple[Path, list[str], str]:
+    tarball = Path(FIXTURES or "") / "tvm-main.tar.xz"
+    if not tarball.is_file():
+        pytest.skip(f"{tarball} is missing")
+    tmp = tmp_path_factory.mktemp("realhist")
+    with tarfile.open(tarball) as tf:
+        tf.extractall(tmp, filter="tar") if hasattr(tarfile, "data_filter") else tf.extractall(tmp)
+    repo = tmp / "tvm-main"
+    ffi = tmp / "tvm-ffi"
+    shutil.move(str(repo / FFI), ffi)
+    git(ffi, "init", "-q", "-b", "main")
+    commit(ffi, "tvm-ffi")
+    git(repo, "init", "-q", "-b", "main")
+    for gm in repo.rglob(".gitmodules"):
+        gm.unlink()  # the tarball's: the history below declares its own submodule
+    git(repo, "submodule", "add", "-q", str(ffi), FFI)
+    shas = [commit(repo, "base: apache/tvm main")]
+    init = repo / "python" / "tvm" / "__init__.py"
+    init.write_text(init.read_text() + "\n# a Python-only change\n")
+    shas.append(commit(repo, "python only"))
+    cc = next((repo / "src" / "runtime").glob("*.cc"))
+    cc.write_text(cc.read_text() + "\n// a C++ change\n")
+    shas.append(commit(repo, "C++"))
+    # tvm-ffi moves upstream; the user's clone of it never fetched that commit.
+    (ffi / "NEWS").write_text("later\n")
+    later = commit(ffi, "later")
+    git(repo, "update-index", "--cacheinfo", f"160000,{later},{FFI}")
+    git(repo, "commit", "-q", "-m", "bump tvm-ffi")
+    shas.append(git(repo, "rev-parse", "HEAD"))
+    return repo, shas, later
+
+
+def test_build_keys_follow_what_builds(history):
+    repo, shas, _ = history
+    keys = [source.tree_key(repo / ".git", sha) for sha in shas]
+    assert keys[0] == keys[1]  # Python only: the same build serves both
+    assert keys[2] != keys[1]  # C++
+    assert keys[3] != keys[2]  # the submodule's recorded commit is part of the key
+
+
+def test_submodules_come_from_the_local_clone_and_are_never_fetched(history, tmp_path):
+    repo, shas, later = history
+    wt = Worktree(gitpython.Repo(repo), tmp_path / "worktree")
+    try:
+        wt.checkout(shas[2])
+        assert (wt.path / FFI / "include" / "tvm" / "ffi" / "c_api.h").is_file()
+        with pytest.raises(Untestable, match="never fetches"):
+            wt.checkout(shas[3])  # its tvm-ffi commit is upstream only, reachable by file://
+        clone = repo / ".git" / "modules" / FFI
+        assert subprocess.run(["git", "-C", str(clone), "cat-file", "-e", later]).returncode
+    finally:
+        wt.remove()
