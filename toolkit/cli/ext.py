@@ -42,7 +42,8 @@ def new_cmd(term: Terminal, name: str, directory: str, kind: str) -> None:
 @python_option
 @click.option("--tvm-prebuild", default=None, metavar="DIR",
               help="A prebuilt TVM (include/ + lib/); default: the tvm of --python.")
-@click.option("--tvm-source", default=None, metavar="DIR", help="A built TVM source tree.")
+@click.option("--tvm-source", default=None, metavar="DIR",
+              help="A TVM source tree: its headers (checked against the libraries used first).")
 @click.option("--build-type", default="RelWithDebInfo", show_default=True)
 @click.option("--jobs", "-j", type=COUNT, default=None, help="Parallel compile jobs.")
 @json_option

@@ -72,7 +72,13 @@ def build(source_dir: str | Path, python: str = sys.executable,
     facts = target_python_facts(python)
     cmake = {"CMAKE_BUILD_TYPE": build_type, "Python_EXECUTABLE": python}
     if tvm_source:
-        cmake["TVM_SOURCE_DIR"] = str(Path(tvm_source).resolve())
+        source = Path(tvm_source).resolve()
+        cmake["TVM_SOURCE_DIR"] = str(source)
+        built_tree = any((source / d / "libtvm_runtime.so").exists()
+                         for d in ("build/lib", "build"))
+        if not built_tree and facts["tvm_dir"]:
+            cmake["TVM_PREBUILD_PATH"] = facts["tvm_dir"]  # the library: the Python's wheel
+        check_headers(source, source if built_tree else facts["tvm_dir"], facts["tvm_ffi_dir"])
     else:
         prebuild = tvm_prebuild or facts["tvm_dir"]
         if not prebuild:
@@ -99,6 +105,20 @@ def build(source_dir: str | Path, python: str = sys.executable,
                               result.commands)
         path = manifest.write(library, data)
     return Built(library, path, data, log)
+
+
+def check_headers(source: Path, library_tvm: str | Path | None,
+                  ffi_package: str | None) -> None:
+    """Refuse, before compiling, headers that do not match the library and tvm-ffi used."""
+    from toolkit.ext.headers import mismatches
+
+    problems = mismatches(source, Path(library_tvm) if library_tvm else None,
+                          Path(ffi_package) if ffi_package else None)
+    if problems:
+        raise UserError("the TVM headers and the libraries this build would use do not match:"
+                        + "".join(f"\n  {p}" for p in problems)
+                        + "\n  build with the Python whose apache-tvm / apache-tvm-ffi match "
+                          "that tree (--python), or point --tvm-source at the matching tree")
 
 
 def find_library(src: Path, build_dir: Path, name: str) -> Path:
