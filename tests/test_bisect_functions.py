@@ -40,3 +40,9 @@ def test_nothing_to_bisect_when_the_workload_pipeline_is_right(tk, tmp_path):
     r = tk("bisect", "functions", str(right), "--target", "llvm")
     assert r.returncode == 1, r.stderr
     assert "the check passes with the workload's own pipeline" in r.stdout
+
+
+def test_an_unknown_good_pipeline_is_one_line(tk):
+    r = tk("bisect", "functions", str(FIXTURES / "wrong_gelu.py"), "--good-pipeline", "nope")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1].startswith("tk: error: --good-pipeline 'nope'")

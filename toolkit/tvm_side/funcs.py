@@ -98,6 +98,10 @@ class Search:
                  rtol: float = 1e-3, atol: float = 1e-4) -> None:
         if wl.kind == TIR or wl.mod is None:
             raise UserError(f"{wl.source}: function bisection needs a Relax workload")
+        known = stack._relax_pipelines()
+        if good_pipeline not in known:
+            raise UserError(f"--good-pipeline {good_pipeline!r} is not a Relax pipeline of this "
+                            f"TVM (those are: {', '.join(known)})")
         resolved = targets.resolve(target_spec)
         self.wl, self.spec, self.target = wl, target_spec, resolved.tvm
         self.good_options = stack.BuildOptions(pipeline=good_pipeline)
