@@ -155,8 +155,10 @@ def params_path(library: Path) -> Path:
 
 def save_params(wl: Workload, library: Path, target_spec: str) -> Path:
     """Write the params, by name, and what running the library needs, beside it."""
+    # Absolute, so the library finds its workload (and reference) from any directory.
+    source = wl.source if wl.source.startswith("builtin:") else str(Path(wl.source).resolve())
     meta = {
-        "source": wl.source, "entry": wl.entry, "kind": wl.kind, "target": target_spec,
+        "source": source, "entry": wl.entry, "kind": wl.kind, "target": target_spec,
         "inputs": [[s.name, list(s.shape), s.dtype] for s in wl.input_specs],
         "outputs": [[s.name, list(s.shape), s.dtype] for s in wl.output_specs],
         "output_positions": list(wl.output_positions), "params": wl.param_names,
