@@ -58,3 +58,32 @@ def test_build_says_what_does_not_match_before_compiling(source: Path, tk, tmp_p
 def test_a_built_trees_own_library_matches_its_headers(source: Path) -> None:
     problems = headers.mismatches(source, source, _package("tvm_ffi"))
     assert not [p for p in problems if p.startswith("TVM:")]
+
+
+@pytest.mark.slow
+def test_compiler_errors_show_the_first_one_and_what_a_missing_header_means(tk, tmp_path: Path
+                                                                           ) -> None:
+    """A real compile whose first error (the tvm-ffi skew of the issue, in miniature) is
+    followed by later ones: tk's error is the first; a compiler header the wheel lacks is
+    said to need --tvm-source."""
+    assert tk("ext", "new", "skew_ext", "--dir", str(tmp_path)).returncode == 0
+    src = tmp_path / "skew_ext" / "src" / "skew_ext.cc"
+    text = src.read_text()
+    src.write_text(text.replace("namespace skew_ext {", """namespace skew_ext {
+struct AttachFieldFlag {};
+int First() { return AttachFieldFlag::SEqHashDefRecursive(); }
+int Second() { return undeclared_later_error; }
+""", 1))
+    r = tk("ext", "build", str(tmp_path / "skew_ext"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    head = r.stderr[r.stderr.index("tk: error: "):].splitlines()[0]
+    assert head.startswith("tk: error: compile failed: ") and "skew_ext.cc:" in head
+    assert "SEqHashDefRecursive" in head and "is not a member of" in head, r.stderr
+    assert "undeclared_later_error" not in r.stderr
+    src.write_text("#include <tvm/tirx/transform.h>\n" + text)
+    r = tk("ext", "build", str(tmp_path / "skew_ext"))
+    assert r.returncode == 1
+    assert "fatal error: tvm/tirx/transform.h: No such file or directory" in r.stderr
+    assert ("tvm/tirx/transform.h is a TVM compiler header: the apache-tvm wheel ships "
+            "include/tvm/runtime only; build against a source tree's headers with "
+            "--tvm-source DIR") in r.stderr

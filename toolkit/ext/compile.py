@@ -60,7 +60,7 @@ def build(source_dir: str | Path, python: str = sys.executable,
     """Configure and build the extension in ``source_dir`` against ``python``'s TVM (or the
     given one); ``events`` hears a ``Stage`` and the compile's ``Progress``."""
     from toolkit.build import ownership
-    from toolkit.build.backends import BuildJob, backend
+    from toolkit.build.backends import BuildFailed, BuildJob, backend
     from toolkit.build.recipes import BuildPlan
 
     src = Path(source_dir).resolve()
@@ -99,7 +99,16 @@ def build(source_dir: str | Path, python: str = sys.executable,
                        events=events)
         job.config_cmake.write_text(plan.config_cmake())
         events(Stage(f"building {name} in {build_dir}; log: {log}"))
-        result = backend("native").build(job)  # BuildFailed carries the explain hint
+        try:
+            result = backend("native").build(job)  # BuildFailed: the first error, explained
+        except BuildFailed as e:
+            missing = re.search(r"fatal error: (tvm/(?!runtime/|ffi/)[\w/.]+): No such file",
+                                str(e))
+            if missing and not tvm_source:
+                e.args = (e.args[0] + f"\n  {missing.group(1)} is a TVM compiler header: the "
+                          "apache-tvm wheel ships include/tvm/runtime only; build against a "
+                          "source tree's headers with --tvm-source DIR",)
+            raise
         library = find_library(src, build_dir, name)
         data = describe_build(library, src, python, facts, cmake, result.toolchain,
                               result.commands)
