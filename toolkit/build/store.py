@@ -307,7 +307,8 @@ def gc_objects() -> tuple[int, int]:
 
 def gc() -> dict[str, int]:
     """Remove incomplete or unreadable entries (an interrupted build, an older tk's record),
-    wheels no build uses, then objects nothing links."""
+    then objects nothing links. The tvm-ffi wheels stay: they are what spares the next build
+    of the same tvm-ffi sources its Python package build."""
     entries = 0
     root = builds_root()
     for entry in (root.iterdir() if root.is_dir() else []):
