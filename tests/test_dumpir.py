@@ -255,6 +255,16 @@ def test_cuda_dump_follows_host_and_device_modules(tmp_path: Path):
     assert "tirx.SplitHostDevice" in names and "ApplyDefaultSchedule" in names
     schedule = next(p for p in index["passes"] if p["name"] == "ApplyDefaultSchedule")
     assert schedule["change"] == "changed"
+    # Which dlight rule scheduled each function it changed.
+    changed = {c["name"] for c in schedule["changed"]}
+    assert set(schedule["schedule_rules"]) == changed
+    assert set(schedule["schedule_rules"].values()) <= {
+        "Matmul", "GEMV", "Reduction", "GeneralReduction", "Fallback", "LowBatchGEMV",
+        "RMSNorm", "Transpose"}
+    assert schedule["schedule_rules"]["transpose"] == "Fallback"
+    r = run_tk("dump-ir", "show", str(out), "--pass", "ApplyDefaultSchedule", "--diff",
+               "--func", "transpose")
+    assert r.stdout.startswith("# transpose: scheduled by dlight rule Fallback\n")
     assert any(p["received"] for p in index["passes"])  # moved on to the device module
     r = run_tk("dump-ir", "find", str(out), "threadIdx.x", "--json")
     assert any(h["appears"] == "ApplyDefaultSchedule" for h in json.loads(r.stdout))

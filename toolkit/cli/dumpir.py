@@ -91,15 +91,18 @@ def show_cmd(term: Terminal, directory: Path, pass_: str | None, func: str | Non
                     lambda d: texts_text(d["functions"], "in the input module"))
         return
     record = dump.find_pass(pass_)
+    rules = query.schedule_rules(record, func)
+    said = "".join(f"# {name}: scheduled by dlight rule {rule}\n" for name, rule in rules.items())
     if diff:
         diffs = query.pass_diff(dump, record, func)
-        term.result({"pass": record.seq, "name": record.name, "diffs": diffs}, lambda d: (
+        term.result({"pass": record.seq, "name": record.name, "diffs": diffs,
+                     "schedule_rules": rules}, lambda d: said + (
             "".join(x["diff"] for x in diffs) if diffs
             else f"# pass #{record.seq} {record.name}: {record.change}, no function diff"))
         return
-    term.result({"pass": record.seq, "name": record.name,
+    term.result({"pass": record.seq, "name": record.name, "schedule_rules": rules,
                  "functions": query.texts_after(dump, record, func)},
-                lambda d: texts_text(d["functions"], f"after #{record.seq} {record.name}"))
+                lambda d: said + texts_text(d["functions"], f"after #{record.seq} {record.name}"))
 
 
 def texts_text(texts: dict[str, str | None], where: str) -> str:

@@ -325,6 +325,8 @@ function renderDetail() {
   for (const c of p.changed) {
     if (!wanted(c.name)) continue;
     const h = el("h3", {class: "changed-func"}, c.name);
+    const rule = (p.schedule_rules || {})[c.name];
+    if (rule) h.append(el("span", {class: "note"}, "  scheduled by dlight rule " + rule));
     if (c.prints_identically) h.append(el("span", {class: "note"}, "  (structure changed, text identical)"));
     box.append(h);
     const a = text(c.before), b = text(c.after);

@@ -144,6 +144,11 @@ def format_timeline_row(row: dict[str, Any]) -> str:
     return f"{row['seq']:4d}  {lane:<6} {name:<52} {row['seconds']:9.4f} s  {what}{status}"
 
 
+def schedule_rules(record: PassRecord, func: str | None) -> dict[str, str]:
+    """Function -> the dlight rule that scheduled it, for an ApplyDefaultSchedule record."""
+    return {n: r for n, r in sorted((record.schedule_rules or {}).items()) if _wanted(n, func)}
+
+
 def input_texts(dump: Dump, func: str | None) -> dict[str, str | None]:
     chosen = {n: k for n, k in dump.index.input.items() if _wanted(n, func)}
     if func is not None and not chosen:

@@ -1,4 +1,5 @@
-"""Codegen as the last records of a dump: the generated source of every module, timed.
+"""Codegen as the last records of a dump (the generated source of every module, timed), and
+which dlight rule scheduled each function.
 
 TVM turns each TIR module into a runtime module in ``codegen_build(mod, target)``
 (``tvm.tirx.build`` since the tirx rename, ``tvm.tir.build`` before), called once for the host
@@ -16,7 +17,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,14 +84,7 @@ def capture(assembly: bool = False) -> Iterator[list[Codegen]]:
 
 
 def _build_module() -> Any:
-    for name in ("tvm.tirx.build", "tvm.tir.build"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        if hasattr(module, "codegen_build"):
-            return module
-    return None
+    return _first_importable("tvm.tirx.build", "tvm.tir.build")
 
 
 def _sources(runtime: Any, kind: str, assembly: bool) -> dict[str, str]:
@@ -139,3 +133,43 @@ def verify_cuda(source: str, arch: str | None) -> Verdict | None:
 def _first_error(output: str) -> str:
     cause = first_cause(output)
     return cause.text if cause.line else "nvcc failed without output"
+
+
+@contextlib.contextmanager
+def dlight_rules(structural_hash: Callable[[Any], int]) -> Iterator[dict[int, str]]:
+    """Which dlight rule scheduled each function: structural hash of the function as
+    ``ApplyDefaultSchedule`` received it -> rule class name (empty on TVMs without dlight).
+
+    ``_apply_rules(func, target, rules, tunable)`` tries the rules in order; it is called here
+    with one rule at a time, so TVM's own code still decides and the first rule that gives a
+    schedule is the one named. The recorder knows each function's hash before the pass.
+    """
+    chosen: dict[int, str] = {}
+    module = _first_importable("tvm.s_tir.dlight.base.transform", "tvm.dlight.base.transform")
+    original = getattr(module, "_apply_rules", None) if module is not None else None
+    if original is None:
+        yield chosen
+        return
+
+    def apply_rules(func: Any, target: Any, rules: Any, tunable: bool) -> Any:
+        for rule in rules:
+            space = original(func, target, [rule], tunable)
+            if space is not None:
+                chosen[structural_hash(func)] = type(rule).__name__
+                return space
+        return None
+
+    module._apply_rules = apply_rules
+    try:
+        yield chosen
+    finally:
+        module._apply_rules = original
+
+
+def _first_importable(*names: str) -> Any:
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None

@@ -73,7 +73,8 @@ def record(
     failed_at = 0.0
     start = time.perf_counter()
     try:
-        with codegen.capture(assembly) as codegens:
+        with codegen.capture(assembly) as codegens, \
+                codegen.dlight_rules(compat.structural_hash()) as rules:
             stack.compile(
                 workload, target, instruments=[instrument(recorder)],
                 pass_config=pass_config,
@@ -103,6 +104,8 @@ def record(
             )
 
     records = recorder.records
+    for record, vids in recorder.inputs_of(SCHEDULER):
+        record.schedule_rules = {name: rules[vid] for name, vid in vids.items() if vid in rules}
     verify_failure = _codegen_records(records, codegens, store, work, verify, out)
     if failure is None and verify_failure is not None:
         failure = verify_failure
@@ -138,6 +141,9 @@ def record(
     index.write(work, dump_index)
     write_atomic(work / "index.html", html.render(dump_index, store.save()).encode())
     return DumpResult(work, dump_index, failure)
+
+
+SCHEDULER = "ApplyDefaultSchedule"  # dlight's pass: its records say which rule did what
 
 
 def _codegen_records(records: list[index.PassRecord], codegens: list[codegen.Codegen],

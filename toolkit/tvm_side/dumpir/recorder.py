@@ -93,6 +93,7 @@ class Recorder:
         self._keys: dict[tuple[int, str], str] = {}
         self._last_output: dict[str, int] | None = None
         self._lane: tuple[str, str | None] | None = None
+        self._inputs: list[tuple[PassRecord, dict[str, int]]] = []
         self._jobs: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None] = (
             queue.SimpleQueue()
         )
@@ -185,6 +186,10 @@ class Recorder:
             r.parent = new_seq[r.parent] if r.parent is not None else None
         self.records[:] = kept
 
+    def inputs_of(self, name: str) -> list[tuple[PassRecord, dict[str, int]]]:
+        """(record, structural hash of each function it received) of every leaf so named."""
+        return [(r, vids) for r, vids in self._inputs if r.name == name]
+
     def fail(self, error: str, at: float) -> _Frame | None:
         """Mark the passes still open (the one that raised and its wrappers) as failed.
 
@@ -261,6 +266,7 @@ class Recorder:
               mod: Any) -> None:
         stored = record.stored
         vids_before = {n: self._vid(f) for n, f in before.items()}
+        self._inputs.append((record, vids_before))
         if self._last_output is not None and vids_before != self._last_output:
             record.received = {n: self._key(f, n) if stored else None for n, f in before.items()}
         vids_after: dict[str, int] = {}
