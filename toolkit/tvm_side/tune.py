@@ -8,8 +8,12 @@ kernels compiled with ``--db`` are exactly the ones tuned.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,8 +63,6 @@ def check_serialisation() -> None:
     """MetaSchedule moves IR between processes and onto disk as TVM's JSON; in a forked child
     first, since a TVM and tvm-ffi that disagree crash there (0.27.0.post1 with tvm-ffi
     0.1.15.post2 segfaults in ToJSONGraph; 0.1.14.post0 works)."""
-    import os
-
     import tvm
 
     from toolkit.tvm_side import compat
@@ -162,19 +164,35 @@ def tune(wl: Workload, target: Any, trials: int, out: Path, events: Handler = ig
                   num_trials_per_iter=min(64, trials), measure_callbacks=callbacks,
                   builder=builder, runner=runner, cost_model=model, seed=0)
     try:
-        if wl.kind == TIR:
-            tasks = sum(1 for f in mod.functions.values()
-                        if isinstance(f, _prim_func_type()))
-            ms.tune_tir(mod, target, num_tuning_cores="logical", **common)
-        else:
-            tasks = len(ms.relax_integration.extract_tasks(mod, target))
-            ms.relax_integration.tune_relax(mod, {}, target, **common)
+        with _stdout_to_stderr():
+            if wl.kind == TIR:
+                tasks = sum(1 for f in mod.functions.values()
+                            if isinstance(f, _prim_func_type()))
+                ms.tune_tir(mod, target, num_tuning_cores="logical", **common)
+            else:
+                tasks = len(ms.relax_integration.extract_tasks(mod, target))
+                ms.relax_integration.tune_relax(mod, {}, target, **common)
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - MetaSchedule's failure, with its first cause
         raise TvmFailure(f"tuning {wl.source} failed: {one_line(e)}") from e
     return TuneResult(out, tasks, counter.measured, records(out), time.perf_counter() - start,
                       model, counter.best)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """MetaSchedule logs its task tables to stdout (from Python and C++ alike); stdout is the
+    command's result (``--json``), so for the tuning its file descriptor points at stderr."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def build_candidate(mod: Any, target: Any, _params: Any) -> Any:
@@ -205,8 +223,6 @@ def cost_model() -> str:
 
 def with_num_cores(target: Any) -> Any:
     """MetaSchedule needs a CPU target's core count; take this machine's when not given."""
-    import os
-
     import tvm
 
     if target.kind.name != "llvm" or "num-cores" in target.attrs:
