@@ -100,6 +100,16 @@ def test_crafted_store_keys_do_not_read_outside_the_dump(mlp_dump: Path, tmp_pat
         assert "not a tk store key" in r.stderr and r.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("content", ["[]", '{"format": "tk-dump-ir/1"}',
+                                     '{"format": "tk-dump-ir/1", "summary": {}, "input": {}, '
+                                     '"passes": [{"seq": 0}]}', "not json"])
+def test_a_malformed_index_is_one_line_and_exit_2(tmp_path: Path, content: str):
+    (tmp_path / "index.json").write_text(content)
+    r = run_tk("dump-ir", "show", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "internal error" not in r.stderr
+
+
 SLOW_PASS = CUSTOM_PASS.replace(
     '        raise ValueError("FuseMyOps: cannot fuse matmul yet")',
     '        import time; time.sleep(600)',

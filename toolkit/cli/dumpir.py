@@ -28,7 +28,8 @@ def dumpir_group() -> None:
 @target_option
 @click.option("-o", "--output", "out", required=True,
               type=click.Path(file_okay=False, path_type=Path),
-              help="Dump directory (new, empty, or an earlier tk dump, which is replaced whole).")
+              help="Dump directory: new, empty, or an earlier dump exactly as tk wrote it "
+              "(replaced whole; anything else is refused).")
 @click.option("--passes", metavar="GLOB", help="Store function texts only for passes matching GLOB.")
 @click.option("--funcs", metavar="GLOB", help="Store texts only of functions matching GLOB.")
 @click.option("--all", "full_modules", is_flag=True,
