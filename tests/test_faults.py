@@ -184,6 +184,22 @@ def test_item8_workload_exiting_at_import_is_no_pass(tk, tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("args, code, status", [
+    (["run", "--check"], 0, 2), (["compile"], 0, 2), (["profile"], 0, 2),
+    (["dump-ir", "-o", "dump"], 0, 2), (["run", "--check"], 3, 3)])
+def test_item8_workload_os_exit_at_import_is_no_pass(tk, tmp_path, args, code, status):
+    """os._exit skips everything tk does after the workload (checks, reports, its own exit
+    status): the worker says it finished, so an early os._exit(0) is a failure, not a pass."""
+    pytest.importorskip("tvm")
+    wl = tmp_path / "os_exit.py"
+    wl.write_text(f"import os\nos._exit({code})\n")
+    r = tk(args[0], str(wl), *args[1:], env={"TK_CACHE": str(tmp_path / "cache")}, cwd=tmp_path)
+    assert r.returncode == status, r.stderr
+    assert r.stderr.strip() == (f"tk: error: the workload ended the process (os._exit({code})) "
+                                "before tk finished - or a library it loaded did; there is no "
+                                "result"), r.stderr
+
+
 @pytest.mark.parametrize("args, needle", [
     (["run", "builtin:mlp", "--rtol", "nan"], "--rtol"),
     (["run", "builtin:mlp", "--rtol", "-1"], "--rtol"),

@@ -282,8 +282,8 @@ def test_worker_killed_from_outside_is_not_called_a_crash(tmp_path):
 
 
 def test_fork_and_wait_reports_status_signal_and_timeout():
-    assert process.fork_and_wait(lambda: 3) == process.Ended(code=3)
-    assert process.fork_and_wait(lambda: sys.exit(4)) == process.Ended(code=4)
+    assert process.fork_and_wait(lambda: 3) == process.Ended(code=3, finished=True)
+    assert process.fork_and_wait(lambda: sys.exit(4)) == process.Ended(code=4, finished=True)
     def crash() -> None:
         faulthandler.disable()  # pytest's handler would print the child's stack
         os.kill(os.getpid(), signal.SIGSEGV)
@@ -296,11 +296,44 @@ def test_fork_and_wait_reports_status_signal_and_timeout():
     assert time.monotonic() - start < 30
 
 
+def test_fork_and_wait_tells_an_early_os_exit_from_finishing(tmp_path):
+    assert process.fork_and_wait(lambda: None) == process.Ended(code=0, finished=True)
+    early = process.fork_and_wait(lambda: os._exit(0))
+    assert early == process.Ended(code=0) and early.ended_early
+    assert process.fork_and_wait(lambda: os._exit(5)).ended_early
+
+    pidfile = tmp_path / "sleeper.pid"
+
+    def fork_a_sleeper_then_leave() -> None:
+        # A process it forks keeps the pipe's write end open: waiting must not block on it.
+        sleeper = os.fork()
+        if sleeper == 0:
+            time.sleep(60)
+            os._exit(0)
+        pidfile.write_text(str(sleeper))
+        os._exit(0)
+
+    start = time.monotonic()
+    assert process.fork_and_wait(fork_a_sleeper_then_leave).ended_early
+    assert time.monotonic() - start < 30
+    os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+    def fork_one_that_returns() -> None:
+        # A process forked with os.fork inside the work that returns through fork's frame
+        # speaks for itself only: its parent, ended early, is not called finished.
+        if os.fork() == 0:
+            return
+        time.sleep(0.5)
+        os._exit(0)
+
+    assert process.fork_and_wait(fork_one_that_returns).ended_early
+
+
 def test_fork_prints_the_traceback_of_what_escapes(capfd):
     def boom() -> None:
         raise ValueError("the reason")
 
-    assert process.fork_and_wait(boom) == process.Ended(code=1)
+    assert process.fork_and_wait(boom) == process.Ended(code=1, finished=True)
     err = capfd.readouterr().err
     assert "Traceback (most recent call last)" in err and "ValueError: the reason" in err
 

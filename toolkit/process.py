@@ -18,9 +18,16 @@ The worker (``guard``)
     Ctrl-Z (SIGTSTP) stops the session with tk, and it goes on when tk does.
     ``TK_NO_FORK=1`` runs the command in tk's own process (for debuggers; no guard).
 
+    A forked child (the worker, a pass probe) says it finished by writing ``FINISHED`` on
+    a pipe only it and its parent hold, just before it exits: an exit without it is one
+    that skipped the end of tk's work - ``os._exit`` or C's ``exit()`` in the workload or a
+    library it loaded - and an ``os._exit(0)`` there is never taken for a success.
+
     Exit status of ``tk``: 0 done; 1 a failure of tk, of its environment or of TVM
     (``toolkit.errors.TkError``), and a crash inside TVM (one of ``CRASH_SIGNALS``, with a
-    reproduce line); 2 a mistake in what was asked (``UserError``); ``INTERRUPTED`` (130)
+    reproduce line); 2 a mistake in what was asked (``UserError``), and an ``os._exit(0)``
+    before the worker finished (any other early exit keeps its status, with a line saying
+    so); ``INTERRUPTED`` (130)
     after Ctrl-C; 128+N when tk or its worker was stopped by signal N from outside
     (SIGTERM: 143, SIGKILL: 137) - said so, never called a crash.
 
@@ -79,6 +86,7 @@ CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 STOP_GRACE = 5.0  # seconds a worker gets to clean up after SIGTERM/SIGHUP
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+FINISHED = b"F"  # a forked child's last write before it exits, on its own pipe
 
 # --- probes -----------------------------------------------------------------------------
 STAGE = "stage"
@@ -179,6 +187,14 @@ class Ended:
     code: int | None = None
     signal: int | None = None
     timed_out: bool = False
+    # It went through the end of ``fork`` (its work returned or raised): False for a child
+    # that ended itself early (os._exit, C's exit()) or was killed.
+    finished: bool = False
+
+    @property
+    def ended_early(self) -> bool:
+        """It exited by itself, but before its work was done."""
+        return self.code is not None and not self.finished
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -190,18 +206,31 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
+# The read ends of the pipes this process's forked children write FINISHED on, by pid.
+_finish_pipes: dict[int, int] = {}
+
+
 def fork(work: Callable[[], int | None], setup: Callable[[], None] | None = None) -> int:
     """Run ``work`` in a forked child, which exits with its status; the child's pid.
 
     The child leaves through ``os._exit`` (the parent's atexit handlers and buffers are not
     its to run), so whatever ends ``work`` is turned into a status first: SystemExit's code,
     128+N for KeyboardInterrupt after signal N, and for any other exception its traceback
-    (what ``--debug`` asks for) and the status that exception stands for."""
+    (what ``--debug`` asks for) and the status that exception stands for. Just before, it
+    writes ``FINISHED`` on its pipe (``wait`` reads it: ``Ended.finished``)."""
     sys.stdout.flush()
     sys.stderr.flush()
+    finish_r, finish_w = os.pipe()  # not inherited by programs it execs (O_CLOEXEC)
     pid = os.fork()
     if pid:
+        os.close(finish_w)
+        _finish_pipes[pid] = finish_r
         return pid
+    os.close(finish_r)
+    for fd in _finish_pipes.values():  # its siblings' pipes are the parent's to read
+        os.close(fd)
+    _finish_pipes.clear()
+    me = os.getpid()
     code = 1
     try:
         if setup is not None:
@@ -222,11 +251,19 @@ def fork(work: Callable[[], int | None], setup: Callable[[], None] | None = None
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
+            # Only this child says so: a process its work forked with os.fork, returning
+            # through this frame, is not the one the parent waits for.
+            if os.getpid() == me:
+                try:
+                    os.write(finish_w, FINISHED)
+                except OSError:  # the parent is gone: nobody is left to tell
+                    pass
             os._exit(code)
 
 
 def wait(pid: int, timeout: float | None = None) -> Ended:
-    """Wait for child ``pid``; after ``timeout`` seconds kill it (SIGKILL) and say so."""
+    """Wait for child ``pid`` (forked by ``fork``); after ``timeout`` seconds kill it
+    (SIGKILL) and say so."""
     if timeout is None:
         _, status = os.waitpid(pid, 0)  # signal handlers run while it blocks (PEP 475)
     else:
@@ -238,11 +275,28 @@ def wait(pid: int, timeout: float | None = None) -> Ended:
             if time.monotonic() > deadline:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
+                _finished(pid)
                 return Ended(signal=signal.SIGKILL, timed_out=True)
             time.sleep(0.02)
+    finished = _finished(pid)
     if os.WIFSIGNALED(status):
         return Ended(signal=os.WTERMSIG(status))
-    return Ended(code=os.WEXITSTATUS(status))
+    return Ended(code=os.WEXITSTATUS(status), finished=finished)
+
+
+def _finished(pid: int) -> bool:
+    """Whether the dead child ``pid`` wrote FINISHED; closes its pipe. Never blocks: a
+    process the child forked may still hold the write end open."""
+    fd = _finish_pipes.pop(pid, None)
+    if fd is None:
+        return False
+    try:
+        os.set_blocking(fd, False)
+        return os.read(fd, len(FINISHED)) == FINISHED
+    except BlockingIOError:  # nothing written, the write end still open elsewhere
+        return False
+    finally:
+        os.close(fd)
 
 
 def fork_and_wait(work: Callable[[], int | None], timeout: float | None = None) -> Ended:
@@ -414,6 +468,12 @@ def _report(ended: Ended, stop: list[int], argv: Sequence[str]) -> int:
     """The exit status of tk for how its worker ended; says why when the worker did not."""
     import shlex
 
+    if ended.ended_early:
+        # The worker skipped tk's end (os._exit, C's exit()): whatever was asked was not done,
+        # and an exit status of 0 would read as a pass.
+        print(f"tk: error: the workload ended the process (os._exit({ended.code})) before tk "
+              "finished - or a library it loaded did; there is no result", file=sys.stderr)
+        return ended.code or 2
     if ended.signal is None:
         return ended.code if ended.code is not None else 1
     if stop:  # killed after tk was asked to stop: that is what happened, not a crash

@@ -126,6 +126,9 @@ def _forked(fn: Callable[[], dict[str, Any]], timeout: float | None) -> dict[str
         if ended.signal is not None:
             return {"status": PASS_NO_COMPILE,
                     "detail": f"the compile crashed ({signal_name(ended.signal)})"}
+        if ended.ended_early:  # its file may be empty or half written
+            return {"status": PASS_NO_COMPILE, "detail": f"the compile ended its process "
+                                                         f"(os._exit({ended.code})) early"}
         return json.loads(Path(out.name).read_text())
 
 
