@@ -106,3 +106,16 @@ def test_without_reference_every_prefix_is_held_to_prefix_zero():
     r = PassBisector("w.py", "llvm", run_probe=no_reference, required=["Lower", "Codegen"]).run()
     assert r.culprit_name == "Bug"
     assert calls[:3] == [None, 0, None]  # every pass again, once prefix 0 set the baseline
+
+
+def test_a_probe_that_ends_its_process_early_is_no_compile():
+    """A compile that calls os._exit(0) (a pass, a library) leaves no result file: it is a
+    prefix that does not compile, never a server that dies reading an empty file."""
+    import os
+
+    from toolkit.tvm_side.passes import _forked
+
+    out = _forked(lambda: os._exit(0), None)
+    assert out == {"status": NO_COMPILE,
+                   "detail": "the compile ended its process (os._exit(0)) early"}
+    assert _forked(lambda: {"status": "good"}, None) == {"status": "good"}
