@@ -22,7 +22,8 @@ def tvm() -> ModuleType:
     return _tvm
 
 
-def _first_module(*names: str) -> ModuleType | None:
+def first_module(*names: str) -> ModuleType | None:
+    """The first of ``names`` that imports: where a module lives differs across generations."""
     for name in names:
         try:
             return importlib.import_module(name)
@@ -34,7 +35,7 @@ def _first_module(*names: str) -> ModuleType | None:
 @functools.cache
 def tir() -> ModuleType:
     """``tvm.tirx`` from v0.24 on, ``tvm.tir`` before."""
-    mod = _first_module("tvm.tirx", "tvm.tir")
+    mod = first_module("tvm.tirx", "tvm.tir")
     if mod is None:
         raise ImportError("this TVM has neither tvm.tirx nor tvm.tir")
     return mod
@@ -43,7 +44,7 @@ def tir() -> ModuleType:
 @functools.cache
 def dlight() -> ModuleType | None:
     """TVM's default GPU schedules: ``tvm.s_tir.dlight`` (v0.24+) or ``tvm.dlight``."""
-    return _first_module("tvm.s_tir.dlight", "tvm.dlight")
+    return first_module("tvm.s_tir.dlight", "tvm.dlight")
 
 
 @functools.cache
@@ -69,7 +70,7 @@ def tensor_fn() -> Callable[..., Any]:
 @functools.cache
 def structural_hash() -> Callable[[Any], int]:
     """``tvm_ffi.structural_hash`` (v0.25+) or ``tvm.ir.structural_hash``."""
-    ffi = _first_module("tvm_ffi")
+    ffi = first_module("tvm_ffi")
     if ffi is not None and hasattr(ffi, "structural_hash"):
         return ffi.structural_hash
     return tvm().ir.structural_hash
@@ -77,7 +78,7 @@ def structural_hash() -> Callable[[Any], int]:
 
 @functools.cache
 def structural_equal() -> Callable[[Any, Any], bool]:
-    ffi = _first_module("tvm_ffi")
+    ffi = first_module("tvm_ffi")
     if ffi is not None and hasattr(ffi, "structural_equal"):
         return ffi.structural_equal
     return tvm().ir.structural_equal
@@ -166,7 +167,7 @@ def pass_factory(name: str) -> str | None:
     else:
         candidates = [f"tvm.{prefix}.transform"]
     for module_name in candidates:
-        module = _first_module(module_name)
+        module = first_module(module_name)
         factory = getattr(module, attr, None) if module else None
         if not callable(factory):
             continue
@@ -181,7 +182,7 @@ def pass_factory(name: str) -> str | None:
 @functools.cache
 def flops_estimator() -> Callable[[Any], float] | None:
     """PrimFunc -> estimated FLOPs: ``s_tir.analysis`` (v0.24+, IRModule only) or ``tir.analysis``."""
-    mod = _first_module("tvm.s_tir.analysis", "tvm.tir.analysis")
+    mod = first_module("tvm.s_tir.analysis", "tvm.tir.analysis")
     estimate = getattr(mod, "estimate_tir_flops", None) if mod else None
     if estimate is None:
         return None
@@ -241,7 +242,7 @@ def prim_func_buffers(func: Any) -> list[tuple[tuple[str, Any, str] | None, bool
 def cc_module() -> ModuleType:
     """TVM's C compiler driver (``cross_compiler``, ``create_shared``): ``tvm.support.cc``
     on 0.27, ``tvm.contrib.cc`` before."""
-    mod = _first_module("tvm.support.cc", "tvm.contrib.cc")
+    mod = first_module("tvm.support.cc", "tvm.contrib.cc")
     if mod is None:
         raise ImportError("this TVM has neither tvm.support.cc nor tvm.contrib.cc")
     return mod
@@ -249,4 +250,4 @@ def cc_module() -> ModuleType:
 
 def tir_transforms() -> ModuleType | None:
     """The scheduled-TIR passes: ``tvm.s_tir.transform`` (v0.24+) or ``tvm.tir.transform``."""
-    return _first_module("tvm.s_tir.transform", "tvm.tir.transform")
+    return first_module("tvm.s_tir.transform", "tvm.tir.transform")

@@ -31,9 +31,9 @@ RECORD_FILE = "database_tuning_record.json"
 
 def meta_schedule() -> Any:
     """``tvm.s_tir.meta_schedule`` (v0.24+) or ``tvm.meta_schedule`` before."""
-    from toolkit.tvm_side.compat import _first_module
+    from toolkit.tvm_side.compat import first_module
 
-    ms = _first_module("tvm.s_tir.meta_schedule", "tvm.meta_schedule")
+    ms = first_module("tvm.s_tir.meta_schedule", "tvm.meta_schedule")
     if ms is None:
         raise UserError("this TVM has no MetaSchedule (tvm.s_tir.meta_schedule)")
     return ms

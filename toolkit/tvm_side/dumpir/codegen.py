@@ -12,7 +12,6 @@ shared-memory, register and architecture errors surface on a machine without a G
 from __future__ import annotations
 
 import contextlib
-import importlib
 import shutil
 import subprocess
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.explain.cause import first_cause
+from toolkit.tvm_side import compat
 
 # Sources per runtime-module kind: (file name suffix, inspect_source format).
 FORMATS: dict[str, list[tuple[str, str]]] = {
@@ -84,7 +84,7 @@ def capture(assembly: bool = False) -> Iterator[list[Codegen]]:
 
 
 def _build_module() -> Any:
-    return _first_importable("tvm.tirx.build", "tvm.tir.build")
+    return compat.first_module("tvm.tirx.build", "tvm.tir.build")
 
 
 def _sources(runtime: Any, kind: str, assembly: bool) -> dict[str, str]:
@@ -145,7 +145,7 @@ def dlight_rules(structural_hash: Callable[[Any], int]) -> Iterator[dict[int, st
     schedule is the one named. The recorder knows each function's hash before the pass.
     """
     chosen: dict[int, str] = {}
-    module = _first_importable("tvm.s_tir.dlight.base.transform", "tvm.dlight.base.transform")
+    module = compat.first_module("tvm.s_tir.dlight.base.transform", "tvm.dlight.base.transform")
     original = getattr(module, "_apply_rules", None) if module is not None else None
     if original is None:
         yield chosen
@@ -164,12 +164,3 @@ def dlight_rules(structural_hash: Callable[[Any], int]) -> Iterator[dict[int, st
         yield chosen
     finally:
         module._apply_rules = original
-
-
-def _first_importable(*names: str) -> Any:
-    for name in names:
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            continue
-    return None
