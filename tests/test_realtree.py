@@ -137,7 +137,9 @@ def test_runtime_build_of_the_real_tree(tk, tmp_path, main_tree, cache):
     assert py["name"] == "apache-tvm-ffi" and py["source"] == str(main_tree / "3rdparty/tvm-ffi")
     site = Path(py["site"])
     assert (site / "tvm_ffi/lib/libtvm_ffi.so").samefile(stored["libtvm_ffi.so"]["path"])
-    assert not (main_tree / "3rdparty/tvm-ffi/build").exists()  # nothing written in the tree
+    # Nothing written in the tree: no build directory, no setuptools-scm version file.
+    assert not (main_tree / "3rdparty/tvm-ffi/build").exists()
+    assert not (main_tree / "3rdparty/tvm-ffi/python/tvm_ffi/_version.py").exists()
     # eval "$(tk env ID)": import tvm from the tree's python/, with that tvm-ffi.
     exports = tk("env", m["id"], env=cache)
     assert exports.returncode == 0, exports.stderr

@@ -16,6 +16,7 @@ one ``eval`` that sets the library path, and costs only links.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -76,10 +77,22 @@ def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Pat
         # into the user's tree.
         argv = [python, "-m", "pip", "wheel", "--no-deps", "-w", tmp,
                 "-C", f"build-dir={tmp}/build", str(src)]
-        with log.open("a") as out:
-            out.write(f"$ {' '.join(argv)}\n")
-            out.flush()
-            proc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+        before = _entries(src)
+        try:
+            with log.open("a") as out:
+                out.write(f"$ {' '.join(argv)}\n")
+                out.flush()
+                proc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+        finally:
+            # The build backend writes into the source all the same (setuptools-scm's
+            # python/tvm_ffi/_version.py): take back what the build added, so the user's tree
+            # (and its content key) is as it was.
+            for path in sorted(_entries(src) - before, reverse=True):
+                if path.is_dir() and not path.is_symlink():
+                    with contextlib.suppress(OSError):
+                        path.rmdir()
+                else:
+                    path.unlink(missing_ok=True)
         wheels = sorted(Path(tmp).glob("*.whl"))
         if proc.returncode != 0 or not wheels:
             raise TkError(f"building {DIST} from {src} failed (log: {log}); reproduce: "
@@ -88,6 +101,15 @@ def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Pat
         store.link_object(obj, home / wheels[0].name)
     wheel = home / wheels[0].name
     return wheel, wheel_version(wheel)
+
+
+def _entries(root: Path) -> set[Path]:
+    """Every file and directory under ``root``, ``.git`` left out."""
+    found: set[Path] = set()
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        found.update(Path(here) / name for name in (*dirs, *files))
+    return found
 
 
 def wheel_version(wheel: Path) -> str:
