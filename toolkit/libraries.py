@@ -12,7 +12,6 @@ Host-side safe: no tvm import.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
@@ -21,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from toolkit.outputs import sha256_file
 from toolkit.tvm_side.probes import elfread
 
 # Library families whose two copies in one process crash it. The CUDA/extra runtimes are
@@ -60,19 +60,11 @@ class Library:
 
     def sha256_(self) -> str:
         if self.sha256 is None:
-            self.sha256 = sha256_of(self.path)
+            self.sha256 = sha256_file(self.path)
         return self.sha256
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "family": self.family}
-
-
-def sha256_of(path: str | os.PathLike[str]) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def describe(path: str | os.PathLike[str], with_sha256: bool = False) -> Library:

@@ -1,11 +1,16 @@
-"""Refuse, before any work, an output place nothing can be written to.
+"""Writing only where tk may: a writable place, and replacing only files tk can prove it wrote.
 
-``os.access`` answers yes to root everywhere (``/proc`` included), so the probe creates and
-removes a file of its own in the nearest directory that exists: what the write will meet.
+``os.access`` answers yes to root everywhere (``/proc`` included), so :func:`probe_writable`
+creates and removes a file of its own in the nearest directory that exists: what the write
+will meet. An output directory tk writes into again (a dump, a report) carries a manifest
+naming each file tk put there with its sha256 (:func:`read_manifest`, :func:`write_manifest`):
+a file it does not name, or one changed since, is the user's and is never replaced.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -25,3 +30,35 @@ def probe_writable(directory: Path, what: str) -> None:
             pass
     except OSError as e:
         raise UserError(f"{what}: cannot write in {existing} ({e.strerror or e})") from None
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes, read in chunks (libraries run to hundreds of MB)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_manifest(path: Path, fmt: str) -> dict[str, str] | None:
+    """The files a manifest of format ``fmt`` vouches for (relative path -> sha256), or None
+    when there is none or it is not one tk wrote."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    files = data.get("files") if isinstance(data, dict) and data.get("format") == fmt else None
+    if not isinstance(files, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+    ):
+        return None
+    return files
+
+
+def write_manifest(path: Path, fmt: str, files: dict[str, str]) -> None:
+    """Write a manifest atomically: a reader sees the old one or the new one, never half."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps({"format": fmt, "files": dict(sorted(files.items()))},
+                              indent=1) + "\n")
+    os.replace(tmp, path)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit.outputs import probe_writable
+from toolkit.outputs import probe_writable, read_manifest, sha256_file, write_manifest
 
 ASSETS = Path(__file__).parent / "data" / "report"
 FORMATS = ("csv", "json", "md", "html")
@@ -131,19 +131,7 @@ MARKER_FORMAT = "tk-report-files/1"
 
 
 def _written_before(directory: Path) -> dict[str, str]:
-    try:
-        doc = json.loads((directory / MARKER).read_text())
-    except (OSError, ValueError):
-        return {}
-    files = doc.get("files") if isinstance(doc, dict) and doc.get("format") == MARKER_FORMAT \
-        else None
-    return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return read_manifest(directory / MARKER, MARKER_FORMAT) or {}
 
 
 def check_output(directory: Path, stem: str, formats: Sequence[str]) -> None:
@@ -157,7 +145,7 @@ def check_output(directory: Path, stem: str, formats: Sequence[str]) -> None:
     for fmt in formats:
         path = directory / f"{stem}.{fmt}"
         if os.path.lexists(path) and (path.is_symlink() or not path.is_file()
-                                      or ours.get(path.name) != _sha256(path)):
+                                      or ours.get(path.name) != sha256_file(path)):
             raise UserError(f"-o {directory}: {path.name} is there and tk did not write it (or "
                             "it changed since): move it away or pick another directory")
     probe_writable(directory, f"-o {directory}")
@@ -192,14 +180,13 @@ def write(
             elif fmt == "html":
                 path.write_text(html_page(title, doc, view))
             written[fmt] = path
-            ours[path.name] = _sha256(path)
+            ours[path.name] = sha256_file(path)
     except OSError as e:
         raise UserError(f"-o {directory}: cannot write there ({e.strerror or e})") from None
     finally:
         if written:  # what was written is tk's, even when a later format failed
             with contextlib.suppress(OSError):
-                (directory / MARKER).write_text(
-                    json.dumps({"format": MARKER_FORMAT, "files": ours}, indent=1) + "\n")
+                write_manifest(directory / MARKER, MARKER_FORMAT, ours)
     return written
 
 

@@ -30,6 +30,7 @@ from toolkit.build import store
 from toolkit.build.record import PythonPackage
 from toolkit.build.source import content_key, git, is_git
 from toolkit.errors import TkError
+from toolkit.outputs import sha256_file
 
 DIST = "apache-tvm-ffi"
 
@@ -143,5 +144,5 @@ def build_package(root: Path, entry: Path, log: Path, ffi_lib: Path | None) -> P
     site = entry / "python"
     install(wheel, site, ffi_lib)
     return PythonPackage(name=DIST, version=version, wheel=str(wheel),
-                         sha256=store.sha256_file(wheel), site=str(site), source=str(src),
+                         sha256=sha256_file(wheel), site=str(site), source=str(src),
                          python=python_tag())

@@ -29,6 +29,7 @@ from pathlib import Path
 from toolkit.build.record import Artifact, BuildRecord
 from toolkit.build.source import python_dirs
 from toolkit.errors import TkError, UserError
+from toolkit.outputs import sha256_file
 
 MANIFEST = "manifest.json"
 LOCK = ".lock"  # held by the tk build that is building this entry
@@ -140,14 +141,6 @@ def being_built(entry: Path) -> bool:
 
 def save(record: BuildRecord) -> Path:
     return record.save(entry_dir(record.id) / MANIFEST)
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def put_object(src: Path) -> tuple[str, Path]:

@@ -14,7 +14,6 @@ from their first moment, so those a killed run left behind are recognised and re
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import shutil
@@ -26,7 +25,8 @@ from typing import Any
 from toolkit.dumpir import index
 from toolkit.dumpir.store import write_atomic
 from toolkit.errors import TvmFailure, UserError
-from toolkit.outputs import probe_writable
+from toolkit.outputs import probe_writable, read_manifest, sha256_file
+from toolkit.outputs import write_manifest as write_manifest_file
 
 MODULES = "modules"
 # "+SEQ NAME" when a pass starts, "-SEQ" when it ends: what survives a segfault in a pass.
@@ -70,7 +70,7 @@ def check_output_dir(out: Path) -> None:
 
 def foreign_file(out: Path) -> str | None:
     """The first path under ``out`` that its manifest does not vouch for, or None."""
-    files = _manifest(out)
+    files = read_manifest(out / MARKER, MARKER_FORMAT)
     if files is None:
         return MARKER
     dirs = {str(Path(f).parent) for f in files}
@@ -86,32 +86,9 @@ def foreign_file(out: Path) -> str | None:
             if rel == MARKER:
                 continue
             path = Path(root, name)
-            if rel not in files or path.is_symlink() or _sha256(path) != files[rel]:
+            if rel not in files or path.is_symlink() or sha256_file(path) != files[rel]:
                 return rel
     return None
-
-
-def _manifest(out: Path) -> dict[str, str] | None:
-    try:
-        data = json.loads((out / MARKER).read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != MARKER_FORMAT:
-        return None
-    files = data.get("files")
-    if not isinstance(files, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
-    ):
-        return None
-    return files
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def write_manifest(work: Path) -> None:
@@ -122,9 +99,8 @@ def write_manifest(work: Path) -> None:
             path = Path(root, name)
             rel = str(path.relative_to(work))
             if rel != MARKER:
-                files[rel] = _sha256(path)
-    write_atomic(work / MARKER, json.dumps(
-        {"format": MARKER_FORMAT, "files": dict(sorted(files.items()))}, indent=0).encode())
+                files[rel] = sha256_file(path)
+    write_manifest_file(work / MARKER, MARKER_FORMAT, files)
 
 
 def work_dir(out: Path) -> Path:
