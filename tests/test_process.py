@@ -360,7 +360,7 @@ def test_every_probe_stage_is_written_down():
 
     probes = REPO / "toolkit" / "tvm_side" / "probes"
     source = "".join(p.read_text() for p in probes.glob("*.py"))
-    stages = set(re.findall(r'emit\(\s*"(\w+)"', source))
+    stages = set(re.findall(r'(?:emit|load_and_report)\(\s*"(\w+)"', source))
     assert {"python", "import", "mapped", "globals", "where"} <= stages
     doc = process.__doc__ or ""
     section = doc[doc.index("Probes (``run_probe``)"):doc.index("The pass-probe server")]

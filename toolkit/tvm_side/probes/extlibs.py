@@ -82,14 +82,22 @@ def mode_globals(libs):
     import tvm  # noqa: F401 - first, as every extension loader must
 
     for lib in libs:
-        before = names()
-        emit("loading", library=lib)
-        try:
-            ctypes.CDLL(lib, ctypes.RTLD_GLOBAL)
-        except OSError as exc:
-            emit("globals", library=lib, ok=False, error=str(exc))
-            continue
-        emit("globals", library=lib, ok=True, registered=sorted(names() - before))
+        load_and_report("globals", lib, names())
+
+
+def load_and_report(stage, lib, before):
+    """Load ``lib`` globally and emit ``stage`` with what it registered beyond ``before``
+    (a "loading" record first: if the load aborts the process, it names the library).
+    Returns the registry's names after the load, or None when the library did not load."""
+    emit("loading", library=lib)
+    try:
+        ctypes.CDLL(lib, ctypes.RTLD_GLOBAL)
+    except OSError as exc:
+        emit(stage, library=lib, ok=False, error=str(exc))
+        return None
+    now = names()
+    emit(stage, library=lib, ok=True, registered=sorted(now - before))
+    return now
 
 
 def dependency_order(paths):
@@ -119,7 +127,6 @@ def mode_owners():
     spec = importlib.util.find_spec("tvm")
     import tvm_ffi  # noqa: F401 - maps libtvm_ffi, whose own globals come first
 
-    owners = {}
     seen = names()
     ffi_lib = next((p for p in mapped_paths() if family(p) == "libtvm_ffi"), "libtvm_ffi")
     emit("owner", library=ffi_lib, registered=sorted(seen))
@@ -128,16 +135,9 @@ def mode_owners():
     if lib_dir and os.path.isdir(lib_dir):
         paths = [os.path.join(lib_dir, n) for n in sorted(os.listdir(lib_dir)) if family(n)]
     for lib in dependency_order(paths):
-        emit("loading", library=lib)
-        try:
-            ctypes.CDLL(lib, ctypes.RTLD_GLOBAL)
-        except OSError as exc:
-            emit("owner", library=lib, ok=False, error=str(exc))
-            continue
-        now = names()
-        owners[lib] = sorted(now - seen)
-        emit("owner", library=lib, registered=owners[lib])
-        seen = now
+        now = load_and_report("owner", lib, seen)
+        if now is not None:
+            seen = now
     emit("loading", library="python: import tvm")
     import tvm  # noqa: F401
 
