@@ -13,6 +13,7 @@ import os
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,35 @@ from toolkit.errors import TkError, UserError
 from toolkit.process import FUNCS_RESULT_MARKER
 
 
+@dataclass
+class FunctionBisection:
+    workload: str
+    target: str
+    good_pipeline: str
+    status: str = "done"  # done / stopped
+    stop_reason: str | None = None
+    differing: list[str] = field(default_factory=list)  # kernels whose good and bad code differ
+    # Kernels that cannot be swapped: the good lowering lacks them, or calls them otherwise.
+    unswappable: list[str] = field(default_factory=list)
+    kernel: str | None = None  # the kernel whose bad code breaks the check
+    candidates: list[str] = field(default_factory=list)  # when no single kernel does
+    probes: list[dict[str, Any]] = field(default_factory=list)  # swapped kernels -> verdict
+    detail: str = ""  # what the check said of the bad compile
+    pass_name: str | None = None  # the first pass after which the two sides' kernels differ
+    pass_index: int | None = None  # its place among the passes that changed a kernel
+    pass_kernels: list[str] = field(default_factory=list)  # kernels differing after it
+    diff: str = ""  # good vs bad text of those kernels, after that pass
+    tvm: str = ""
+    reproduce: str = ""  # commands that reproduce the finding (set on the host side)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FunctionBisection:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
 def run(workload: str, target: str, good_pipeline: str, *, env: dict[str, str] | None = None,
-        rtol: float = 1e-3, atol: float = 1e-4, timeout: float | None = None) -> dict[str, Any]:
+        rtol: float = 1e-3, atol: float = 1e-4, timeout: float | None = None) -> FunctionBisection:
     env = dict(env if env is not None else os.environ)
     root = str(Path(__file__).resolve().parent.parent.parent)
     env["PYTHONPATH"] = os.pathsep.join([p for p in [env.get("PYTHONPATH", ""), root] if p])
@@ -37,43 +65,44 @@ def run(workload: str, target: str, good_pipeline: str, *, env: dict[str, str] |
             out = json.loads(line[len(FUNCS_RESULT_MARKER):])
             if "error" in out:
                 raise (UserError if out["user_error"] else TkError)(out["error"])
-            out["reproduce"] = reproduce_command(out)
-            return out
+            result = FunctionBisection.from_json(out)
+            result.reproduce = reproduce_command(result)
+            return result
     last = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:]
     raise TkError(f"the function bisection process for {workload} died (exit "
                   f"{proc.returncode}){': ' + last[0][:300] if last else ''}")
 
 
-def reproduce_command(r: dict[str, Any]) -> str:
-    cmd = (f"tk bisect functions {shlex.quote(r['workload'])} --target "
-           f"{shlex.quote(r['target'])} --good-pipeline {shlex.quote(r['good_pipeline'])}")
-    if r.get("pass_name"):
-        name = shlex.quote(r["pass_name"])
-        cmd += (f"\ntk dump-ir {shlex.quote(r['workload'])} --target {shlex.quote(r['target'])}"
+def reproduce_command(r: FunctionBisection) -> str:
+    cmd = (f"tk bisect functions {shlex.quote(r.workload)} --target "
+           f"{shlex.quote(r.target)} --good-pipeline {shlex.quote(r.good_pipeline)}")
+    if r.pass_name:
+        name = shlex.quote(r.pass_name)
+        cmd += (f"\ntk dump-ir {shlex.quote(r.workload)} --target {shlex.quote(r.target)}"
                 f" -o ir-dump --passes {name} && tk dump-ir show ir-dump --pass {name} --diff")
     return cmd
 
 
-def markdown(r: dict[str, Any]) -> str:
+def markdown(r: FunctionBisection) -> str:
     lines = []
-    if r.get("kernel"):
-        lines += [f"# Bad kernel: {r['kernel']}", "",
-                  f"- Workload `{r['workload']}` on `{r['target']}` (TVM {r['tvm']}): its own "
-                  f"pipeline gives outputs that {r['detail']}; with the good pipeline "
-                  f"`{r['good_pipeline']}`'s {r['kernel']} swapped in, they match."]
-    elif r.get("candidates"):
+    if r.kernel:
+        lines += [f"# Bad kernel: {r.kernel}", "",
+                  f"- Workload `{r.workload}` on `{r.target}` (TVM {r.tvm}): its own "
+                  f"pipeline gives outputs that {r.detail}; with the good pipeline "
+                  f"`{r.good_pipeline}`'s {r.kernel} swapped in, they match."]
+    elif r.candidates:
         lines += ["# Bad kernels: only together", "",
-                  f"- {', '.join(r['candidates'])}: {r['stop_reason']}"]
+                  f"- {', '.join(r.candidates)}: {r.stop_reason}"]
     else:
-        lines += [f"# Function bisection {r['status']}", "", f"- {r['stop_reason']}"]
-    lines.append(f"- {len(r['differing'])} kernels differ between the good and bad lowering "
-                 f"({', '.join(r['differing']) or 'none'}); {len(r['probes'])} hybrids built")
-    if r.get("unswappable"):
+        lines += [f"# Function bisection {r.status}", "", f"- {r.stop_reason}"]
+    lines.append(f"- {len(r.differing)} kernels differ between the good and bad lowering "
+                 f"({', '.join(r.differing) or 'none'}); {len(r.probes)} hybrids built")
+    if r.unswappable:
         lines.append("- Not swappable (absent from the good lowering, or called with other "
-                     f"arguments there): {', '.join(r['unswappable'])}")
-    if r.get("pass_name"):
-        lines += [f"- First pass where the kernels part: {r['pass_name']} (after it, "
-                  f"{', '.join(r['pass_kernels'])} differ)", "",
-                  "```diff", r["diff"].rstrip(), "```"]
-    lines += ["", "Reproduce:", "", "```sh", r["reproduce"], "```"]
+                     f"arguments there): {', '.join(r.unswappable)}")
+    if r.pass_name:
+        lines += [f"- First pass where the kernels part: {r.pass_name} (after it, "
+                  f"{', '.join(r.pass_kernels)} differ)", "",
+                  "```diff", r.diff.rstrip(), "```"]
+    lines += ["", "Reproduce:", "", "```sh", r.reproduce, "```"]
     return "\n".join(lines) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -394,7 +395,7 @@ def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str
     result = functions.run(workload, target, good_pipeline, env=env, rtol=rtol, atol=atol,
                            timeout=timeout)
     if as_json:
-        term.json(result)
+        term.json(asdict(result))
     else:
         term.echo(functions.markdown(result), nl=False)
-    return 0 if result.get("kernel") or result.get("candidates") else 1
+    return 0 if result.kernel or result.candidates else 1

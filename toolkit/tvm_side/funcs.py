@@ -20,35 +20,15 @@ import difflib
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
+from toolkit.bisect.functions import FunctionBisection
 from toolkit.errors import TvmFailure, UserError
 from toolkit.process import FUNCS_RESULT_MARKER
 from toolkit.tvm_side import compat, stack
 from toolkit.tvm_side import target as targets
 from toolkit.tvm_side.workload import TIR, Workload
-
-
-@dataclass
-class FunctionBisection:
-    workload: str
-    target: str
-    good_pipeline: str
-    status: str = "done"  # done / stopped
-    stop_reason: str | None = None
-    differing: list[str] = field(default_factory=list)  # kernels whose good and bad code differ
-    # Kernels that cannot be swapped: the good lowering lacks them, or calls them otherwise.
-    unswappable: list[str] = field(default_factory=list)
-    kernel: str | None = None  # the kernel whose bad code breaks the check
-    candidates: list[str] = field(default_factory=list)  # when no single kernel does
-    probes: list[dict[str, Any]] = field(default_factory=list)  # swapped kernels -> verdict
-    detail: str = ""  # what the check said of the bad compile
-    pass_name: str | None = None  # the first pass after which the two sides' kernels differ
-    pass_index: int | None = None  # its place among the passes that changed a kernel
-    pass_kernels: list[str] = field(default_factory=list)  # kernels differing after it
-    diff: str = ""  # good vs bad text of those kernels, after that pass
-    tvm: str = ""
 
 
 def relax_pipeline(wl: Workload, options: stack.BuildOptions, target: Any) -> Any:
