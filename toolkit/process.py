@@ -78,6 +78,17 @@ from typing import Any, NoReturn
 
 from toolkit.errors import TkError, UserError
 
+# The directory holding toolkit/: a process tk starts in a build's environment (a pass or
+# function probe server, a ready-made bisect check) imports tk from here.
+TK_ROOT = Path(__file__).resolve().parent.parent
+
+
+def with_toolkit(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with tk importable, after its own PYTHONPATH entries (the TVM under test, found
+    through those, wins over anything beside tk)."""
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**env, "PYTHONPATH": os.pathsep.join([*paths, str(TK_ROOT)])}
+
 # --- the worker -------------------------------------------------------------------------
 INTERRUPTED = 128 + signal.SIGINT
 # Signals a process gets from its own code going wrong; any other one was sent from outside.

@@ -18,7 +18,6 @@ from toolkit.errors import UserError
 # Shipped as package data (a link to the top-level bisect/ in a checkout), so an installed
 # tk has them too.
 CHECK_DIR = Path(__file__).resolve().parent.parent / "data" / "bisect"
-TK_ROOT = Path(__file__).resolve().parent.parent.parent  # the directory holding toolkit/
 SHELL_SYNTAX = ("&&", "||", "|", ";", ">", "<", "$", "`")
 
 

@@ -14,11 +14,10 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 from toolkit.errors import TkError, UserError
-from toolkit.process import FUNCS_RESULT_MARKER
+from toolkit.process import FUNCS_RESULT_MARKER, with_toolkit
 
 
 @dataclass
@@ -50,9 +49,7 @@ class FunctionBisection:
 
 def run(workload: str, target: str, good_pipeline: str, *, env: dict[str, str] | None = None,
         rtol: float = 1e-3, atol: float = 1e-4, timeout: float | None = None) -> FunctionBisection:
-    env = dict(env if env is not None else os.environ)
-    root = str(Path(__file__).resolve().parent.parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join([p for p in [env.get("PYTHONPATH", ""), root] if p])
+    env = with_toolkit(dict(env if env is not None else os.environ))
     argv = [sys.executable, "-m", "toolkit.tvm_side.funcs", "--workload", workload,
             "--target", target, "--good-pipeline", good_pipeline, "--rtol", str(rtol),
             "--atol", str(atol)]

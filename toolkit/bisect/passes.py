@@ -39,7 +39,7 @@ from toolkit.bisect import events, search
 from toolkit.bisect.verdict import BAD, GOOD, SKIP
 from toolkit.errors import TkError
 from toolkit.explain.cause import one_line
-from toolkit.process import PASS_NO_COMPILE, PASS_RESULT_MARKER
+from toolkit.process import PASS_NO_COMPILE, PASS_RESULT_MARKER, with_toolkit
 
 CONTAINERS = frozenset({"sequential", "_pipeline"})
 # Passes without which the default pipelines of TVM 0.2x do not compile for llvm/cuda:
@@ -146,9 +146,7 @@ class PassBisector:
                       f"{': ' + last[0][:300] if last else ''}")
 
     def _start_server(self) -> subprocess.Popen:
-        env = dict(self.env if self.env is not None else os.environ)
-        root = str(Path(__file__).resolve().parent.parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join([p for p in [env.get("PYTHONPATH", ""), root] if p])
+        env = with_toolkit(dict(self.env if self.env is not None else os.environ))
         argv = [sys.executable, "-m", "toolkit.tvm_side.passes", "serve",
                 "--workload", self.result.workload, "--target", self.result.target,
                 "--rtol", str(self.rtol), "--atol", str(self.atol)]

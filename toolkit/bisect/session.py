@@ -21,6 +21,7 @@ from toolkit.bisect.state import BisectState
 from toolkit.bisect.verdicts import VerdictCache, check_identity
 from toolkit.bisect.worktree import Worktree, commit_range, open_repo, resolve, toplevel
 from toolkit.errors import TkError, UserError
+from toolkit.process import with_toolkit
 
 
 def source_of(source: Path | None) -> Path:
@@ -102,10 +103,7 @@ def reset(source: Path | None) -> Path:
 def check_env(build_env: dict[str, str]) -> dict[str, str]:
     """The step's environment: the user's, then the build's; tk stays importable for the
     ready-made checks (after the build's own paths, so the TVM under test wins)."""
-    env = {**os.environ, **build_env}
-    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join([*paths, str(checks.TK_ROOT)])
-    return env
+    return with_toolkit({**os.environ, **build_env})
 
 
 def bisector(st: BisectState, events: ev.Handler = ev.ignore) -> Bisector:
