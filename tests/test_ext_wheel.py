@@ -40,20 +40,25 @@ def wheel(work: Path) -> Path:
 
 
 def _venv_without_tk(root: Path) -> Path:
-    """A venv whose site-packages holds tvm and tvm_ffi (links to the installed wheels'
-    packages) and a .pth naming the site-packages of their own dependencies (numpy...):
-    a .pth line adds a directory without running the .pth files in it, so tk's editable
-    install stays out."""
-    import importlib.util
-
+    """A venv that sees this interpreter's installed packages but not tk. tvm and tvm_ffi (and
+    their dist-info, which tvm_ffi reads to find its library) are linked into its
+    site-packages, where the wheel's $ORIGIN RUNPATH looks for their
+    libraries; the rest comes through a .pth naming a directory of links to every other entry
+    of our site-packages except tk's own (an installed `toolkit`, its dist-info, an editable
+    install's hooks). A .pth line adds a directory without running the .pth files in it."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
     python = root / "bin" / "python"
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; "
                                 "print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    for pkg in ("tvm", "tvm_ffi"):
-        (site / pkg).symlink_to(Path(importlib.util.find_spec(pkg).origin).parent)
-    (site / "tvm_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    deps = root / "deps"
+    deps.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if entry.name in ("tvm", "tvm_ffi") or entry.name.startswith("apache_tvm"):
+            (site / entry.name).symlink_to(entry)
+        elif entry.name != "toolkit" and not entry.name.startswith(("tk_tvm", "__editable__")):
+            (deps / entry.name).symlink_to(entry)
+    (site / "deps.pth").write_text(f"{deps}\n")
     return python
 
 
