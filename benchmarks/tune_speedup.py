@@ -8,8 +8,8 @@ load hits both alike. Prints the tuned/default speedup and the tuning time per t
 
     python benchmarks/tune_speedup.py [--workload builtin:matmul] [--trials 32] [--rounds 7]
 
-Needs psutil, and a TVM whose JSON serialisation works (apache-tvm 0.27.0.post1 wants
-apache-tvm-ffi 0.1.14.post0; 0.1.15.post2 crashes): ``tk tune`` says so otherwise.
+Needs psutil. With apache-tvm 0.27.0.post1 beside apache-tvm-ffi 0.1.15.post2, TVM's JSON
+serialisation crashes until tk repairs it (``tune.check_serialisation``), as ``tk tune`` does.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ that tuning wins (benchmarks/tune_speedup.py measures that).
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from workload_files import te_matmul
@@ -55,8 +58,43 @@ def test_broken_serialisation_is_one_line_exit_1(tk, tmp_path):
     result = tk("tune", str(te_matmul(tmp_path)), "--trials", "2", "-o", str(tmp_path / "db"))
     assert result.returncode == 1
     assert "MetaSchedule cannot save or ship IR" in result.stderr
-    assert "pip install 'apache-tvm-ffi==0.1.14.post0'" in result.stderr
     assert not (tmp_path / "db").exists()
+
+
+REPAIR = """
+import json
+import tvm
+from toolkit.tvm_side import compat, tune
+from workload_files import TE_MATMUL
+
+raw = tune._serialises()
+cleared = [] if raw else compat.clear_foreign_any_hash_hooks()
+space = {}
+exec(TE_MATMUL.format(reference="a @ b"), space)
+mod = space["mod"]  # a PrimFunc: every index and buffer shape in it is a PrimExpr
+text = tvm.ir.save_json(mod) if tune._serialises() else None
+if text is not None:
+    tvm.ir.assert_structural_equal(tvm.ir.load_json(text), mod)
+print(json.dumps({"raw": raw, "cleared": cleared, "round_trip": text is not None}))
+"""
+
+
+def test_serialisation_repaired_where_tvm_ffi_hash_hooks_disagree():
+    """apache-tvm 0.27.0.post1 beside apache-tvm-ffi 0.1.15: TVM's PrimType hash hook has
+    the old calling convention and every save_json of a PrimExpr segfaults; tk drops the
+    hook in its own process and IR then round-trips through TVM's JSON."""
+    pytest.importorskip("tvm")
+    here = os.path.dirname(__file__)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [os.path.dirname(here), here, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", REPAIR], capture_output=True, text=True,
+                         env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if result["raw"]:
+        pytest.skip("save_json works in this install without the repair")
+    assert result["cleared"] == ["ir.PrimType"]
+    assert result["round_trip"]
 
 
 @pytest.mark.slow

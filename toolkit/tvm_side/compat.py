@@ -251,3 +251,70 @@ def cc_module() -> ModuleType:
 def tir_transforms() -> ModuleType | None:
     """The scheduled-TIR passes: ``tvm.s_tir.transform`` (v0.24+) or ``tvm.tir.transform``."""
     return first_module("tvm.s_tir.transform", "tvm.tir.transform")
+
+
+def clear_foreign_any_hash_hooks() -> list[str]:
+    """Drop the ``__any_hash__``/``__any_equal__`` hooks that a library other than tvm-ffi
+    registered as raw function pointers; returns the type keys whose hooks went.
+
+    tvm-ffi 0.1.15 changed how such a pointer is called: it now returns a ``TVMFFIAny``
+    (``TVMFFIAny (*)(const Any&) noexcept``) where 0.1.14 returned ``int64_t``/``bool``.
+    A TVM compiled against 0.1.14 headers (the apache-tvm 0.27.0.post1 wheel registers one
+    for ``ir.PrimType``, src/ir/type.cc) but run with libtvm_ffi 0.1.15 has its hash read
+    as a type index and the hash's register as an error object: any hash of a PrimType
+    inside tvm-ffi segfaults - ``ToJSONGraph`` (``tvm.ir.save_json``) hashes every node,
+    and every PrimExpr holds a PrimType. Without the hook a PrimType hashes and compares
+    by identity, as every other object does; TVM caches one PrimType node per dtype.
+    Hooks inside libtvm_ffi itself were compiled with its own convention and stay.
+    """
+    import ctypes
+    import os
+
+    import tvm_ffi
+    from tvm_ffi import core
+
+    class ByteArray(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_char_p), ("size", ctypes.c_size_t)]
+
+    class AnyPod(ctypes.Structure):  # TVMFFIAny: type index, padding, 8-byte value
+        _fields_ = [("type_index", ctypes.c_int32), ("padding", ctypes.c_uint32),
+                    ("value", ctypes.c_uint64)]
+
+    class Column(ctypes.Structure):  # TVMFFITypeAttrColumn
+        _fields_ = [("data", ctypes.POINTER(AnyPod)), ("size", ctypes.c_int32),
+                    ("begin_index", ctypes.c_int32)]
+
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
+                    ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
+
+    opaque_ptr = 4  # kTVMFFIOpaquePtr
+    ffi_path = os.path.realpath(tvm_ffi.libinfo.find_libtvm_ffi())
+    ffi = ctypes.CDLL(ffi_path)
+    ffi.TVMFFIGetTypeAttrColumn.restype = ctypes.POINTER(Column)
+    ffi.TVMFFIGetTypeAttrColumn.argtypes = [ctypes.POINTER(ByteArray)]
+    dladdr = ctypes.CDLL(None).dladdr
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(DlInfo)]
+
+    cleared: list[str] = []
+    for name in (b"__any_hash__", b"__any_equal__"):
+        column = ffi.TVMFFIGetTypeAttrColumn(ctypes.byref(ByteArray(name, len(name))))
+        if not column:
+            continue
+        for offset in range(column.contents.size):
+            slot = column.contents.data[offset]
+            if slot.type_index != opaque_ptr:
+                continue
+            info = DlInfo()
+            if not dladdr(ctypes.c_void_p(slot.value), ctypes.byref(info)) or not info.fname:
+                continue
+            if os.path.realpath(info.fname.decode()) == ffi_path:
+                continue
+            # The slot holds a plain pointer (no reference count): overwriting it with None
+            # in place is what registering None would have stored.
+            column.contents.data[offset] = AnyPod(0, 0, 0)
+            type_info = core._type_index_to_type_info(offset + column.contents.begin_index)
+            key = type_info.type_key if type_info is not None else str(offset)
+            if key not in cleared:
+                cleared.append(key)
+    return cleared

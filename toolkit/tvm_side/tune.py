@@ -60,9 +60,33 @@ def records(directory: Path) -> int:
 
 
 def check_serialisation() -> None:
-    """MetaSchedule moves IR between processes and onto disk as TVM's JSON; in a forked child
-    first, since a TVM and tvm-ffi that disagree crash there (0.27.0.post1 with tvm-ffi
-    0.1.15.post2 segfaults in ToJSONGraph; 0.1.14.post0 works)."""
+    """MetaSchedule moves IR between processes and onto disk as TVM's JSON; try it in a forked
+    child first, since a TVM and tvm-ffi that disagree crash there. The known disagreement
+    (apache-tvm 0.27.0.post1 with apache-tvm-ffi 0.1.15.post2: PrimType's hash hook, see
+    ``compat.clear_foreign_any_hash_hooks``) is repaired in this process; any other is refused.
+    """
+    from toolkit.tvm_side import compat
+
+    if _serialises():
+        return
+    if compat.clear_foreign_any_hash_hooks() and _serialises():
+        return
+    import importlib.metadata as md
+
+    versions = []
+    for dist in ("apache-tvm", "apache-tvm-ffi"):
+        try:
+            versions.append(f"{dist} {md.version(dist)}")
+        except md.PackageNotFoundError:
+            continue
+    raise TkError(
+        f"TVM's JSON serialisation crashes in this install ({', '.join(versions) or 'tvm'}"
+        f"): MetaSchedule cannot save or ship IR; install the apache-tvm-ffi this TVM was "
+        f"built against")
+
+
+def _serialises() -> bool:
+    """Whether ``tvm.ir.save_json`` of a PrimExpr survives, tried in a forked child."""
     import tvm
 
     from toolkit.tvm_side import compat
@@ -75,19 +99,7 @@ def check_serialisation() -> None:
         finally:
             os._exit(0)
     _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        import importlib.metadata as md
-
-        versions = []
-        for dist in ("apache-tvm", "apache-tvm-ffi"):
-            try:
-                versions.append(f"{dist} {md.version(dist)}")
-            except md.PackageNotFoundError:
-                continue
-        raise TkError(
-            f"TVM's JSON serialisation crashes in this install ({', '.join(versions) or 'tvm'}"
-            f"): MetaSchedule cannot save or ship IR. With the 0.27.0.post1 wheel: "
-            f"pip install 'apache-tvm-ffi==0.1.14.post0'")
+    return not os.WIFSIGNALED(status)
 
 
 def open_database(directory: Path) -> Any:
