@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from toolkit.bisect import events as ev
-from toolkit.bisect.passes import PassBisector
+from toolkit.bisect.passes import PassBisector, markdown
 from toolkit.process import PASS_NO_COMPILE as NO_COMPILE
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bisect" / "miscompile.py"
 UNITS = ["Canon", "Fold", "Lower", "Fuse", "Bug", "Tidy", "Codegen"]
+# Their pass numbers in a full compile: containers and nested passes take numbers between.
+NUMBERS = [1, 2, 4, 7, 9, 10, 12]
 
 
 def fake_pipeline(no_compile_at=(), crash_without=("Lower", "Codegen")):
@@ -22,7 +24,7 @@ def fake_pipeline(no_compile_at=(), crash_without=("Lower", "Codegen")):
     def run_probe(k, required, diff_unit=None):
         calls.append(k)
         ran = [u for i, u in enumerate(UNITS) if k is None or i < k or u in required]
-        out = {"k": k, "units": UNITS, "tvm": "fake"}
+        out = {"k": k, "units": UNITS, "tvm": "fake", "numbers": NUMBERS if k is None else None}
         if any(u not in ran for u in crash_without) or k in no_compile_at:
             return {**out, "status": NO_COMPILE, "detail": "probe killed by signal 11"}
         bad = "Bug" in ran
@@ -40,6 +42,9 @@ def test_learns_required_passes_and_finds_the_bug():
     assert r.culprit_name == "Bug" and r.culprit == 4
     assert set(r.learned) == {"Lower", "Codegen"}
     assert "+x = 2.5" in r.diff
+    text = markdown(r)
+    assert text.startswith("# First bad pass: #9 Bug\n")  # its pass number, not its unit index
+    assert "tk dump-ir show ir-dump --pass 9 --diff" in text
 
 
 def test_the_pass_search_reports_typed_events():
@@ -70,6 +75,7 @@ def test_prefix_that_does_not_compile_is_not_a_verdict():
                      learn=False).run()
     assert 4 in r.no_compile
     assert r.culprit is None and [UNITS[i] for i in r.candidates] == ["Fuse", "Bug"]
+    assert "- #7 Fuse, #9 Bug" in markdown(r)
 
 
 def test_nothing_compiles_without_learning_stops_clearly():
@@ -79,7 +85,7 @@ def test_nothing_compiles_without_learning_stops_clearly():
 
 
 @pytest.mark.slow
-def test_finds_the_miscompiling_pass_of_a_real_pipeline(tk):
+def test_finds_the_miscompiling_pass_of_a_real_pipeline(tk, tmp_path):
     r = tk("bisect", "passes", str(FIXTURE), "--target", "llvm", "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
@@ -89,6 +95,23 @@ def test_finds_the_miscompiling_pass_of_a_real_pipeline(tk):
     assert "R.const(2.5" in data["diff"]
     assert len(data["probes"]) <= 12
     assert "every pass" in r.stderr  # progress
+
+    # The same compile under dump-ir gives the culprit the same number: the pipeline's
+    # wrappers (sequential, _pipeline) and nested passes count in both.
+    number = data["culprit_number"]
+    dump = tmp_path / "dump"
+    assert tk("dump-ir", str(FIXTURE), "--target", "llvm", "-o", str(dump)).returncode == 0
+    records = json.loads((dump / "index.json").read_text())["passes"]
+    assert [p["seq"] for p in records if p["name"] == "FoldBiasBug"] == [number]
+    assert number != data["culprit"]  # the unit index is not what is printed
+    shown = tk("dump-ir", "show", str(dump), "--pass", str(number), "--diff")
+    assert shown.returncode == 0, shown.stderr
+    assert f"(after #{number} FoldBiasBug)" in shown.stdout
+    listed = tk("dump-ir", "show", str(dump)).stdout.splitlines()[number].split()
+    assert listed[0] == str(number) and "FoldBiasBug" in listed
+    text = tk("bisect", "passes", str(FIXTURE), "--target", "llvm").stdout
+    assert text.startswith(f"# First bad pass: #{number} FoldBiasBug\n")
+    assert f"tk dump-ir show ir-dump --pass {number} --diff" in text
 
 
 def test_without_reference_every_prefix_is_held_to_prefix_zero():

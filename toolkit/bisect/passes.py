@@ -8,11 +8,14 @@ search of ``toolkit.bisect.search`` over the list ``0..N``.
 
 Units of the search are the passes the pipeline runs at top level: ``sequential`` and
 ``_pipeline`` containers always run (their contents are units), and a pass's nested passes
-belong to it. Some passes must always run, or nothing compiles (LegalizeOps, the VM lowering,
-MakePackedAPI...): they are *required*, listed (``--required``, plus the ones known below) or
-*learned*: when a prefix does not compile, the shortest longer prefix that does tells which
-skipped pass was needed, and that pass becomes required. A prefix that still does not
-compile is reported as such, never taken as a verdict.
+belong to it. A unit is named by its pass number in the full compile, the number dump-ir
+gives the same pass (``toolkit.tvm_side.dumpir.numbering``: wrappers, nested passes and
+wrappers' own work count), so ``#N`` means the same pass in both. Some passes must always
+run, or nothing compiles (LegalizeOps, the VM lowering, MakePackedAPI...): they are
+*required*, listed (``--required``, plus the ones known below) or *learned*: when a prefix
+does not compile, the shortest longer prefix that does tells which skipped pass was needed,
+and that pass becomes required. A prefix that still does not compile is reported as such,
+never taken as a verdict.
 
 Probes run in a subprocess (``python -m toolkit.tvm_side.passes serve``, its target-side
 half) in the build's environment, which loads the workload once and forks a child per probe:
@@ -71,6 +74,7 @@ class PassBisection:
     workload: str
     target: str
     units: list[str] = field(default_factory=list)  # the pipeline's units, in order
+    numbers: list[int] = field(default_factory=list)  # each unit's pass number (dump-ir's)
     required: list[str] = field(default_factory=list)  # pass names that always ran
     learned: list[str] = field(default_factory=list)  # of which learned during this run
     culprit: int | None = None  # unit index of the first bad pass
@@ -87,9 +91,19 @@ class PassBisection:
     def culprit_name(self) -> str | None:
         return self.units[self.culprit] if self.culprit is not None else None
 
+    @property
+    def culprit_number(self) -> int | None:
+        """The culprit's pass number: ``tk dump-ir show DIR --pass N`` shows the same pass."""
+        return self.numbers[self.culprit] if self.culprit is not None else None
+
+    def label(self, unit: int) -> str:
+        """``#N NAME`` of a unit, N its pass number."""
+        return f"#{self.numbers[unit]} {self.units[unit]}"
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["culprit_name"] = self.culprit_name
+        data["culprit_number"] = self.culprit_number
         data["dump_ir"] = dump_ir_command(self) if self.culprit is not None else None
         return data
 
@@ -97,7 +111,8 @@ class PassBisection:
 def dump_ir_command(r: PassBisection) -> str:
     name = shlex.quote(r.culprit_name or "")
     return (f"tk dump-ir {shlex.quote(r.workload)} --target {shlex.quote(r.target)} -o "
-            f"ir-dump --passes {name} && tk dump-ir show ir-dump --pass {name} --diff")
+            f"ir-dump --passes {name} && tk dump-ir show ir-dump --pass {r.culprit_number} "
+            "--diff")
 
 
 ProbeFn = Callable[..., dict[str, Any]]
@@ -242,6 +257,10 @@ class PassBisector:
         self.events(events.PassSearchStarted(r.workload, r.target))
         full = self._probe(None)
         r.units, r.tvm = full.get("units", []), full.get("tvm", "")
+        r.numbers = full.get("numbers") or []
+        if full["status"] != PASS_NO_COMPILE and len(r.numbers) != len(r.units):
+            raise TkError(f"the probe of every pass numbered {len(r.numbers)} of its "
+                          f"{len(r.units)} passes")
         remembered = set(self._remembered()) - set(r.required)
         if remembered:
             self.events(events.RequiredRemembered(r.tvm, tuple(sorted(remembered))))
@@ -296,12 +315,12 @@ class PassBisector:
 def markdown(r: PassBisection) -> str:
     lines = []
     if r.culprit is not None:
-        lines += [f"# First bad pass: #{r.culprit} {r.culprit_name}", "",
-                  f"- Workload `{r.workload}` on `{r.target}` (TVM {r.tvm}): with the first "
-                  f"{r.culprit} passes the check passes; adding {r.culprit_name} breaks it "
-                  f"({r.detail})."]
+        lines += [f"# First bad pass: {r.label(r.culprit)}", "",
+                  f"- Workload `{r.workload}` on `{r.target}` (TVM {r.tvm}): with the passes "
+                  f"before it the check passes; adding {r.culprit_name} breaks it "
+                  f"({r.detail}). #{r.culprit_number} is its number in `tk dump-ir` too."]
     elif r.candidates:
-        names = ", ".join(f"#{i} {r.units[i]}" for i in r.candidates)
+        names = ", ".join(r.label(i) for i in r.candidates)
         lines += ["# First bad pass: one of these (the prefixes between do not compile)", "",
                   f"- {names}"]
     else:

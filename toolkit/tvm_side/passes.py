@@ -23,13 +23,20 @@ from toolkit.process import PASS_NO_COMPILE, PASS_RESULT_MARKER, fork_and_wait, 
 
 def prefix_instrument(k: int | None, required: set[str], diff_unit: int | None = None) -> Any:
     """A PassInstrument letting units ``0..k-1`` and required passes run, skipping the rest;
-    it records the unit names and, for ``diff_unit``, the module before and after it."""
+    it records the unit names and, for ``diff_unit``, the module before and after it. With
+    every pass running (``k`` None) it also records each unit's pass number, dump-ir's."""
     import tvm
+
+    from toolkit.tvm_side import compat
+    from toolkit.tvm_side.dumpir.numbering import PassNumbering, functions
+
+    numbering = PassNumbering(compat.structural_hash()) if k is None else None
 
     @tvm.instrument.pass_instrument
     class Prefix:
         def __init__(self) -> None:
             self.names: list[str] = []
+            self.numbers: list[int] = []  # per unit, its pass number (k None only)
             self.skipped: list[int] = []
             self.before = self.after = None
             self._inside = 0  # > 0 while a unit runs: its nested passes belong to it
@@ -50,6 +57,10 @@ def prefix_instrument(k: int | None, required: set[str], diff_unit: int | None =
             return run
 
         def run_before_pass(self, mod: Any, info: Any) -> None:
+            if numbering is not None:
+                number = numbering.start(functions(mod))[1]
+                if self._next is not None:
+                    self.numbers.append(number)
             self._stack.append(self._next)
             if self._next is not None:
                 self._inside += 1
@@ -58,6 +69,8 @@ def prefix_instrument(k: int | None, required: set[str], diff_unit: int | None =
             self._next = None
 
         def run_after_pass(self, mod: Any, info: Any) -> None:
+            if numbering is not None:
+                numbering.end(functions(mod))
             unit = self._stack.pop()
             if unit is not None:
                 self._inside -= 1
@@ -102,6 +115,7 @@ def probe(wl: Any, target: str, k: int | None, required: Sequence[str],
                           detail=f"{'matches' if cmp.ok else 'differs from'} {against}: max abs "
                                  f"err {cmp.max_abs:.3g}, max rel err {cmp.max_rel:.3g}")
     result.update(units=inst.names, skipped=inst.skipped, tvm=tvm.__version__,
+                  numbers=inst.numbers if k is None else None,
                   before=inst.before, after=inst.after)
     return result
 

@@ -42,6 +42,7 @@ from toolkit.dumpir.index import (
 )
 from toolkit.dumpir.store import FunctionStore, write_atomic
 from toolkit.tvm_side import compat
+from toolkit.tvm_side.dumpir.numbering import PassNumbering, functions
 
 # Handles of recently seen function objects -> (object, structural hash). Keeping the object
 # alive keeps its address from being reused; the bound keeps memory flat on deep models.
@@ -64,7 +65,7 @@ class _Frame:
     start: float
     overhead_at_start: float
     children: int = 0
-    last_out: tuple[Any, dict[str, Any]] | None = None  # the last nested pass's output
+    last_out: dict[str, Any] | None = None  # the last nested pass's output
 
 
 @dataclass
@@ -89,6 +90,7 @@ class Recorder:
         self._hash: Callable[[Any], int] = compat.structural_hash()
         self._print: Callable[[Any, str], str] = compat.script_printer()
         self._stack: list[_Frame] = []
+        self._numbering = PassNumbering(self._hash)
         self._by_handle: OrderedDict[int, tuple[Any, int]] = OrderedDict()
         self._keys: dict[tuple[int, str], str] = {}
         self._last_output: dict[str, int] | None = None
@@ -108,14 +110,14 @@ class Recorder:
     def before(self, mod: Any, name: str) -> None:
         t0 = time.perf_counter()
         parent = self._stack[-1] if self._stack else None
-        funcs = _functions(mod)
+        funcs = functions(mod)
+        own, seq = self._numbering.start(funcs)
         if parent is not None:
-            if parent.children == 0 and not _same_functions(parent.funcs, funcs):
-                # The wrapper changed the module before its first nested pass.
-                self._own_work(parent.record, parent.funcs, funcs, mod)
+            if own is not None:  # the wrapper changed the module before its first nested pass
+                self._own_work(own, parent.record, parent.funcs, funcs, mod)
             parent.children += 1
         record = PassRecord(
-            seq=len(self.records), name=name, depth=len(self._stack),
+            seq=seq, name=name, depth=len(self._stack),
             parent=parent.record.seq if parent else None,
             stored=self.pass_glob is None or fnmatch.fnmatchcase(name, self.pass_glob),
         )
@@ -137,27 +139,26 @@ class Recorder:
             self.journal.write(f"-{record.seq}\n")
             self.journal.flush()
         record.seconds = round(t0 - frame.start - (self.overhead - frame.overhead_at_start), 6)
-        funcs = _functions(mod)
+        funcs = functions(mod)
         record.functions = len(funcs)
+        own = self._numbering.end(funcs)
         if frame.children:
             record.kind = WRAPPER
             self._jobs.put((self._wrapper, (record, frame.funcs, funcs)))
-            assert frame.last_out is not None
-            _, last_funcs = frame.last_out
-            if not _same_functions(last_funcs, funcs):
-                # The wrapper changed the module after its last nested pass.
-                self._own_work(record, last_funcs, funcs, mod)
+            if own is not None:  # the wrapper changed the module after its last nested pass
+                assert frame.last_out is not None
+                self._own_work(own, record, frame.last_out, funcs, mod)
         else:
             self._jobs.put((self._leaf, (record, frame.funcs, funcs, mod)))
         if self._stack:
-            self._stack[-1].last_out = (mod, funcs)
+            self._stack[-1].last_out = funcs
         self.overhead += time.perf_counter() - t0
 
-    def _own_work(self, wrapper: PassRecord, before: dict[str, Any], after: dict[str, Any],
-                  mod: Any) -> None:
+    def _own_work(self, seq: int, wrapper: PassRecord, before: dict[str, Any],
+                  after: dict[str, Any], mod: Any) -> None:
         """A record for what a wrapper did itself, between two of its module snapshots."""
         record = PassRecord(
-            seq=len(self.records), name=wrapper.name, depth=wrapper.depth + 1,
+            seq=seq, name=wrapper.name, depth=wrapper.depth + 1,
             parent=wrapper.seq, kind=OWN, stored=wrapper.stored, functions=len(after),
         )
         self.records.append(record)
@@ -172,19 +173,6 @@ class Recorder:
         self._worker.join()
         if self.internal_error is not None:
             raise self.internal_error
-        self._drop_empty_own_work()
-
-    def _drop_empty_own_work(self) -> None:
-        """A wrapper that handed its nested passes a new but equal module did no work of its
-        own: drop that record and number the rest consecutively again."""
-        kept = [r for r in self.records if r.kind != OWN or r.change != UNCHANGED]
-        if len(kept) == len(self.records):
-            return
-        new_seq = {r.seq: i for i, r in enumerate(kept)}
-        for r in kept:
-            r.seq = new_seq[r.seq]
-            r.parent = new_seq[r.parent] if r.parent is not None else None
-        self.records[:] = kept
 
     def inputs_of(self, name: str) -> list[tuple[PassRecord, dict[str, int]]]:
         """(record, structural hash of each function it received) of every leaf so named."""
@@ -207,6 +195,7 @@ class Recorder:
         innermost = self._stack[-1]
         innermost.record.error = error
         self._stack.clear()
+        self._numbering.abandon()
         return innermost
 
     # -- worker thread -----------------------------------------------------------------
@@ -354,16 +343,6 @@ def _lane(funcs: dict[str, Any]) -> tuple[str, str | None]:
     if target.split()[0] in HOST_KINDS:
         return HOST, target
     return (DEVICE, target) if kernels else (MAIN, target)
-
-
-def _same_functions(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    # By function, not by module: passes such as SplitHostDevice update the IRModule object
-    # in place (IRModule's operator-> is not copy-on-write), so the module stays "the same".
-    return a.keys() == b.keys() and all(f.same_as(b[n]) for n, f in a.items())
-
-
-def _functions(mod: Any) -> dict[str, Any]:
-    return {gv.name_hint: f for gv, f in mod.functions.items()}
 
 
 def instrument(recorder: Recorder) -> Any:
