@@ -21,7 +21,8 @@ def test_help_lists_every_command_without_importing_heavy_modules():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert "HEAVY=\n" in out.stdout, out.stdout
-    for command in ("compile", "run", "doctor", "dump-ir", "profile", "build", "bisect", "ext"):
+    for command in ("compile", "run", "doctor", "dump-ir", "profile", "trace", "build", "bisect",
+                    "ext"):
         assert f"  {command} " in out.stdout
 
 

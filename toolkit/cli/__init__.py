@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("toolkit.cli.doctor:doctor_cmd", "Check a TVM install and explain what is wrong."),
     "dump-ir": ("toolkit.cli.dumpir:dumpir_group", "Record the IR after every pass of a compile."),
     "profile": ("toolkit.cli.profile:profile_group", "Time every operator of a compiled workload."),
+    "trace": ("toolkit.cli.trace:trace_cmd", "Trace where one compile spends its time."),
     "build": ("toolkit.cli.build:build_group", "Build TVM from recipes, natively or in a container."),
     "env": ("toolkit.cli.build:env_cmd", "Print shell exports that put a stored build in use."),
     "image": ("toolkit.cli.image:image_group", "Make offline base images for container builds."),

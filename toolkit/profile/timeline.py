@@ -2,7 +2,9 @@
 
 Pure data in, numbers out (no tvm): ``place`` puts each call's device time on the host's
 time axis, ``split`` divides an end-to-end time into device busy, host overhead and the
-rest, and ``chrome_trace`` writes the timeline as Chrome/Perfetto trace JSON.
+rest, and ``chrome_trace`` writes the timeline as Chrome/Perfetto trace JSON. Writing a
+trace file is here once for tk's traces (``tk profile --trace``, ``tk trace``):
+``chrome_document``, ``check_trace_path``, ``write_document``.
 
 On the CPU a kernel runs inside its call, so its device span is the call's own span. On a
 GPU the host only launches it: the kernel starts when its launch has returned and the
@@ -25,6 +27,11 @@ from typing import Any
 from toolkit.profile.records import Call
 
 LAUNCH_BOUND_BUSY = 0.5  # GPU busy below this share of end to end, host overhead leading
+
+# otherData["tk"] of the traces tk writes: a file so marked is tk's, and may be replaced.
+PROFILE_MARK = "profile-trace"
+COMPILE_MARK = "compile-trace"
+TRACE_MARKS = (PROFILE_MARK, COMPILE_MARK)
 
 
 @dataclass
@@ -126,34 +133,42 @@ def chrome_trace(spans: Sequence[Span], header: dict[str, Any]) -> dict[str, Any
             events.append({"ph": "X", "pid": pid, "tid": 2, "name": s.symbol, "cat": "device",
                            "ts": s.device[0] * 1e6, "dur": (s.device[1] - s.device[0]) * 1e6,
                            "args": {"call": i, "row": s.row}})
-    return {"traceEvents": events, "displayTimeUnit": "ns",
-            "otherData": {**header, "tk": TRACE_MARK}}
+    return chrome_document(events, header, PROFILE_MARK)
 
 
-TRACE_MARK = "profile-trace"  # otherData["tk"] of a trace tk wrote: one it may replace
+def chrome_document(events: list[dict[str, Any]], header: dict[str, Any],
+                    mark: str) -> dict[str, Any]:
+    """A Chrome/Perfetto trace-event document; ``header`` goes to ``otherData``."""
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": {**header, "tk": mark}}
 
 
-def check_trace_path(path: Path) -> None:
-    """Refuse, before any work, a --trace path holding something tk did not write."""
+def check_trace_path(path: Path, flag: str = "--trace") -> None:
+    """Refuse, before any work, a trace path holding something tk did not write, or one
+    where no file can be made."""
     from toolkit.errors import UserError
+    from toolkit.outputs import probe_writable
 
-    if not os.path.lexists(path):
-        return
-    try:
-        ours = (path.is_file() and not path.is_symlink()
-                and json.loads(path.read_text()).get("otherData", {}).get("tk") == TRACE_MARK)
-    except (OSError, ValueError, AttributeError):
-        ours = False
-    if not ours:
-        raise UserError(f"--trace {path}: is there and is not a trace tk wrote: move it away "
-                        "or pick another name")
+    if os.path.lexists(path):
+        try:
+            ours = (path.is_file() and not path.is_symlink() and json.loads(
+                path.read_text()).get("otherData", {}).get("tk") in TRACE_MARKS)
+        except (OSError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise UserError(f"{flag} {path}: is there and is not a trace tk wrote: move it "
+                            "away or pick another name")
+    probe_writable(path.parent, f"{flag} {path}")
+
+
+def write_document(path: Path, document: dict[str, Any], flag: str = "--trace") -> Path:
+    check_trace_path(path, flag)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document) + "\n")
+    return path
 
 
 def write_trace(path: Path, spans: Sequence[Span], header: dict[str, Any]) -> Path:
-    check_trace_path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(chrome_trace(spans, header)) + "\n")
-    return path
+    return write_document(path, chrome_trace(spans, header))
 
 
 def spans_from_document(items: Sequence[dict[str, Any]]) -> list[Span]:

@@ -46,12 +46,16 @@ class Codegen:
     sources: dict[str, str] = field(default_factory=dict)  # file name -> text
     arch: str | None = None
     error: str | None = None
+    start: float = 0.0  # when the call began, on capture's clock
 
 
 @contextlib.contextmanager
-def capture(assembly: bool = False) -> Iterator[list[Codegen]]:
+def capture(assembly: bool = False, sources: bool = True,
+            clock: Callable[[], float] = time.perf_counter) -> Iterator[list[Codegen]]:
     """Record every codegen call made while the block runs (none on TVMs without the seam);
-    with ``assembly``, host modules' assembly too."""
+    with ``assembly``, host modules' assembly too; without ``sources``, only what was built
+    and how long it took (reading sources back costs time the compile does not spend).
+    Calls are timed on ``clock``."""
     calls: list[Codegen] = []
     module = _build_module()
     original = getattr(module, "codegen_build", None) if module is not None else None
@@ -60,11 +64,12 @@ def capture(assembly: bool = False) -> Iterator[list[Codegen]]:
         return
 
     def codegen_build(mod: Any, target: Any) -> Any:
-        start = time.perf_counter()
+        start = clock()
         kind = str(target.kind.name)
         arch = target.attrs.get("arch") if hasattr(target, "attrs") else None
         call = Codegen(kind, f"{kind} -arch={arch}" if arch else kind,
-                       [gv.name_hint for gv in mod.functions], 0.0, arch=str(arch) if arch else None)
+                       [gv.name_hint for gv in mod.functions], 0.0,
+                       arch=str(arch) if arch else None, start=start)
         calls.append(call)
         try:
             runtime = original(mod, target)
@@ -72,8 +77,9 @@ def capture(assembly: bool = False) -> Iterator[list[Codegen]]:
             call.error = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
             raise
         finally:
-            call.seconds = time.perf_counter() - start
-        call.sources = _sources(runtime, kind, assembly)
+            call.seconds = clock() - start
+        if sources:
+            call.sources = _sources(runtime, kind, assembly)
         return runtime
 
     module.codegen_build = codegen_build
@@ -135,10 +141,24 @@ def _first_error(output: str) -> str:
     return cause.text if cause.line else "nvcc failed without output"
 
 
+@dataclass
+class RuleApplication:
+    """dlight's rules tried on one function: which one scheduled it (None: none did)."""
+
+    function: Any  # the PrimFunc as ApplyDefaultSchedule received it
+    rule: str | None
+    start: float  # on dlight_rules' clock
+    seconds: float
+
+
 @contextlib.contextmanager
-def dlight_rules(structural_hash: Callable[[Any], int]) -> Iterator[dict[int, str]]:
+def dlight_rules(structural_hash: Callable[[Any], int] | None,
+                 applied: list[RuleApplication] | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> Iterator[dict[int, str]]:
     """Which dlight rule scheduled each function: structural hash of the function as
-    ``ApplyDefaultSchedule`` received it -> rule class name (empty on TVMs without dlight).
+    ``ApplyDefaultSchedule`` received it -> rule class name (empty on TVMs without dlight,
+    and without ``structural_hash``); each function's rules, timed on ``clock``, go to
+    ``applied``.
 
     ``_apply_rules(func, target, rules, tunable)`` tries the rules in order; it is called here
     with one rule at a time, so TVM's own code still decides and the first rule that gives a
@@ -152,12 +172,18 @@ def dlight_rules(structural_hash: Callable[[Any], int]) -> Iterator[dict[int, st
         return
 
     def apply_rules(func: Any, target: Any, rules: Any, tunable: bool) -> Any:
-        for rule in rules:
-            space = original(func, target, [rule], tunable)
+        start = clock()
+        space, rule = None, None
+        for candidate in rules:
+            space = original(func, target, [candidate], tunable)
             if space is not None:
-                chosen[structural_hash(func)] = type(rule).__name__
-                return space
-        return None
+                rule = type(candidate).__name__
+                break
+        if applied is not None:
+            applied.append(RuleApplication(func, rule, start, clock() - start))
+        if rule is not None and structural_hash is not None:
+            chosen[structural_hash(func)] = rule
+        return space
 
     module._apply_rules = apply_rules
     try:
