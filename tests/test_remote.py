@@ -70,3 +70,37 @@ def test_bad_remote_addresses_are_one_line_exit_2(tk, tracker, server):
         result = tk("run", "builtin:mlp", *args, timeout=120)
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 2 and len(lines) == 1 and message in lines[0], (args, lines)
+
+
+def test_profile_on_rpc_server_times_every_kernel_remotely(tk, server):
+    result = tk("profile", "builtin:mlp", "--rpc", server, "-n", "3", "--warmup", "1",
+                "--json", timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    header, summary = report["header"], report["summary"]
+    assert header["device"] == f"cpu:0 at {server}" and header["remote"] == server
+    assert header["method"] == "rpc time_evaluator"
+    # The same kernels a local profile of the same compile finds, each timed over there.
+    local = tk("profile", "builtin:mlp", "-n", "1", "--warmup", "0", "--json", timeout=300)
+    assert local.returncode == 0, local.stderr
+    local_kernels = {r["name"] for r in json.loads(local.stdout)["rows"] if r["kind"] == "kernel"}
+    rows = {r["name"]: r for r in report["rows"]}
+    assert set(rows) == local_kernels
+    assert all(r["calls"] == 1 and r["median_us"] > 0 for r in rows.values())
+    assert summary["e2e_median_us"] > 0 and len(report["runs_us"]["(end to end)"]) == 3
+
+
+def test_profile_over_tracker_and_refusals(tk, tracker, server):
+    result = tk("profile", "builtin:mlp", "--tracker", tracker, "--key", "tk-cpu", "-n", "2",
+                "--warmup", "0", timeout=300)
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert f"on cpu:0 at tk-cpu@{tracker} (llvm)" in first and "via rpc time_evaluator" in first
+    absent = tk("profile", "builtin:mlp", "--rpc", server, "--target", "cuda", timeout=300)
+    assert absent.returncode == 2
+    assert absent.stderr.strip().endswith(f"the RPC server at {server} has no cuda device 0")
+    silent = f"127.0.0.1:{free_port()}"
+    refused = tk("profile", "builtin:mlp", "--rpc", silent, timeout=120)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == f"tk: error: the RPC server at {silent} does not answer " \
+                                     f"(Connection refused)"

@@ -15,6 +15,7 @@ from toolkit.cli.options import (
     build_options,
     entry_option,
     json_option,
+    remote_options,
     target_option,
     workload_argument,
 )
@@ -27,7 +28,7 @@ def profile_group() -> None:
 
     \b
     tk profile WORKLOAD --target T [--entry NAME] [--repeat N] [--warmup N] [--inputs F.npz] [-o DIR]
-               [--format csv,json,md,html] [--trace FILE]
+               [--format csv,json,md,html] [--trace FILE] [--rpc HOST:PORT | --tracker HOST:PORT --key KEY]
     tk profile compare A.json B.json [--threshold PCT] [--force]
     """
 
@@ -37,6 +38,7 @@ def profile_group() -> None:
 @target_option
 @entry_option
 @build_options
+@remote_options
 @click.option("--repeat", "-n", type=COUNT, default=20, show_default=True, help="Timed runs.")
 @click.option("--warmup", type=Number(int, min=0), default=3, show_default=True, help="Untimed runs first.")
 @click.option("--inputs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -52,11 +54,15 @@ def profile_group() -> None:
 @json_option
 @pass_terminal
 def profile_cmd(term: Terminal, workload: str, target: str, entry: str | None,
-                build: dict[str, Any], repeat: int,
+                build: dict[str, Any], remote: dict[str, Any] | None, repeat: int,
                 warmup: int, inputs: Path | None,
                 seed: int, output: Path | None, formats: str, trace: Path | None, top: int,
                 as_json: bool) -> int:
-    """Profile WORKLOAD: compile it, time every VM call, report per operator."""
+    """Profile WORKLOAD: compile it, time every VM call, report per operator.
+
+    With --rpc or --tracker/--key the workload runs on that server's device, timed there by
+    TVM's time_evaluator: end to end through the VM, and each kernel alone.
+    """
     from toolkit import reports
     from toolkit.cli.run import read_inputs
     from toolkit.tvm_side import target as targets
@@ -74,8 +80,17 @@ def profile_cmd(term: Terminal, workload: str, target: str, entry: str | None,
 
     options = stack.build_options(**build)
     wl = workloads.load(workload, seed=seed, entry=entry)
-    report = profile(wl, targets.resolve(target), repeat=repeat, warmup=warmup, seed=seed,
-                     inputs=read_inputs(inputs, wl) if inputs else None, options=options)
+    arrays = read_inputs(inputs, wl) if inputs else None
+    if remote is not None:
+        from toolkit.tvm_side import remote as remotes
+        from toolkit.tvm_side.profile import remote as remote_profile
+
+        report = remote_profile.profile(wl, targets.resolve(target), remotes.connect(**remote),
+                                        repeat=repeat, warmup=warmup, seed=seed, inputs=arrays,
+                                        options=options)
+    else:
+        report = profile(wl, targets.resolve(target), repeat=repeat, warmup=warmup, seed=seed,
+                         inputs=arrays, options=options)
     written = report.write(output, wanted) if output else {}
     if trace:
         written["trace"] = report.write_trace(trace)
@@ -83,8 +98,9 @@ def profile_cmd(term: Terminal, workload: str, target: str, entry: str | None,
         term.json(document(report, written))
         return 0
     h, s = report.header, report.summary
+    threads = "?" if h.get("threads") is None else h["threads"]
     term.echo(f"{h['workload']} ({h['entry']}) on {h['device']} ({h['target']}), TVM "
-              f"{h['tvm_version']}, {h['threads']} TVM thread(s), {h['repeat']} runs after "
+              f"{h['tvm_version']}, {threads} TVM thread(s), {h['repeat']} runs after "
               f"{h['warmup']} warm-up, timed via {h['method']}; clock: {s['clock']}; device "
               f"times: {s['device_timer']}")
     term.echo(report.table(top))

@@ -61,6 +61,18 @@ class Session:
             self.rpc.upload(str(library), "tk_module.so")
         return self.rpc.load_module("tk_module.so"), dev
 
+    def load_kernels(self, compiled: Any) -> Any:
+        """The compiled kernels alone (the library a VM executable imports), uploaded and
+        loaded remotely: a loaded VM executable resolves VM functions by name, not kernels."""
+        from toolkit.tvm_side import stack
+
+        kernels = compiled.executable.mod.imports[0]
+        with tempfile.TemporaryDirectory(prefix="tk-rpc-") as tmp:
+            library = Path(tmp) / "kernels.so"
+            stack.write_library(compiled, library, module=kernels)
+            self.rpc.upload(str(library), "tk_kernels.so")
+        return self.rpc.load_module("tk_kernels.so")
+
 
 def connect(rpc: str | None = None, tracker: str | None = None, key: str | None = None,
             session_timeout: int = 600) -> Session:

@@ -281,8 +281,10 @@ def export(compiled: Compiled, path: Path, cc: str | None = None) -> Exported:
     return Exported(path, params, cc)
 
 
-def write_library(compiled: Compiled, path: Path, cc: str | None = None) -> str | None:
-    """Export the executable to ``path``; returns the cross compiler that linked it, if any.
+def write_library(compiled: Compiled, path: Path, cc: str | None = None,
+                  module: Any = None) -> str | None:
+    """Export the executable (or ``module``, a part of it) to ``path``; returns the cross
+    compiler that linked it, if any.
 
     Code for another architecture is linked by a cross compiler: ``cc``, else the
     ``<triple>-gcc`` named after the target's ``mtriple`` when it is on PATH.
@@ -292,7 +294,7 @@ def write_library(compiled: Compiled, path: Path, cc: str | None = None) -> str 
     if cc is not None:
         kwargs["fcompile"] = compat.cc_module().cross_compiler(cc)
     try:
-        compiled.executable.export_library(str(path), **kwargs)
+        (compiled.executable if module is None else module).export_library(str(path), **kwargs)
     except Exception as e:  # noqa: BLE001
         raise TvmFailure(
             f"exporting {path} failed: {_link_error(e, cc)}",
