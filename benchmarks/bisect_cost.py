@@ -14,6 +14,14 @@ known commit and every third commit touching only Python, measured side by side 
 
 The default is the minifork as the build tests make it; ``--sources 24`` adds C++ files so
 a clean build weighs more against an incremental one, as in a real TVM tree.
+
+tk runs as installed: its bytecode is compiled once first, as ``pip install`` does (into a
+``PYTHONPYCACHEPREFIX`` of the run, so the checkout is left alone). Where
+``PYTHONDONTWRITEBYTECODE`` is set, as on the machines this was written on, a tk process
+would otherwise compile its ~190 modules from source every time it starts (~0.25 s each);
+the start-up line shows both. Where tk's time goes is printed from its own report: builds,
+check runs (with checkouts and store look-ups), and everything outside the steps (process
+start-up, imports, git, planning, the report).
 """
 
 from __future__ import annotations
@@ -84,6 +92,35 @@ PYTHONPATH=$PWD/python {CHECK}
     return seconds, first_bad, len(steps.read_text().splitlines())
 
 
+def compiled_env(env: dict[str, str], work: Path) -> dict[str, str]:
+    """``env`` with tk's bytecode compiled, as an installed tk has it."""
+    prefix = work / "pycache"
+    subprocess.run([sys.executable, "-X", f"pycache_prefix={prefix}", "-m", "compileall", "-q",
+                    str(REPO / "toolkit")], check=True, stdout=subprocess.DEVNULL)
+    return {**env, "PYTHONPYCACHEPREFIX": str(prefix)}
+
+
+def startup(env: dict[str, str], repo: Path, repeat: int = 3) -> float:
+    """Best wall time of a tk bisect process that does next to nothing."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "toolkit", "bisect", "status", "--source",
+                        str(repo)], capture_output=True, env=env, cwd=REPO)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def breakdown(seconds: float, report: dict) -> str:
+    steps = report["steps"]
+    built = sum(s["build_seconds"] for s in steps if s["cache_hit"] is False)
+    in_steps = sum(s["seconds"] for s in steps)
+    runs = sum(len(s["returncodes"]) for s in steps if not s["known"])
+    return (f"builds {built:.1f} s, check runs ({runs}) with checkouts and store look-ups "
+            f"{in_steps - built:.1f} s, outside the steps (start-up, git, plan, report) "
+            f"{seconds - in_steps:.1f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--commits", type=int, default=64)
@@ -98,7 +135,10 @@ def main() -> None:
         repo = work / "fork"
         shas = make_history(repo, commits=args.commits, culprit=args.culprit,
                             sources=args.sources)
-        env = {**os.environ, "TK_CACHE": str(work / "cache"), "PYTHONPATH": str(REPO)}
+        source_env = {**os.environ, "TK_CACHE": str(work / "cache"), "PYTHONPATH": str(REPO)}
+        env = compiled_env(source_env, work)
+        t_start = startup(env, repo)
+        t_start_source = startup(source_env, repo)
         t_tk, first = tk_bisect(repo, shas[0], env)
         tk(env, "reset", "--source", str(repo))
         t_again, again = tk_bisect(repo, shas[0], env)
@@ -110,9 +150,13 @@ def main() -> None:
     print(f"tk bisect run:        {t_tk:6.1f} s  builds {first['builds']} (goal <= 8), "
           f"probes {first['probes']}, found {first['first_bad']['hash'][:10]}"
           f"{' (right)' if first['first_bad']['hash'] == want else ' (WRONG)'}")
+    print(f"  where tk's time went: {breakdown(t_tk, first)}")
     print(f"git bisect run:       {t_git:6.1f} s  clean builds {git_steps}, found "
           f"{git_bad[:10]}{' (right)' if git_bad == want else ' (WRONG)'}")
     print(f"tk bisect again:      {t_again:6.1f} s  builds {again['builds']}")
+    print(f"  where tk's time went: {breakdown(t_again, again)}")
+    print(f"tk process start-up:   {t_start:.2f} s (bytecode compiled), {t_start_source:.2f} s "
+          "(compiled from source at every start)")
     print(f"ratio tk / git:        {t_tk / t_git:.2f} (goal <= 0.35)")
     print(f"ratio again / first:   {t_again / t_tk:.2f} (goal <= 0.1)")
 

@@ -77,6 +77,38 @@ def test_finds_culprit_leaves_checkout_alone_and_reuses_builds(tk, tmp_path, env
     assert checkout_fingerprint(repo) == before
 
 
+def test_parallel_slots_build_at_once_and_find_the_same_culprit(tk, tmp_path, env):
+    repo = tmp_path / "repo"
+    shas = make_history(repo, commits=16, culprit=11)
+    runs, states = {}, {}
+    for n in (1, 2):
+        e = {**env, "TK_CACHE": str(tmp_path / f"cache-{n}")}
+        r = tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+               "--parallel", str(n), "--check", CHECK, env=e)
+        assert r.returncode == 0, r.stderr
+        r = tk("bisect", "run", "--source", str(repo), env=e)
+        assert r.returncode == 0, r.stderr
+        data = json.loads(tk("bisect", "report", "--json", "--source", str(repo), env=e).stdout)
+        assert data["first_bad"]["hash"] == shas[11] and data["confirmed"] is True
+        runs[n] = sum(len(s["returncodes"]) for s in data["steps"])
+        states[n] = json.loads(state_file(e).read_text())
+        if n == 2:
+            assert "slot 1: building" in r.stderr
+            assert tk("bisect", "reset", "--source", str(repo), env=e).returncode == 0
+    assert runs[2] == runs[1]  # the slots build ahead; the checks stay the binary search's
+    spans = states[2]["builds"]
+    assert {b["slot"] for b in spans} == {0, 1}
+    assert not any(b["prefetch"] for b in states[1]["builds"])
+    # Slot 1's builds ran while slot 0 built or checked: their time spans overlap.
+    ahead = [(b["started"], b["started"] + b["seconds"]) for b in spans if b["slot"] == 1]
+    own = [(b["started"], b["started"] + b["seconds"]) for b in spans if b["slot"] == 0]
+    assert any(a0 < o1 and o0 < a1 for a0, a1 in ahead for o0, o1 in own)
+    # reset took the spare slot's worktree away with the rest.
+    worktrees = subprocess.run(["git", "-C", str(repo), "worktree", "list"], capture_output=True,
+                               text=True).stdout.strip().splitlines()
+    assert len(worktrees) == 2  # the repository's own, and the --parallel 1 bisection's
+
+
 def test_killed_halfway_then_resumed(tmp_path, env):
     repo = tmp_path / "repo"
     shas = make_history(repo, commits=16, culprit=5)

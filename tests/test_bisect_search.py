@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,13 @@ import pytest
 from toolkit.bisect import events as ev
 from toolkit.bisect import search
 from toolkit.bisect import verdict as v
-from toolkit.bisect.runner import Bisector, BisectStopped, BuildResult
+from toolkit.bisect.runner import (
+    Bisector,
+    BisectStopped,
+    BuildResult,
+    Prefetcher,
+    prefetch_slots,
+)
 from toolkit.bisect.state import BisectState, load
 from toolkit.bisect.verdicts import VerdictCache
 
@@ -25,7 +33,9 @@ def make_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **kw) -> BisectS
 
 
 class World:
-    """A history where commit ``culprit`` broke the check; builds keyed like the store."""
+    """A history where commit ``culprit`` broke the check; builds keyed like the store.
+    Builds may come from spare slots' threads: the store they fill is shared, as the real
+    one is."""
 
     def __init__(self, culprit: int, unbuildable=(), flaky=(), untestable=(), rc_bad=1,
                  same_build=None):
@@ -39,6 +49,8 @@ class World:
         self.builds = 0
         self.runs: list[int] = []
         self.calls: dict[int, int] = {}
+        self.lock = threading.Lock()
+        self.build_seconds = 0.0  # how long a build that is not stored takes
 
     def checkout(self, sha: str) -> None:
         self.at = COMMITS.index(sha)
@@ -48,10 +60,14 @@ class World:
         if i in self.unbuildable:
             return BuildResult(ok=False, message="error: expected expression")
         key = self.same_build(i)
-        hit = key in self.built
+        with self.lock:
+            hit = key in self.built
+            if not hit:
+                self.builds += 1
         if not hit:
-            self.builds += 1
-            self.built.add(key)
+            time.sleep(self.build_seconds)
+            with self.lock:
+                self.built.add(key)
         return BuildResult(ok=True, cache_hit=hit, key=str(key), seconds=0 if hit else 5)
 
     def cached(self, sha: str) -> bool:
@@ -116,8 +132,10 @@ def test_finds_culprit_with_few_builds(tmp_path, monkeypatch, culprit):
     world.bisector(st).run()
     assert st.culprit == COMMITS[culprit]
     assert st.confirmed is True
-    assert world.builds <= 8  # two ends + log2(64)
-    assert [s.phase for s in st.steps[:2]] == ["good-end", "bad-end"]
+    assert world.builds <= 7 + (culprit == 64)  # the good end + log2(64) (+ the bad end)
+    assert st.steps[0].phase == "good-end"
+    # The bad end is probed only when the answer is next to it.
+    assert ("bad-end" in [s.phase for s in st.steps]) == (culprit == 64)
     assert [s.phase for s in st.steps[-2:]] == ["confirm", "confirm"]
     assert all(s.cache_hit for s in st.steps[-2:])  # confirmation rebuilt nothing
 
@@ -178,6 +196,15 @@ def test_ends_are_checked_first(tmp_path, monkeypatch):
     assert world.runs == [0]
 
 
+def test_a_bad_end_that_is_good_stops_once_the_search_reaches_it(tmp_path, monkeypatch):
+    st = make_state(tmp_path, monkeypatch)
+    world = World(65)  # nothing in the range is bad
+    with pytest.raises(BisectStopped, match="bad end"):
+        world.bisector(st).run()
+    assert world.runs[0] == 0 and world.runs[-1] == 64
+    assert len(world.runs) == 1 + 6 + 1  # the good end, the search, the bad end
+
+
 def test_interrupted_search_resumes_from_saved_state(tmp_path, monkeypatch):
     st = make_state(tmp_path, monkeypatch)
     world = World(45)
@@ -228,11 +255,11 @@ def test_a_run_reaches_its_handler_as_typed_events(tmp_path, monkeypatch):
     seen: list[ev.Event] = []
     world.bisector(st, seen.append).run()
     kinds = [type(e) for e in seen]
-    # Ends first, each built then checked then judged; the search; confirmation; the end.
+    # The good end first, built then checked then judged; the search; confirmation; the end.
     assert kinds[:4] == [ev.StepStarted, ev.BuildDone, ev.CheckStarted, ev.Verdict]
     assert seen[0] == ev.StepStarted(COMMITS[0], "good-end", 0, 64)
     assert seen[3] == ev.Verdict(COMMITS[0], "good-end", v.GOOD, "exit 0")
-    assert seen[4] == ev.StepStarted(COMMITS[64], "bad-end", 64, 64)
+    assert seen[4] == ev.Window(2, 63, COMMITS[0], COMMITS[64], 6)
     assert kinds[-1] is ev.Finished
     assert seen[-1] == ev.Finished(COMMITS[10], (COMMITS[10],), True)
     # One Verdict per recorded step, the same verdicts the state records.
@@ -241,17 +268,18 @@ def test_a_run_reaches_its_handler_as_typed_events(tmp_path, monkeypatch):
     assert verdicts == [(s.commit, s.phase, s.verdict, s.reason) for s in st.steps]
     # Each search probe follows the window it narrows.
     windows = [e for e in seen if isinstance(e, ev.Window)]
-    assert [w.probe for w in windows] == list(range(3, 3 + len(windows)))
-    assert windows[0] == ev.Window(3, 63, COMMITS[0], COMMITS[64], 6)
+    assert [w.probe for w in windows] == list(range(2, 2 + len(windows)))
     assert all(w.untested > later.untested for w, later in zip(windows, windows[1:]))
     confirming = seen.index(ev.Confirming(COMMITS[10], COMMITS[9]))
     assert [e.commit for e in seen[confirming:] if isinstance(e, ev.Verdict)] == \
         [COMMITS[9], COMMITS[10]]
     # A commit that does not build is judged without a check run.
     at = seen.index(ev.StepStarted(COMMITS[16], "search", 16, 64))
-    assert seen[at + 1:at + 3] == [
-        ev.BuildDone(COMMITS[16], False, False, 0, "error: expected expression", None),
-        ev.Verdict(COMMITS[16], "search", v.SKIP, "build failed")]
+    failed = seen[at + 1]
+    assert isinstance(failed, ev.BuildDone) and failed.started > 0
+    assert (failed.commit, failed.ok, failed.message, failed.slot, failed.prefetch) == \
+        (COMMITS[16], False, "error: expected expression", 0, False)
+    assert seen[at + 2] == ev.Verdict(COMMITS[16], "search", v.SKIP, "build failed")
     assert all(isinstance(e, ev.Event) for e in seen)
 
 
@@ -310,3 +338,46 @@ def test_a_flaky_verdict_is_never_kept_as_firm(tmp_path, monkeypatch):
     # Skips and timeouts teach nothing.
     cache.add(COMMITS[6], v.SKIP, "timed out", [None], "")
     assert cache.lookup(COMMITS[6], 1) is None
+
+
+def test_ahead_is_the_next_probe_either_way_then_theirs():
+    marks = {COMMITS[0]: v.GOOD}
+    assert search.ahead(COMMITS, marks, 32, 2) == [48, 16]  # 32 good: 48 next; bad: 16
+    assert search.ahead(COMMITS, marks, 32, 6) == [48, 16, 56, 40, 24, 8]
+    # The good end: bad, it leaves nothing to probe; good, the midpoint, then what follows it.
+    assert search.ahead(COMMITS, {}, 0, 2) == [32, 48]
+    assert search.ahead(COMMITS, {COMMITS[31]: v.GOOD, COMMITS[33]: v.BAD}, 32, 2) == []
+
+
+def test_prefetch_rule():
+    assert prefetch_slots(2, 0.0) == 0  # 2 cores: the step's build and check fill them
+    assert prefetch_slots(4, 1.5) == 1
+    assert prefetch_slots(4, 2.5) == 0  # busy: fewer than 2 idle cores
+    assert prefetch_slots(16, 3.0) == 1
+
+
+@pytest.mark.parametrize("culprit", [5, 41, 64])
+def test_spare_slots_build_ahead_without_more_check_runs(tmp_path, monkeypatch, culprit):
+    alone = World(culprit)
+    alone.bisector(make_state(tmp_path / "alone", monkeypatch)).run()
+
+    st = make_state(tmp_path / "slots", monkeypatch)
+    world = World(culprit)
+    world.build_seconds = 0.05  # long enough for the slots' builds to overlap slot 0's
+    b = world.bisector(st)
+    b.prefetch = Prefetcher([world.build, world.build], needed=lambda sha: not world.cached(sha))
+    b.run()
+    assert st.culprit == COMMITS[culprit] and st.confirmed is True
+    assert len(world.runs) == len(alone.runs)  # speculation costs builds, never checks
+    ahead = [s for s in st.builds if s.prefetch]
+    assert ahead and {s.slot for s in ahead} <= {1, 2}
+    assert {s.slot for s in st.builds if not s.prefetch} <= {0}
+    # Builds ran at the same time: some span starts before another has ended.
+    spans = sorted((s.started, s.started + s.seconds) for s in st.builds)
+    assert any(b0 < a1 for (_, a1), (b0, _) in zip(spans, spans[1:]))
+    # Each probe built ahead was served by the store when its step came.
+    probed = {s.commit for s in st.steps}
+    for s in ahead:
+        if s.commit in probed:
+            step = next(x for x in st.steps if x.commit == s.commit)
+            assert step.cache_hit is True

@@ -86,7 +86,7 @@ def test_the_terminal_and_a_list_hear_the_same_bisection(tmp_path, monkeypatch):
     assert lines[0] == f"checking the good end: {COMMITS[0][:10]}"
     assert lines[1] == "  built in 5.0s"
     assert lines[2] == "  -> good (exit 0)"
-    assert f"[3] 63 commits left between {COMMITS[0][:10]} (good) and {COMMITS[64][:10]} " \
+    assert f"[2] 63 commits left between {COMMITS[0][:10]} (good) and {COMMITS[64][:10]} " \
            "(bad), ~6 steps" in lines
     assert f"confirming: {COMMITS[10][:10]} bad, its parent {COMMITS[9][:10]} good" in lines
     verdict_lines = [ln for ln in lines if "-> " in ln]

@@ -16,22 +16,28 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import git
 
 from toolkit import events as ev
 from toolkit.bisect.runner import BuildResult
 from toolkit.bisect.state import BisectState
-from toolkit.build import driver as builder
 from toolkit.build import source, store
-from toolkit.build.recipes import BuildPlan, Request
-from toolkit.build.record import BuildRecord
 from toolkit.errors import TkError, UserError
-from toolkit.explain.cause import first_cause
 from toolkit.process import BISECT_BUILD_DIR
+
+if TYPE_CHECKING:
+    from toolkit.build.recipes import BuildPlan, Request
+    from toolkit.build.record import BuildRecord
+
+# tk build's planner and driver (and the failure explainer) are imported where they are
+# used: 'tk bisect start' and the other quick commands never load them.
 
 
 def request_of(options: dict) -> Request:
+    from toolkit.build.recipes import Request
+
     return Request(llvm=options.get("llvm"), no_llvm=bool(options.get("no_llvm")),
                    cuda=bool(options.get("cuda")),
                    cuda_arch=options.get("cuda_arch"), debug=bool(options.get("debug")),
@@ -43,15 +49,19 @@ def request_of(options: dict) -> Request:
 
 class StoreBuilder:
     def __init__(self, st: BisectState, repo: git.Repo, worktree: Path,
-                 events: ev.Handler = ev.ignore) -> None:
+                 events: ev.Handler = ev.ignore, slot: int = 0, jobs: int | None = None) -> None:
         self.st = st
         self.repo_dir = Path(repo.git_dir)
         self.worktree = worktree
         self.events = events  # hears the build's stages and Ninja's progress
+        self.slot = slot  # build slot: each has its own worktree and build directory
+        self.jobs = jobs  # Ninja's jobs, when slots share the machine
         self._plan: BuildPlan | None = None
         self._keys: dict[str, str] = {}
 
     def plan(self) -> BuildPlan:
+        from toolkit.build import driver as builder
+
         if self._plan is None:
             root = self.worktree if self.worktree.exists() else Path(self.st.source)
             self._plan, _ = builder.plan(request_of(self.st.build_options), root)
@@ -84,11 +94,13 @@ class StoreBuilder:
             return BuildResult(ok=True, env=store.env_of(record, self.worktree),
                                cache_hit=True, key=record.id,
                                seconds=time.perf_counter() - start, log=record.log)
+        from toolkit.build import driver as builder
+
         try:
             plan, tree = builder.plan(request_of(self.st.build_options), self.worktree)
-            bdir = self.st.directory / f"build-{plan.hash[:8]}"
-            out = builder.build(plan, tree, build_dir=str(bdir), events=self.events,
-                                check=False)
+            bdir = self.st.directory / f"build-{plan.hash[:8]}{f'-{self.slot}' if self.slot else ''}"
+            out = builder.build(plan, tree, build_dir=str(bdir), jobs=self.jobs,
+                                events=self.events, check=False)
         except UserError as e:
             return BuildResult(ok=False, seconds=time.perf_counter() - start,
                                message=f"cannot build this commit: {e}")
@@ -174,6 +186,8 @@ class CommandBuilder:
                                  stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - start
         if rc != 0:
+            from toolkit.explain.cause import first_cause
+
             text = log.read_text(errors="replace")
             why = first_cause(text).text[:200] if text.strip() else f"exit {rc}"
             return BuildResult(ok=False, seconds=seconds, log=str(log),
@@ -184,9 +198,10 @@ class CommandBuilder:
 
 
 def builder_for(st: BisectState, repo: git.Repo, worktree: Path,
-                events: ev.Handler = ev.ignore) -> StoreBuilder | CommandBuilder:
+                events: ev.Handler = ev.ignore, jobs: int | None = None,
+                ) -> StoreBuilder | CommandBuilder:
     if st.build_command is None:
-        return StoreBuilder(st, repo, worktree, events)
+        return StoreBuilder(st, repo, worktree, events, jobs=jobs)
     return CommandBuilder(st, repo, worktree)
 
 

@@ -37,8 +37,18 @@ class StepStarted(Event):
 
 
 @dataclass(frozen=True)
+class BuildStarted(Event):
+    """A spare build slot starts building a probe that may come next (prefetch); the step's
+    own build in slot 0 is announced by ``StepStarted``."""
+
+    commit: str
+    slot: int  # 1..N-1 of ``--parallel N``
+
+
+@dataclass(frozen=True)
 class BuildDone(Event):
-    """The step's build is ready, or could not be made."""
+    """A build is ready, or could not be made: the step's own (slot 0), or one a spare slot
+    built ahead of need (``prefetch``; a later step finds it in the store)."""
 
     commit: str
     ok: bool
@@ -46,6 +56,9 @@ class BuildDone(Event):
     seconds: float
     message: str = ""  # why it failed, one line
     log: str | None = None
+    slot: int = 0
+    started: float = 0.0  # wall clock (time.time()) when it began: spans show the overlap
+    prefetch: bool = False
 
 
 @dataclass(frozen=True)

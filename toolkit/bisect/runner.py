@@ -14,14 +14,15 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit import events as ev
 from toolkit.bisect import events, search
 from toolkit.bisect import verdict as v
-from toolkit.bisect.state import BisectState, Step
+from toolkit.bisect.state import BisectState, BuildSpan, Step
 from toolkit.bisect.verdicts import VerdictCache
 from toolkit.bisect.worktree import Untestable
 from toolkit.errors import TkError
@@ -44,11 +45,90 @@ class BuildResult:
     seconds: float = 0.0
     log: str | None = None
     message: str = ""  # why it failed, one line
+    started: float = 0.0  # wall clock (time.time()) when it began
 
 
 Checkout = Callable[[str], None]
 Build = Callable[[str], BuildResult]
 TestRun = Callable[[str, Mapping[str, str]], v.Outcome]  # (sha, env) -> outcome
+# A spare build slot: checks a commit out in the slot's own worktree and builds it in the
+# slot's own build directory, through the store (where the step's build then finds it).
+Slot = Callable[[str], BuildResult]
+
+
+def prefetch_slots(cpus: int, load: float) -> int:
+    """Spare build slots when ``--parallel`` is not given: the rule the CLI documents.
+
+    One spare slot builds the probe that may come next while the step's own build and check
+    run, when the machine has a core for it that nothing else wants: at least 4 cores, and a
+    1-minute load average that leaves 2 of them idle. On 2 cores the step's build (Ninja runs
+    a job per core) and then the check already take the machine, and a speculative build
+    would slow the step it is meant to get ahead of: there, prefetch is off unless
+    ``--parallel N`` asks for slots.
+    """
+    return 1 if cpus >= 4 and cpus - load >= 2 else 0
+
+
+class Prefetcher:
+    """Spare build slots (1..N-1 of ``--parallel N``) building the probes that may come next
+    (``search.ahead``) while slot 0 builds and checks the current one.
+
+    Each slot's build runs in a thread (it waits on CMake and Ninja, sharing ccache with the
+    others). Results are taken in on the bisection's own thread - ``settle`` before a step
+    builds, ``close`` at the end - so events go through the one handler in order and the
+    state is written by one thread.
+    """
+
+    def __init__(self, slots: Sequence[Slot], needed: Callable[[str], bool]) -> None:
+        self.slots = list(slots)
+        self.needed = needed  # neither stored nor known: worth building ahead
+        self.idle = list(range(1, len(self.slots) + 1))
+        self.pool = ThreadPoolExecutor(max_workers=max(1, len(self.slots)),
+                                       thread_name_prefix="tk-bisect-slot")
+        self.running: dict[str, tuple[int, Future[BuildResult]]] = {}
+
+    @property
+    def width(self) -> int:
+        return len(self.slots)
+
+    def want(self, shas: Iterable[str], handler: ev.Handler) -> None:
+        """Start building as many of ``shas`` (likeliest first) as there are idle slots."""
+        for sha in shas:
+            if not self.idle:
+                return
+            if sha in self.running or not self.needed(sha):
+                continue
+            slot = self.idle.pop(0)
+            self.running[sha] = (slot, self.pool.submit(self._build, slot, sha))
+            handler(events.BuildStarted(sha, slot))
+
+    def _build(self, slot: int, sha: str) -> BuildResult:
+        started = time.time()
+        try:
+            result = self.slots[slot - 1](sha)
+        except Exception as e:  # noqa: BLE001 - a speculative build never stops the search
+            result = BuildResult(ok=False, message=f"{type(e).__name__}: {e}"[:300],
+                                 seconds=time.time() - started)
+        result.started = started
+        return result
+
+    def settle(self, sha: str) -> list[tuple[str, int, BuildResult]]:
+        """Wait for a slot building ``sha``, if one is; every build finished so far."""
+        if sha in self.running:
+            self.running[sha][1].result()
+        done = [sha for sha, (_, f) in self.running.items() if f.done()]
+        return [self._take(sha) for sha in done]
+
+    def close(self) -> list[tuple[str, int, BuildResult]]:
+        """Wait for every build under way (each holds its store entry's lock): all of them."""
+        taken = [self._take(sha) for sha in list(self.running)]
+        self.pool.shutdown()
+        return taken
+
+    def _take(self, sha: str) -> tuple[str, int, BuildResult]:
+        slot, future = self.running.pop(sha)
+        self.idle.append(slot)
+        return sha, slot, future.result()
 
 
 class BisectStopped(TkError):
@@ -96,7 +176,8 @@ def tail(text: str, lines: int = 15) -> str:
 class Bisector:
     def __init__(self, state: BisectState, *, checkout: Checkout, build: Build,
                  test_run: TestRun, cached: Callable[[str], bool] = lambda sha: False,
-                 verdicts: VerdictCache | None = None, events: ev.Handler = ev.ignore) -> None:
+                 verdicts: VerdictCache | None = None, events: ev.Handler = ev.ignore,
+                 prefetch: Prefetcher | None = None) -> None:
         self.state = state
         self.checkout = checkout
         self.build = build
@@ -104,6 +185,19 @@ class Bisector:
         self.cached = cached
         self.verdicts = verdicts  # verdicts known from earlier runs; None: always run
         self.events = events  # hears toolkit.bisect.events, in the order things happen
+        self.prefetch = prefetch  # spare build slots, when there are any
+
+    def _built(self, sha: str, built: BuildResult, slot: int, prefetch: bool) -> None:
+        """Announce a build and keep its span when it ran (the store did not serve it)."""
+        self.events(events.BuildDone(sha, built.ok, built.cache_hit, round(built.seconds, 3),
+                                     built.message, built.log, slot, built.started, prefetch))
+        if built.cache_hit is False or not built.ok:
+            self.state.builds.append(BuildSpan(sha, slot, round(built.started, 3),
+                                               round(built.seconds, 3), built.ok, prefetch))
+
+    def _take_in(self, finished: list[tuple[str, int, BuildResult]]) -> None:
+        for sha, slot, built in finished:
+            self._built(sha, built, slot, prefetch=True)
 
     def probe(self, sha: str, phase: str) -> Step:
         """Build and check one commit ``count`` times, unless that many agreeing runs are
@@ -128,9 +222,12 @@ class Bisector:
             return Step(commit=sha, phase=phase, verdict=v.SKIP, reason=str(e),
                         seconds=round(time.perf_counter() - start, 3))
         st.current = sha
+        if self.prefetch is not None:
+            self._take_in(self.prefetch.settle(sha))  # a slot building it: the store has it
+        started = time.time()
         built = self.build(sha)
-        self.events(events.BuildDone(sha, built.ok, built.cache_hit, round(built.seconds, 3),
-                                     built.message, built.log))
+        built.started = started
+        self._built(sha, built, 0, prefetch=False)
         step = Step(commit=sha, phase=phase, verdict=v.SKIP, reason="",
                     build_seconds=round(built.seconds, 3), cache_hit=built.cache_hit,
                     build_key=built.key, log=built.log)
@@ -184,36 +281,57 @@ class Bisector:
             self._stop(f"{sha[:10]}: {step.reason}")
         return step
 
-    def check_ends(self) -> None:
-        st = self.state
-        for sha, phase, want in ((st.good, "good-end", v.GOOD), (st.bad, "bad-end", v.BAD)):
-            if st.marks.get(sha) == want:
-                continue
-            step = self._step(sha, phase)
-            if step.verdict != want:
-                self._stop(f"the {want} end {sha[:10]} is {step.verdict} ({step.reason}), "
-                           f"not {want}: check the range and the check, then start again")
+    def _end(self, sha: str, phase: str, want: str) -> None:
+        """Probe an end of the range; one that is not what the user said stops the search."""
+        if self.state.marks.get(sha) == want:
+            return
+        step = self._step(sha, phase)
+        if step.verdict != want:
+            self._stop(f"the {want} end {sha[:10]} is {step.verdict} ({step.reason}), "
+                       f"not {want}: check the range and the check, then start again")
 
     def run(self) -> BisectState:
-        """Search until the first bad commit is known (or stop); resumable at any point."""
+        """Search until the first bad commit is known (or stop); resumable at any point.
+
+        The good end is probed first: some commit has to be built in full before any
+        incremental build, and a check that fails everywhere (the common mistake) stops
+        there. The bad end is probed only when the answer is next to it (every probe was
+        good): anywhere else a probed bad commit above a probed good one already proves the
+        range has the change, and the confirmation re-checks the answer and its parent.
+        """
         st = self.state
         if st.status == "done":
             return st
         st.status, st.stop_reason = "running", None
         st.save()
         try:
-            self.check_ends()
+            self._ahead(0)
+            self._end(st.good, "good-end", v.GOOD)
             while (i := search.next_probe(st.commits, st.marks, self.cached)) is not None:
                 b = search.bounds(st.commits, st.marks)
                 self.events(events.Window(len(st.steps) + 1, len(b.candidates),
                                           st.commits[b.lo], st.commits[b.hi], b.steps_left))
+                self._ahead(i)
                 self._step(st.commits[i], "search")
+            if st.bad in search.answer(st.commits, st.marks):
+                self._end(st.bad, "bad-end", v.BAD)
             self.finish(confirm=True)
         except KeyboardInterrupt:
             st.status, st.stop_reason = "interrupted", "interrupted: 'tk bisect run' continues"
             st.save()
             raise
+        finally:
+            if self.prefetch is not None:
+                self._take_in(self.prefetch.close())
+                st.save()
         return st
+
+    def _ahead(self, i: int) -> None:
+        """Spare slots start on the probes that may follow probe ``i``."""
+        if self.prefetch is not None:
+            st = self.state
+            nxt = search.ahead(st.commits, st.marks, i, self.prefetch.width, self.cached)
+            self.prefetch.want([st.commits[j] for j in nxt], self.events)
 
     def finish(self, confirm: bool) -> None:
         st = self.state

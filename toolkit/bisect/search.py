@@ -75,3 +75,32 @@ def answer(commits: Sequence[str], marks: Mapping[str, str]) -> list[str]:
     if not b.done:
         return []
     return list(commits[b.lo + 1: b.hi + 1])
+
+
+def ahead(
+    commits: Sequence[str], marks: Mapping[str, str], probe: int, width: int,
+    cached: Callable[[str], bool] = lambda sha: False,
+) -> list[int]:
+    """Up to ``width`` probes that may follow ``probe``, the likeliest first: the next one if
+    ``probe`` turns out good, the next one if bad, then the ones after those, breadth first.
+
+    What a build slot builds while ``probe`` is built and checked: whichever way the check
+    goes, the next probe's build is then done or under way (mozregression's prefetch; with
+    more slots, a k-way split of the window built at once).
+    """
+    found: list[int] = []
+    level = [(dict(marks), probe)]
+    while level and len(found) < width:
+        deeper = []
+        for known, i in level:
+            for verdict in (GOOD, BAD):
+                after = {**known, commits[i]: verdict}
+                j = next_probe(commits, after, cached)
+                if j is None or j == probe or j in found:
+                    continue
+                found.append(j)
+                deeper.append((after, j))
+                if len(found) == width:
+                    return found
+        level = deeper
+    return found

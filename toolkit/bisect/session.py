@@ -16,7 +16,7 @@ import git
 from toolkit import events as ev
 from toolkit.bisect import checks, search, verdict
 from toolkit.bisect import state as states
-from toolkit.bisect.runner import Bisector, BuildResult, run_check
+from toolkit.bisect.runner import Bisector, BuildResult, Prefetcher, Slot, prefetch_slots, run_check
 from toolkit.bisect.state import BisectState
 from toolkit.bisect.verdicts import VerdictCache, check_identity
 from toolkit.bisect.worktree import Worktree, commit_range, open_repo, resolve, toplevel
@@ -32,7 +32,8 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
           build_failure: str | None = None, timeout: float | None = None,
           on_timeout: str = "skip", count: int = 1,
           build_options: dict[str, Any] | None = None, build_cmd: str | None = None,
-          no_build: bool = False, recheck: bool = False) -> BisectState:
+          no_build: bool = False, recheck: bool = False,
+          parallel: int | None = None) -> BisectState:
     """Validate everything first, so a mistake changes nothing; then save the new state."""
     root = source_of(source)
     repo = open_repo(root)
@@ -49,6 +50,11 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
     regress = verdict.parse_regress(regress)
     if count < 1:
         raise UserError("--count must be at least 1")
+    if parallel is not None and parallel < 1:
+        raise UserError("--parallel must be at least 1")
+    if parallel and parallel > 1 and build_command is not None:
+        raise UserError("--parallel builds through tk build's artifact store (TVM trees): "
+                        "with --build-cmd or --no-build each step builds in one directory")
     if build_failure is None:
         # A build-only check asks "does it build?": then a failed build is the answer.
         build_failure = "bad" if display.split()[0] == "build-only" else "skip"
@@ -56,7 +62,7 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
                      check=argv, check_display=display, regress=regress,
                      build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
                      count=count, build_options=dict(build_options or {}),
-                     build_command=build_command, recheck=recheck)
+                     build_command=build_command, recheck=recheck, parallel=parallel)
     st.save()
     return st
 
@@ -95,7 +101,9 @@ def reset(source: Path | None) -> Path:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise UserError(f"another tk bisect is working on {root} right now") from None
-        Worktree(open_repo(root), directory / "worktree").remove()
+        repo = open_repo(root)
+        for path in sorted(directory.glob("worktree*")):  # the spare slots' too
+            Worktree(repo, path).remove()
         shutil.rmtree(directory)
     return root
 
@@ -106,17 +114,52 @@ def check_env(build_env: dict[str, str]) -> dict[str, str]:
     return with_toolkit({**os.environ, **build_env})
 
 
-def bisector(st: BisectState, events: ev.Handler = ev.ignore) -> Bisector:
+def slots(st: BisectState) -> int:
+    """Build slots: ``--parallel N``, else 1 plus the spare one ``prefetch_slots`` allows."""
+    if st.parallel:
+        return st.parallel
+    if st.build_command is not None:
+        return 1  # no store: a build in another directory would not serve the step
+    return 1 + prefetch_slots(os.cpu_count() or 1, os.getloadavg()[0])
+
+
+def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = True) -> Bisector:
     from toolkit.bisect import artifacts as builds
 
     repo = open_repo(Path(st.source))
     wt = Worktree(repo, st.worktree)
-    builder = builds.builder_for(st, repo, wt.path, events)
+    n = slots(st) if prefetch else 1
+    # Slots share the cores: each Ninja gets its part of them (ccache is shared).
+    jobs = max(1, (os.cpu_count() or 1) // n) if n > 1 else None
+    builder = builds.builder_for(st, repo, wt.path, events, jobs=jobs)
+    verdicts = None if st.recheck else verdict_cache(st, repo, builder)
+    spare = None
+    if n > 1:
+        runs = max(1, st.count)
+        spare = Prefetcher(
+            [slot_builder(st, k, jobs) for k in range(1, n)],
+            needed=lambda sha: not builder.cached(sha) and (
+                verdicts is None or verdicts.lookup(sha, runs) is None))
     return Bisector(
         st, checkout=wt.checkout, build=builder.build, cached=builder.cached,
         test_run=lambda sha, env: run_check(st.check, check_env(dict(env)), wt.path, st.timeout),
-        verdicts=None if st.recheck else verdict_cache(st, repo, builder), events=events,
+        verdicts=verdicts, events=events, prefetch=spare,
     )
+
+
+def slot_builder(st: BisectState, k: int, jobs: int | None) -> Slot:
+    """Spare slot ``k``: its own worktree and build directory; its builds go to the store."""
+    from toolkit.bisect.artifacts import StoreBuilder
+
+    repo = open_repo(Path(st.source))  # its own: slots run in threads of their own
+    wt = Worktree(repo, st.directory / f"worktree-{k}")
+    builder = StoreBuilder(st, repo, wt.path, slot=k, jobs=jobs)
+
+    def build(sha: str) -> BuildResult:
+        wt.checkout(sha)
+        return builder.build(sha)
+
+    return build
 
 
 def verdict_cache(st: BisectState, repo: git.Repo, builder: Any) -> VerdictCache:
@@ -154,7 +197,7 @@ def checkout_and_build(st: BisectState, sha: str,
                        events: ev.Handler = ev.ignore) -> BuildResult:
     """Check ``sha`` out in the bisection's worktree and build it through the store."""
     with locked(st):
-        b = bisector(st, events)
+        b = bisector(st, events, prefetch=False)
         b.checkout(sha)
         built = b.build(sha)
         st.current = sha
@@ -184,7 +227,7 @@ def mark(st: BisectState, value: str, rev: str | None) -> str | None:
         raise UserError(f"{rev or sha[:10]} is the {ends[sha]} end of the range: it cannot "
                         f"be {value} (start again with other ends: 'tk bisect reset')")
     with locked(st):
-        b = bisector(st)
+        b = bisector(st, prefetch=False)
         nxt = b.mark(sha, value)
         if nxt is None:
             return None

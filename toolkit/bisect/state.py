@@ -49,6 +49,19 @@ class Step:
 
 
 @dataclass
+class BuildSpan:
+    """One build that ran (the store did not serve it): the step's own in slot 0, or one a
+    spare slot built ahead of need; spans that overlap ran at the same time."""
+
+    commit: str
+    slot: int
+    started: float  # wall clock, time.time()
+    seconds: float
+    ok: bool
+    prefetch: bool = False
+
+
+@dataclass
 class BisectState:
     """Everything needed to continue, report or reproduce a commit bisection."""
 
@@ -63,6 +76,7 @@ class BisectState:
     timeout: float | None = None  # seconds per check run; None: no limit
     on_timeout: str = "skip"  # verdict for a check run that timed out: skip | bad | good
     count: int = 1  # runs per probe; disagreement between them is flaky (skip)
+    parallel: int | None = None  # build slots (--parallel); None: 1, plus prefetch by rule
     recheck: bool = False  # run every check, even where its verdict is known
     build_options: dict[str, Any] = field(default_factory=dict)  # as given to tk build
     # How a step builds: None = tk build through the artifact store (TVM trees); a shell
@@ -70,6 +84,7 @@ class BisectState:
     build_command: str | None = None
     marks: dict[str, str] = field(default_factory=dict)  # sha -> good/bad/skip (latest)
     steps: list[Step] = field(default_factory=list)  # every probe, in the order run
+    builds: list[BuildSpan] = field(default_factory=list)  # every build that ran, any slot
     current: str | None = None  # sha checked out in the worktree (for manual marking)
     status: str = "started"  # started | running | done | stopped
     stop_reason: str | None = None  # why the last run stopped short of an answer
@@ -119,6 +134,7 @@ def load(source: Path) -> BisectState | None:
     try:
         data = json.loads(path.read_text())
         data["steps"] = [Step(**s) for s in data.get("steps", [])]
+        data["builds"] = [BuildSpan(**b) for b in data.get("builds", [])]
         known = {f.name for f in dataclasses.fields(BisectState)}
         st = BisectState(**{k: v for k, v in data.items() if k in known})
         if not (isinstance(st.commits, list) and st.commits and isinstance(st.marks, dict)

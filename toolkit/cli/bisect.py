@@ -43,7 +43,17 @@ def _(e: ev.StepStarted) -> str:
 
 
 @describe.register
-def _(e: ev.BuildDone) -> str:
+def _(e: ev.BuildStarted) -> str:
+    return f"  slot {e.slot}: building {e.commit[:10]} ahead (it may be probed next)"
+
+
+@describe.register
+def _(e: ev.BuildDone) -> str | None:
+    if e.prefetch:
+        if e.cache_hit:
+            return None  # someone stored it meanwhile: nothing to tell
+        how = f"built in {e.seconds:.1f}s" if e.ok else f"build failed ({e.message})"
+        return f"  slot {e.slot}: {e.commit[:10]} {how}"
     if not e.ok:
         return f"  build failed ({e.message or f'see {e.log}'})"
     if e.cache_hit is None:
@@ -148,6 +158,11 @@ def bisect_group() -> None:
                    "worktree ($TK_BISECT_BUILD_DIR is a build directory kept between steps; "
                    "default for CMake projects: configure once, then cmake --build).")
 @click.option("--no-build", is_flag=True, help="Build nothing: the check builds by itself.")
+@click.option("--parallel", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Build slots (TVM trees): slot 0 builds the probe, the others build the "
+                   "probes that may come next, each in its own worktree and build directory, "
+                   "sharing ccache. Default: 1, plus one prefetch slot on a machine with at "
+                   "least 4 cores and 2 of them idle (1-minute load average).")
 @click.option("--recheck", is_flag=True,
               help="Run the check everywhere, even where its verdict on the same build and tree "
                    "is known from an earlier bisection.")
@@ -156,7 +171,8 @@ def bisect_group() -> None:
 def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_text: str | None, regress: str,
               build_failure: str | None, timeout: float | None, on_timeout: str, count: int,
               recipe: dict[str, Any], build_cmd: str | None,
-              no_build: bool, recheck: bool, check_args: tuple[str, ...]) -> None:
+              no_build: bool, parallel: int | None, recheck: bool,
+              check_args: tuple[str, ...]) -> None:
     """Start a bisection between GOOD and BAD (nothing is built until 'run').
 
     \b
@@ -174,7 +190,7 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
     st = session.start(source or Path.cwd(), good, bad, words, regress=regress,
                        build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
                        count=count, build_options=recipe, build_cmd=build_cmd,
-                       no_build=no_build, recheck=recheck)
+                       no_build=no_build, recheck=recheck, parallel=parallel)
     how = {None: "tk build (artifact store)", "": "none (the check builds)"}.get(
         st.build_command, st.build_command)
     term.echo(f"bisecting {len(st.commits) - 1} commits of {st.source}: good {st.good[:10]} "
