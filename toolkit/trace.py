@@ -71,9 +71,11 @@ def chrome_trace(spans: Sequence[Span], header: dict[str, Any]) -> dict[str, Any
             args["pass"] = s.number
         if s.function is not None:
             args["function"] = s.function
+        # Both ends rounded to the nanosecond, so a span that ends where the next begins
+        # does not overlap it by a rounding.
+        ts, end = round(s.start * 1e6, 3), round(s.end * 1e6, 3)
         events.append({"ph": "X", "pid": pid, "tid": s.track, "cat": s.kind,
-                       "name": label(s), "ts": round(s.start * 1e6, 3),
-                       "dur": round(s.seconds * 1e6, 3), "args": args})
+                       "name": label(s), "ts": ts, "dur": round(end - ts, 3), "args": args})
     return timeline.chrome_document(events, header, timeline.COMPILE_MARK)
 
 
