@@ -1,8 +1,9 @@
 """`tk ext build --tvm-source`: the real v0.26.0 tree's headers against the installed wheels'
-libraries and tvm-ffi: the mismatch is said before compiling, each part on its line."""
+libraries and tvm-ffi: the mismatch is said before compiling, in one line."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -38,26 +39,40 @@ def test_versions_are_read_from_the_real_tree(source: Path) -> None:
 
 
 def test_build_says_what_does_not_match_before_compiling(source: Path, tk, tmp_path: Path) -> None:
+    """The v0.26.0 tree's headers with this Python's wheels: one line naming each part that
+    differs, exit 2, nothing compiled."""
     wheel_tvm = headers.tvm_version(_package("tvm"))
-    wheel_ffi = headers.ffi_header_version(_package("tvm_ffi"))
-    if headers.release(wheel_tvm) == "0.26" and wheel_ffi == "0.1.14":
-        pytest.skip("the installed wheels match the v0.26.0 tree: nothing to refuse")
+    wheel_ffi = importlib.metadata.version("apache-tvm-ffi")
+    if headers.release(wheel_tvm) == "0.26":
+        pytest.skip("the installed apache-tvm is a 0.26: its libraries match the v0.26.0 tree")
     assert tk("ext", "new", "src_ext", "--dir", str(tmp_path)).returncode == 0
     r = tk("ext", "build", str(tmp_path / "src_ext"), "--tvm-source", str(source))
     assert r.returncode == 2, r.stdout + r.stderr
-    assert "the TVM headers and the libraries this build would use do not match:" in r.stderr
-    if headers.release(wheel_tvm) != "0.26":
-        assert (f"TVM: the headers of {source} are TVM 0.26.dev0, the library linked "
-                f"({_package('tvm')}/lib) is TVM {wheel_tvm}") in r.stderr
-    if wheel_ffi != "0.1.14":
-        assert (f"tvm-ffi: {source}/3rdparty/tvm-ffi is 0.1.14, whose API those headers use; "
-                f"the build takes tvm-ffi {wheel_ffi} from {_package('tvm_ffi')}") in r.stderr
+    line = r.stderr[r.stderr.index("tk: error: "):].splitlines()
+    assert len(line) == 1, r.stderr
+    assert line[0] == (f"tk: error: headers and libraries of --tvm-source {source} do not match: "
+                       f"TVM: headers 0.26.dev0 ({source}), library {wheel_tvm} "
+                       f"({_package('tvm')}/lib)"), line[0]
+    assert wheel_ffi  # the tree's tvm-ffi 0.1.14 is served by any later 0.1.x: not a mismatch
     assert not (tmp_path / "src_ext" / "build" / "build.ninja").exists()  # nothing compiled
 
 
-def test_a_built_trees_own_library_matches_its_headers(source: Path) -> None:
-    problems = headers.mismatches(source, source, _package("tvm_ffi"))
-    assert not [p for p in problems if p.startswith("TVM:")]
+def _against(source: Path, ffi_version: str) -> headers.Against:
+    lib = _package("tvm") / "lib"
+    return headers.Against(tvm_root=source, ffi_root=source / headers.TREE_FFI,
+                           library_dir=lib, ffi_library=_package("tvm_ffi") / "lib" / "x.so",
+                           library_tvm="0.26.0", library_ffi=ffi_version, origin="t")
+
+
+def test_tvm_ffi_versions_match_by_abi_and_age(source: Path) -> None:
+    """Headers of tvm-ffi 0.1.14: a 0.1.15 library serves them; 0.1.13 (older) and 0.2.0
+    (another ABI) do not."""
+    assert headers.version_mismatches(_against(source, "0.1.15.post2")) == []
+    assert headers.version_mismatches(_against(source, "0.1.14")) == []
+    for lib in ("0.1.13", "0.2.0"):
+        problems = headers.version_mismatches(_against(source, lib))
+        assert problems == [f"tvm-ffi: headers 0.1.14 ({source / headers.TREE_FFI}), library "
+                            f"{lib} ({_package('tvm_ffi')}/lib/x.so) (needs ABI 0.1, >= 0.1.14)"]
 
 
 @pytest.mark.slow

@@ -22,8 +22,8 @@ def ext_group() -> None:
               help="Directory to create the project in (as DIR/NAME).")
 @click.option("--kind", type=click.Choice(["runtime", "pass"]), default="runtime",
               show_default=True,
-              help="runtime: C++ global functions, built into a wheel; pass: a Relax and a TIR "
-                   "pass with a pipeline and a workload that runs them.")
+              help="runtime: C++ global functions, built into a wheel; pass: a C++ TIR pass and "
+                   "a C++ Relax pass, with a pipeline and a workload that runs them.")
 @pass_terminal
 def new_cmd(term: Terminal, name: str, directory: str, kind: str) -> None:
     """Scaffold an extension project NAME of --kind."""
@@ -32,7 +32,8 @@ def new_cmd(term: Terminal, name: str, directory: str, kind: str) -> None:
     root = new(name, directory, kind)
     term.echo(f"created {root}")
     if kind == "pass":
-        term.echo(f"next: cd {root} && python -m pytest tests && tk dump-ir workload.py -o dump")
+        term.echo(f"next: tk ext build {root} --tvm-source TVM_TREE && (cd {root} && "
+                  "python -m pytest tests && tk dump-ir workload.py -o dump)")
     else:
         term.echo(f"next: tk ext build {root} && (cd {root} && python -m pytest tests)")
 
@@ -43,18 +44,22 @@ def new_cmd(term: Terminal, name: str, directory: str, kind: str) -> None:
 @click.option("--tvm-prebuild", default=None, metavar="DIR",
               help="A prebuilt TVM (include/ + lib/); default: the tvm of --python.")
 @click.option("--tvm-source", default=None, metavar="DIR",
-              help="A TVM source tree: its headers (checked against the libraries used first).")
+              help="A TVM source tree: its headers (checked against the libraries used first) "
+                   "and its build/lib, else the libraries of --python's tvm.")
+@click.option("--build", "build_id", default=None, metavar="ID",
+              help="A stored tk build (tk build ls): its tree's headers and its libraries.")
 @click.option("--build-type", default="RelWithDebInfo", show_default=True)
 @click.option("--jobs", "-j", type=COUNT, default=None, help="Parallel compile jobs.")
 @json_option
 @pass_terminal
 def build_cmd(term: Terminal, directory: str, python: str, tvm_prebuild: str | None,
-              tvm_source: str | None, build_type: str, jobs: int | None, as_json: bool) -> None:
+              tvm_source: str | None, build_id: str | None, build_type: str, jobs: int | None,
+              as_json: bool) -> None:
     """Configure and build the extension in DIR; write its manifest beside the library."""
     from toolkit.ext.compile import build
 
     built = build(directory, python=python, tvm_prebuild=tvm_prebuild, tvm_source=tvm_source,
-                  build_type=build_type, jobs=jobs, events=term.handle)
+                  build_id=build_id, build_type=build_type, jobs=jobs, events=term.handle)
     term.result({"library": str(built.library), "manifest": str(built.manifest_path),
                  **built.manifest}, render_built)
 
@@ -62,8 +67,8 @@ def build_cmd(term: Terminal, directory: str, python: str, tvm_prebuild: str | N
 def render_built(data: dict) -> str:
     lines = [f"built {data['library']}"]
     for link in data["links"]:
-        lines.append(f"  against {link['package']} {link['version']}: {link['path']} "
-                     f"(build id {str(link['build_id'])[:12]})")
+        what = f"{link['package']} {link['version']}: " if link["version"] else ""
+        lines.append(f"  against {what}{link['path']} (build id {str(link['build_id'])[:12]})")
     lines.append(f"  registers: {', '.join(data['globals']) or '(no global functions)'}")
     lines.append(f"  manifest: {data['manifest']}")
     return "\n".join(lines)

@@ -20,7 +20,7 @@ from typing import Any
 from toolkit import libraries
 from toolkit.errors import TkError, UserError
 from toolkit.events import Handler, Stage, ignore
-from toolkit.ext import manifest
+from toolkit.ext import headers, manifest
 from toolkit.process import run_probe
 
 PACKAGES = {"libtvm_ffi": "apache-tvm-ffi", "libtvm_runtime": "apache-tvm",
@@ -55,36 +55,23 @@ def target_python_facts(python: str) -> dict[str, Any]:
 
 def build(source_dir: str | Path, python: str = sys.executable,
           tvm_prebuild: str | None = None, tvm_source: str | None = None,
-          build_type: str = "RelWithDebInfo", jobs: int | None = None,
-          events: Handler = ignore) -> Built:
+          build_id: str | None = None, build_type: str = "RelWithDebInfo",
+          jobs: int | None = None, events: Handler = ignore) -> Built:
     """Configure and build the extension in ``source_dir`` against ``python``'s TVM (or the
-    given one); ``events`` hears a ``Stage`` and the compile's ``Progress``."""
+    given one), after checking its headers against its libraries; ``events`` hears a
+    ``Stage`` and the compile's ``Progress``."""
     from toolkit.build import ownership
     from toolkit.build.backends import BuildFailed, BuildJob, backend
     from toolkit.build.recipes import BuildPlan
-
     src = Path(source_dir).resolve()
     if not (src / "CMakeLists.txt").is_file():
         raise UserError(f"{src} has no CMakeLists.txt (make one with: tk ext new NAME)")
-    if tvm_prebuild and tvm_source:
-        raise UserError("pass --tvm-prebuild or --tvm-source, not both")
+    if sum(x is not None for x in (tvm_prebuild, tvm_source, build_id)) > 1:
+        raise UserError("pass one of --tvm-prebuild, --tvm-source, --build")
     name = project_name(src)
     facts = target_python_facts(python)
-    cmake = {"CMAKE_BUILD_TYPE": build_type, "Python_EXECUTABLE": python}
-    if tvm_source:
-        source = Path(tvm_source).resolve()
-        cmake["TVM_SOURCE_DIR"] = str(source)
-        built_tree = any((source / d / "libtvm_runtime.so").exists()
-                         for d in ("build/lib", "build"))
-        if not built_tree and facts["tvm_dir"]:
-            cmake["TVM_PREBUILD_PATH"] = facts["tvm_dir"]  # the library: the Python's wheel
-        check_headers(source, source if built_tree else facts["tvm_dir"], facts["tvm_ffi_dir"])
-    else:
-        prebuild = tvm_prebuild or facts["tvm_dir"]
-        if not prebuild:
-            raise UserError(f"{python} imports no tvm: pip install apache-tvm, or pass "
-                            "--tvm-prebuild DIR / --tvm-source DIR")
-        cmake["TVM_PREBUILD_PATH"] = str(Path(prebuild).resolve())
+    against, env = resolve(facts, python, tvm_prebuild, tvm_source, build_id)
+    cmake = {"CMAKE_BUILD_TYPE": build_type, "Python_EXECUTABLE": python, **against.cmake}
     generator = "Ninja" if shutil.which("ninja") else "Unix Makefiles"
     plan = BuildPlan(recipes=[f"ext:{name}"], options={}, cmake=cmake, env={},
                      generator=generator, targets=[name])
@@ -92,6 +79,8 @@ def build(source_dir: str | Path, python: str = sys.executable,
     # Root building someone's extension: what the build writes (the library lands in the
     # package, beside the sources) stays theirs.
     with ownership.handing_over(src, ownership.owner_of(src)):
+        events(Stage(f"checking the headers of {against.origin} against its libraries"))
+        headers.check(src, against, build_dir)
         build_dir.mkdir(exist_ok=True)
         log = build_dir / "tk-build.log"
         log.write_text("")
@@ -104,30 +93,71 @@ def build(source_dir: str | Path, python: str = sys.executable,
         except BuildFailed as e:
             missing = re.search(r"fatal error: (tvm/(?!runtime/|ffi/)[\w/.]+): No such file",
                                 str(e))
-            if missing and not tvm_source:
+            if missing and against.cmake.get("TVM_PREBUILD_PATH"):
                 e.args = (e.args[0] + f"\n  {missing.group(1)} is a TVM compiler header: the "
                           "apache-tvm wheel ships include/tvm/runtime only; build against a "
-                          "source tree's headers with --tvm-source DIR",)
+                          "source tree's headers with --tvm-source DIR (or --build ID)",)
             raise
         library = find_library(src, build_dir, name)
         data = describe_build(library, src, python, facts, cmake, result.toolchain,
-                              result.commands)
+                              result.commands, env)
+        data["tvm"]["against"] = against.origin
         path = manifest.write(library, data)
     return Built(library, path, data, log)
 
 
-def check_headers(source: Path, library_tvm: str | Path | None,
-                  ffi_package: str | None) -> None:
-    """Refuse, before compiling, headers that do not match the library and tvm-ffi used."""
-    from toolkit.ext.headers import mismatches
+def resolve(facts: dict[str, Any], python: str, tvm_prebuild: str | None,
+            tvm_source: str | None, build_id: str | None
+            ) -> tuple[headers.Against, dict[str, str] | None]:
+    """Where the headers and libraries come from, and the environment (None: the caller's)
+    in which ``python`` imports that TVM."""
+    package_ffi = Path(facts["tvm_ffi_dir"]) if facts.get("tvm_ffi_dir") else None
+    ffi_lib = package_ffi / "lib" / "libtvm_ffi.so" if package_ffi else None
+    ffi_version = facts.get("apache-tvm-ffi")
+    if build_id is not None:
+        from toolkit.build import store
 
-    problems = mismatches(source, Path(library_tvm) if library_tvm else None,
-                          Path(ffi_package) if ffi_package else None)
-    if problems:
-        raise UserError("the TVM headers and the libraries this build would use do not match:"
-                        + "".join(f"\n  {p}" for p in problems)
-                        + "\n  build with the Python whose apache-tvm / apache-tvm-ffi match "
-                          "that tree (--python), or point --tvm-source at the matching tree")
+        record = store.find(build_id)
+        tree = Path(record.source.dir)
+        lib_dir = record.lib_dir
+        own_ffi = lib_dir / "libtvm_ffi.so"
+        if own_ffi.is_file():  # the tree's tvm-ffi, built with it
+            ffi_lib, ffi_version = own_ffi, headers.ffi_header_version(tree / headers.TREE_FFI)
+        against = headers.Against(
+            tvm_root=tree, ffi_root=headers.tree_ffi_root(tree, package_ffi),
+            library_dir=lib_dir, ffi_library=ffi_lib,
+            library_tvm=record.check.tvm_version if record.check else None,
+            library_ffi=ffi_version, origin=f"--build {record.id}",
+            cmake={"TVM_SOURCE_DIR": str(tree), "TVM_LIBRARY_DIR": str(lib_dir),
+                   **({"TVM_FFI_LIBRARY": str(ffi_lib)} if ffi_lib else {})})
+        return against, {**os.environ, **store.env_of(record)}
+    if tvm_source is not None:
+        tree = Path(tvm_source).resolve()
+        built = next((tree / d for d in ("build/lib", "build")
+                      if (tree / d / "libtvm_runtime.so").is_file()), None)
+        wheel = Path(facts["tvm_dir"]) if facts.get("tvm_dir") else None
+        if built is None and wheel is None:
+            raise UserError(f"--tvm-source {tree} has no built libraries (build/lib) and "
+                            f"{python} imports no tvm whose libraries to use")
+        lib_dir = built or wheel / "lib"
+        cmake = {"TVM_SOURCE_DIR": str(tree), "TVM_LIBRARY_DIR": str(lib_dir)}
+        return headers.Against(
+            tvm_root=tree, ffi_root=headers.tree_ffi_root(tree, package_ffi),
+            library_dir=lib_dir, ffi_library=ffi_lib,
+            library_tvm=headers.tvm_version(built.parent if built else wheel),
+            library_ffi=ffi_version, origin=f"--tvm-source {tree}", cmake=cmake), None
+    prebuild = tvm_prebuild or facts["tvm_dir"]
+    if not prebuild:
+        raise UserError(f"{python} imports no tvm: pip install apache-tvm, or pass "
+                        "--tvm-prebuild DIR / --tvm-source DIR / --build ID")
+    root = Path(prebuild).resolve()
+    if package_ffi is None:
+        raise UserError(f"{python} imports no tvm_ffi: pip install apache-tvm-ffi")
+    return headers.Against(
+        tvm_root=root, ffi_root=package_ffi, library_dir=root / "lib", ffi_library=ffi_lib,
+        library_tvm=headers.tvm_version(root), library_ffi=ffi_version,
+        origin=f"--tvm-prebuild {root}" if tvm_prebuild else f"the tvm of {python}",
+        cmake={"TVM_PREBUILD_PATH": str(root)}), None
 
 
 def find_library(src: Path, build_dir: Path, name: str) -> Path:
@@ -140,7 +170,7 @@ def find_library(src: Path, build_dir: Path, name: str) -> Path:
 
 def describe_build(library: Path, src: Path, python: str, facts: dict[str, Any],
                    cmake: dict[str, str], toolchain: dict[str, str],
-                   commands: list[str]) -> dict[str, Any]:
+                   commands: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     lib = libraries.describe(library, with_sha256=True)
     links = []
     for b in libraries.resolve(lib, loaded=[]):
@@ -168,21 +198,24 @@ def describe_build(library: Path, src: Path, python: str, facts: dict[str, Any],
         "source_dir": str(src),
         "python": python,
         "tvm": {"package_dir": cmake.get("TVM_PREBUILD_PATH") or facts.get("tvm_dir"),
-                "source_dir": cmake.get("TVM_SOURCE_DIR"), "version": facts.get("apache-tvm")},
+                "source_dir": cmake.get("TVM_SOURCE_DIR"),
+                "library_dir": cmake.get("TVM_LIBRARY_DIR"), "version": facts.get("apache-tvm")},
         "tvm_ffi": {"package_dir": facts.get("tvm_ffi_dir"),
                     "version": facts.get("apache-tvm-ffi"),
                     "abi": manifest.ffi_abi(facts.get("apache-tvm-ffi"))},
         "links": links,
-        "globals": registered_globals(library, python),
+        "globals": registered_globals(library, python, env),
         "built": {"time": datetime.datetime.now(datetime.timezone.utc).isoformat(
                       timespec="seconds"),
                   "cmake": cmake, "toolchain": toolchain, "commands": commands},
     }
 
 
-def registered_globals(library: Path, python: str = sys.executable) -> list[str]:
-    """Load the library in a fresh ``python`` after import tvm; the names it added."""
-    ran = run_probe("extlibs", "globals", str(library), python=python)
+def registered_globals(library: Path, python: str = sys.executable,
+                       env: dict[str, str] | None = None) -> list[str]:
+    """Load the library in a fresh ``python`` (in ``env``) after import tvm; the names it
+    added."""
+    ran = run_probe("extlibs", "globals", str(library), python=python, env=env)
     record = ran.stage("globals")
     if record is not None:
         if not record["ok"]:

@@ -10,9 +10,11 @@ from pathlib import Path
 from toolkit.errors import UserError
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-# One template per kind: runtime (C++ global functions, a wheel), pass (Relax + TIR passes
-# in Python, a pipeline and a workload that runs them).
+# One template per kind: runtime (C++ global functions, a wheel), pass (a C++ TIR pass and a
+# C++ Relax pass, their Python wrappers, a pipeline and a workload that runs them). Every kind
+# also gets COMMON: the CMake module that picks the TVM to build against.
 TEMPLATES = {"runtime": DATA / "ext_template", "pass": DATA / "ext_template_pass"}
+COMMON = DATA / "ext_common"
 PLACEHOLDER = "__NAME__"
 DEPENDENCIES = '"__DEPENDENCIES__"'  # the quoted item of pyproject.toml's dependency list
 RESERVED = {"tvm", "tvm_ffi", "toolkit", "test", "tests", "lib"}
@@ -56,10 +58,10 @@ def new(name: str, directory: str | Path | None = None, kind: str = "runtime") -
     root = Path(directory or ".").resolve() / name
     if root.exists() and any(root.iterdir()):
         raise UserError(f"{root} already exists and is not empty; pick another --dir or name")
-    for src in sorted(template.rglob("*")):
+    for base, src in sorted((b, f) for b in (COMMON, template) for f in b.rglob("*")):
         if src.is_dir() or "__pycache__" in src.parts:
             continue
-        rel = Path(*(part.replace(PLACEHOLDER, name) for part in src.relative_to(template).parts))
+        rel = Path(*(part.replace(PLACEHOLDER, name) for part in src.relative_to(base).parts))
         dst = root / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         text = src.read_text()

@@ -10,7 +10,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import __NAME__  # noqa: E402
 import tvm  # noqa: E402
 import tvm_ffi  # noqa: E402
-from tvm.script import tirx as T  # noqa: E402
 
 
 def test_globals_are_registered():
@@ -30,12 +29,3 @@ def test_tensor_functions():
     np.testing.assert_allclose(x.numpy(), [0.5, 1.5, 2.5, 3.5])
     assert __NAME__.scratch_sum(x) == 8.0
 
-
-def test_python_pass_tags_primfuncs():
-    @T.prim_func
-    def double(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
-        for i, j in T.grid(4, 4):
-            B[i, j] = A[i, j] * T.float32(2)
-
-    mod = __NAME__.passes.tag_param_count(tvm.IRModule({"double": double}))
-    assert int(mod["double"].attrs["__NAME__.num_params"]) == 2

@@ -24,6 +24,4 @@ greet = tvm_ffi.get_global_func("__NAME__.greet")
 add_inplace = tvm_ffi.get_global_func("__NAME__.add_inplace")
 scratch_sum = tvm_ffi.get_global_func("__NAME__.scratch_sum")
 
-from . import passes  # noqa: E402  (needs tvm, loaded above)
-
-__all__ = ["add_one", "greet", "add_inplace", "scratch_sum", "passes", "tvm"]
+__all__ = ["add_one", "greet", "add_inplace", "scratch_sum", "tvm"]

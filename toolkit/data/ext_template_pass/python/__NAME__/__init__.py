@@ -1,13 +1,27 @@
-"""__NAME__: out-of-tree TVM compiler passes (a Relax pass and a TIR pass) in Python.
+"""__NAME__: out-of-tree TVM compiler passes in C++ (a TIR pass and a Relax pass).
 
-Registered with TVM's pass infrastructure by its decorators, under the names
-``__NAME__.TagRelaxFunctions`` and ``__NAME__.TagPrimFuncs``: they run in a
+Importing it puts TVM in the process first (libtvm_compiler, libtvm_runtime, libtvm_ffi), then
+loads lib/lib__NAME__.so, which binds to those same copies (ld.so finds them loaded by their
+sonames) and whose static initialisers register
+``__NAME__.transform.CountStores`` and ``__NAME__.transform.CountCalls`` with tvm-ffi; the
+wrappers in ``transform`` return them as ``tvm.transform.Pass`` objects, which run in a
 ``tvm.transform.Sequential`` / ``tvm.compile(..., relax_pipeline=...)`` like TVM's own, and
-``tk dump-ir`` records them like TVM's own. Nothing here imports tk.
+which ``tk dump-ir`` records like TVM's own. Nothing here imports tk.
 """
 
-from .pipeline import pipeline
-from .relax_passes import TagRelaxFunctions
-from .tir_passes import TagPrimFuncs
+import ctypes
+from pathlib import Path
 
-__all__ = ["TagRelaxFunctions", "TagPrimFuncs", "pipeline"]
+import tvm  # first: the library's TVM dependencies are then the ones already loaded
+
+LIBRARY = Path(__file__).resolve().parent / "lib" / "lib__NAME__.so"
+
+if not LIBRARY.exists():
+    raise ImportError(f"{LIBRARY} is not built: run `tk ext build {Path(__file__).parents[2]} "
+                      "--tvm-source TVM_TREE`")
+_HANDLE = ctypes.CDLL(str(LIBRARY), ctypes.RTLD_GLOBAL)
+
+from . import transform  # noqa: E402  (its functions are the library's, registered above)
+from .pipeline import pipeline  # noqa: E402
+
+__all__ = ["transform", "pipeline", "tvm"]

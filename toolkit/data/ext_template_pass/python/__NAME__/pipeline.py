@@ -8,14 +8,13 @@ In-tree, this would be an edit of ``python/tvm/relax/pipeline.py``.
 import tvm
 from tvm import relax
 
-from .relax_passes import TagRelaxFunctions
-from .tir_passes import TagPrimFuncs
+from .transform import CountCalls, CountStores
 
 pipeline = tvm.transform.Sequential(
     [
-        TagRelaxFunctions,
+        CountCalls(),
         relax.pipeline.zero_pipeline(),  # LegalizeOps: Relax operators become PrimFuncs
-        TagPrimFuncs,
+        CountStores(),
         relax.pipeline.default_build_pipeline(),
     ],
     name="__NAME__.pipeline",
