@@ -113,7 +113,9 @@ def resolve(facts: dict[str, Any], python: str, tvm_prebuild: str | None,
     in which ``python`` imports that TVM."""
     package_ffi = Path(facts["tvm_ffi_dir"]) if facts.get("tvm_ffi_dir") else None
     ffi_lib = package_ffi / "lib" / "libtvm_ffi.so" if package_ffi else None
-    ffi_version = facts.get("apache-tvm-ffi")
+    # The package's libtvm_ffi is as new as the headers it ships (its c_api.h version; the
+    # distribution's version can lag it: apache-tvm-ffi 0.1.15.post2 ships 0.1.16 headers).
+    ffi_version = headers.ffi_header_version(package_ffi) if package_ffi else None
     if build_id is not None:
         from toolkit.build import store
 
