@@ -107,6 +107,25 @@ def test_the_passes_run_in_a_tk_compile_and_show_in_the_dump(project: Path,
     assert f"forward: appears after #1 {NAME}.CountCalls" in calls.stdout, calls.stdout
 
 
+def test_the_pass_extension_ships_as_a_wheel_beside_apache_tvm(project: Path, tree: Path,
+                                                                python026: str) -> None:
+    import zipfile
+
+    from toolkit import libraries
+
+    r = run_tk("ext", "wheel", str(project), "--python", python026, "--tvm-source", str(tree),
+               "--out", str(project / "wheels"), "--json")
+    assert r.returncode == 0, r.stderr
+    wheel = Path(json.loads(r.stdout)["wheel"])
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        z.extract(f"{NAME}/lib/lib{NAME}.so", project / "unzipped")
+    assert {f"{NAME}/transform.py", f"{NAME}/_ffi_api.py", f"{NAME}/pipeline.py"} <= names
+    lib = libraries.describe(project / "unzipped" / NAME / "lib" / f"lib{NAME}.so")
+    assert "libtvm_compiler.so" in lib.needed  # found in the apache-tvm wheel's tvm/lib
+    assert lib.runpath == ["$ORIGIN/../../tvm/lib", "$ORIGIN/../../tvm_ffi/lib"]
+
+
 def test_a_function_the_wheel_does_not_export_is_refused_before_compiling(
         tmp_path: Path, tree: Path, python026: str) -> None:
     """relax::PostOrderVisit is declared without TVM_DLL: the wheel (HIDE_PRIVATE_SYMBOLS)
@@ -123,7 +142,9 @@ def test_a_function_the_wheel_does_not_export_is_refused_before_compiling(
     line = r.stderr[r.stderr.index("tk: error: "):].splitlines()[0]
     assert line.startswith(f"tk: error: headers and libraries of --tvm-source {tree} do not "
                            "match: symbols: the headers declare tvm::relax::PostOrderVisit("), line
-    assert "which libtvm_runtime.so, libtvm_compiler.so, libtvm_ffi.so in " in line
+    assert "which libtvm_runtime.so, libtvm_compiler.so in " in line
+    assert "/tvm/lib and libtvm_ffi.so in " in line
+    assert line.endswith("/tvm_ffi/lib do not export"), line
     assert not list((tmp_path / "hidden" / "build").rglob("*.o"))  # nothing compiled
 
 

@@ -78,15 +78,21 @@ def render_built(data: dict) -> str:
 @click.argument("directory", default=".", metavar="[DIR]")
 @python_option
 @click.option("--out", default=None, metavar="DIR", help="Where to write it (default DIR/dist).")
+@click.option("--tvm-source", default=None, metavar="DIR",
+              help="Compile against this TVM source tree's headers (compiler passes need them).")
+@click.option("--build", "build_id", default=None, metavar="ID",
+              help="Compile against a stored tk build's tree and libraries.")
 @click.option("--jobs", "-j", type=COUNT, default=None, help="Parallel compile jobs.")
 @json_option
 @pass_terminal
-def wheel_cmd(term: Terminal, directory: str, python: str, out: str | None, jobs: int | None,
+def wheel_cmd(term: Terminal, directory: str, python: str, out: str | None,
+              tvm_source: str | None, build_id: str | None, jobs: int | None,
               as_json: bool) -> None:
     """Build DIR and package it as a relocatable wheel ($ORIGIN RUNPATH, no tk at run time)."""
     from toolkit.ext.wheel import build_wheel
 
-    w = build_wheel(directory, out_dir=out, python=python, jobs=jobs)
+    w = build_wheel(directory, out_dir=out, python=python, jobs=jobs, tvm_source=tvm_source,
+                    build_id=build_id)
     term.result({"wheel": str(w.path), "runpath": w.runpath, "requires": w.requires},
                 lambda d: "\n".join([f"wheel {d['wheel']}",
                                      f"  RUNPATH {':'.join(d['runpath']) or '-'}",

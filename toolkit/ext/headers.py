@@ -157,10 +157,10 @@ def probe_source(project: Path, against: Against) -> tuple[str, bool]:
 
 
 def probe_symbols(project: Path, against: Against, build_dir: Path
-                  ) -> tuple[list[str], list[Path]]:
+                  ) -> tuple[list[str], list[Path], bool]:
     """Compile the probe into a shared library against the headers (not linked to TVM) and
     return the TVM / tvm-ffi symbols it needs that the libraries do not export, demangled,
-    and the libraries asked.
+    the libraries asked, and whether the compiler's were wanted.
     The answer is kept in ``build_dir`` for the same probe, headers and libraries."""
     source, compiler = probe_source(project, against)
     libs = against.libraries(compiler)
@@ -179,7 +179,7 @@ def probe_symbols(project: Path, against: Against, build_dir: Path
     if cache.is_file():
         kept = json.loads(cache.read_text())
         if kept.get("key") == key:
-            return kept["missing"], libs
+            return kept["missing"], libs, compiler
     with tempfile.TemporaryDirectory(prefix="tk-ext-probe-") as tmp:
         out = Path(tmp) / "libprobe.so"
         ran = subprocess.run([*cmd, str(out)], input=source, capture_output=True, text=True)
@@ -193,7 +193,7 @@ def probe_symbols(project: Path, against: Against, build_dir: Path
     missing = demangle(missing)
     build_dir.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"key": key, "missing": missing}) + "\n")
-    return missing, libs
+    return missing, libs, compiler
 
 
 def demangle(symbols: list[str]) -> list[str]:
@@ -210,13 +210,19 @@ def check(project: Path, against: Against, build_dir: Path) -> None:
     what differs (exit 2)."""
     problems = version_mismatches(against)
     if not problems:
-        missing, libs = probe_symbols(project, against, build_dir)
+        missing, libs, compiler = probe_symbols(project, against, build_dir)
         if missing:
             shown = "; ".join(missing[:3]) + (f" and {len(missing) - 3} more"
                                               if len(missing) > 3 else "")
-            names = ", ".join(p.name for p in libs)
-            problems.append(f"symbols: the headers declare {shown}, which {names} in "
-                            f"{against.library_dir} do not export")
+            where: dict[Path, list[str]] = {}
+            for lib in libs:
+                where.setdefault(lib.parent, []).append(lib.name)
+            names = " and ".join(f"{', '.join(n)} in {d}" for d, n in where.items())
+            runtime_only = compiler and not any(
+                p.name in ("libtvm_compiler.so", "libtvm.so") for p in libs)
+            problems.append(f"symbols: the headers declare {shown}, which {names} do not "
+                            "export" + (f" (no libtvm_compiler in {against.library_dir}: a "
+                                        "runtime-only build)" if runtime_only else ""))
     if problems:
         raise UserError(f"headers and libraries of {against.origin} do not match: "
                         + " | ".join(problems))

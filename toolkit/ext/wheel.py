@@ -59,13 +59,16 @@ def project_metadata(src: Path) -> dict[str, Any]:
 
 
 def build_wheel(source_dir: str | Path, out_dir: str | Path | None = None,
-                python: str = sys.executable, jobs: int | None = None) -> Wheel:
+                python: str = sys.executable, jobs: int | None = None,
+                tvm_source: str | None = None, build_id: str | None = None) -> Wheel:
+    """Build as ``tk ext build`` does (``tvm_source`` / ``build_id``: the headers of a tree,
+    for compiler passes), then package; the wheel's library finds the apache-tvm wheel's."""
     from toolkit.ext.compile import build, project_name
 
     src = Path(source_dir).resolve()
     meta = project_metadata(src)
     name = project_name(src)
-    build(src, python=python, jobs=jobs)
+    build(src, python=python, jobs=jobs, tvm_source=tvm_source, build_id=build_id)
     stage = src / "build" / "wheel-stage"
     shutil.rmtree(stage, ignore_errors=True)
     cmd = ["cmake", "--install", str(src / "build"), "--prefix", str(stage)]
