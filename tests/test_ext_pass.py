@@ -149,5 +149,5 @@ def test_a_function_the_wheel_does_not_export_is_refused_before_compiling(
 
 
 def test_kinds_not_scaffolded_are_refused(tmp_path: Path) -> None:
-    r = run_tk("ext", "new", "dpu", "--kind", "target", "--dir", str(tmp_path))
-    assert r.returncode == 2 and "'target' is not one of 'runtime', 'pass'" in r.stderr
+    r = run_tk("ext", "new", "dpu", "--kind", "dpu", "--dir", str(tmp_path))
+    assert r.returncode == 2 and "'dpu' is not one of 'runtime', 'pass'" in r.stderr

@@ -8,6 +8,7 @@ import click
 from toolkit.cli.options import (
     build_options,
     entry_option,
+    ext_option,
     json_option,
     target_option,
     workload_argument,
@@ -18,6 +19,7 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @click.command("compile")
 @workload_argument
 @target_option
+@ext_option
 @entry_option
 @build_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
@@ -30,11 +32,12 @@ from toolkit.cli.terminal import Terminal, pass_terminal
               help="Write generated sources (host LLVM IR, CUDA .cu, ...) into this directory.")
 @json_option
 @pass_terminal
-def compile_cmd(term: Terminal, workload: str, target: str, entry: str | None, build: dict[str, Any],
-                output: Path | None, cc: str | None, emit_source: Path | None,
-                as_json: bool) -> None:
+def compile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, ...],
+                entry: str | None, build: dict[str, Any], output: Path | None, cc: str | None,
+                emit_source: Path | None, as_json: bool) -> None:
     """Compile WORKLOAD (builtin:NAME, a .py or an .onnx file) for a target."""
     from toolkit.errors import UserError
+    from toolkit.ext.loader import use
     from toolkit.tvm_side import stack
     from toolkit.tvm_side import target as targets
     from toolkit.tvm_side import workload as workloads
@@ -45,6 +48,8 @@ def compile_cmd(term: Terminal, workload: str, target: str, entry: str | None, b
         from toolkit.outputs import probe_writable
 
         probe_writable(output.parent, f"-o {output}")
+    for ext in extensions:
+        use(ext)
     options = stack.build_options(**build)
     wl = workloads.load(workload, entry=entry)
     compiled = stack.compile(wl, targets.resolve(target), options=options)

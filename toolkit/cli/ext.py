@@ -20,10 +20,11 @@ def ext_group() -> None:
 @click.argument("name")
 @click.option("--dir", "directory", default=".", show_default=True,
               help="Directory to create the project in (as DIR/NAME).")
-@click.option("--kind", type=click.Choice(["runtime", "pass"]), default="runtime",
-              show_default=True,
+@click.option("--kind", type=click.Choice(["runtime", "pass", "target", "codegen"]),
+              default="runtime", show_default=True,
               help="runtime: C++ global functions, built into a wheel; pass: a C++ TIR pass and "
-                   "a C++ Relax pass, with a pipeline and a workload that runs them.")
+                   "a C++ Relax pass, with a pipeline and a workload that runs them; target (= "
+                   "codegen): a device, its C++ device API and a code generator emitting C.")
 @pass_terminal
 def new_cmd(term: Terminal, name: str, directory: str, kind: str) -> None:
     """Scaffold an extension project NAME of --kind."""
@@ -34,6 +35,9 @@ def new_cmd(term: Terminal, name: str, directory: str, kind: str) -> None:
     if kind == "pass":
         term.echo(f"next: tk ext build {root} --tvm-source TVM_TREE && (cd {root} && "
                   "python -m pytest tests && tk dump-ir workload.py -o dump)")
+    elif kind in ("target", "codegen"):
+        term.echo(f"next: tk ext build {root} && (cd {root} && python -m pytest tests) && "
+                  f"tk run builtin:mlp --ext {root} --target {name} --check")
     else:
         term.echo(f"next: tk ext build {root} && (cd {root} && python -m pytest tests)")
 

@@ -54,6 +54,12 @@ target_option = click.option(
     "--target", "-t", default="llvm", show_default=True,
     help="Target: 'llvm', 'cuda -arch=sm_80', or JSON like '{\"kind\": \"cuda\"}'.",
 )
+# Extensions the command loads before it reads the workload and the target: a device's target
+# and codegen, passes, global functions (toolkit.ext.loader.use).
+ext_option = click.option(
+    "--ext", "extensions", multiple=True, metavar="DIR|LIB.so",
+    help="Load this TVM extension first: a 'tk ext new' project or its package directory "
+         "(library checked, then package imported), or a library (repeatable).")
 
 
 def _json_mode(ctx: click.Context, param: click.Parameter, value: bool) -> bool:

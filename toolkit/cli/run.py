@@ -10,6 +10,7 @@ from toolkit.cli.options import (
     TOLERANCE,
     build_options,
     entry_option,
+    ext_option,
     json_option,
     remote_options,
     target_option,
@@ -21,6 +22,7 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @click.command("run")
 @workload_argument
 @target_option
+@ext_option
 @entry_option
 @build_options
 @remote_options
@@ -34,14 +36,18 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @click.option("--atol", type=TOLERANCE, default=1e-4, show_default=True)
 @json_option
 @pass_terminal
-def run_cmd(term: Terminal, workload: str, target: str, entry: str | None, build: dict[str, Any],
-            remote: dict[str, Any] | None, inputs: Path | None, seed: int, check: bool,
-            rtol: float, atol: float, as_json: bool) -> int:
+def run_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, ...],
+            entry: str | None, build: dict[str, Any], remote: dict[str, Any] | None,
+            inputs: Path | None, seed: int, check: bool, rtol: float, atol: float,
+            as_json: bool) -> int:
     """Run WORKLOAD (or a library from 'tk compile -o') on the target's device, or a remote one."""
+    from toolkit.ext.loader import use
     from toolkit.tvm_side import stack
     from toolkit.tvm_side import target as targets
     from toolkit.tvm_side import workload as workloads
 
+    for ext in extensions:
+        use(ext)
     options = stack.build_options(**build)
     wl = workloads.load(workload, seed=seed, entry=entry)
     args = read_inputs(inputs, wl) if inputs else wl.make_inputs(seed)

@@ -275,3 +275,57 @@ def _dlopen(path: str, lib: libraries.Library) -> Any:
         extra = hint(str(e))
         raise TkError(f"dlopen refused {Path(path).name}: {e}"
                       + (f"\n  {extra}" if extra else "")) from None
+
+
+def use(spec: str | Path, force: bool = False) -> list[str]:
+    """Load an extension for a command (``--ext``); the global functions it registered.
+
+    ``spec`` is a library (loaded by ``load_extension``), or a Python package: a ``tk ext new``
+    project (its ``python/<name>/``) or the package directory itself. A package's library
+    (``lib/lib<name>.so``), when it has one, goes through ``load_extension`` first - checked,
+    then mapped - and then the package is imported, so that what it registers in Python (a
+    code generator, a target, passes) is there too.
+    """
+    path = Path(spec).resolve()
+    if not path.exists():
+        raise UserError(f"--ext {spec}: no such file or directory")
+    if path.is_file():
+        return load_extension(path, force=force).registered
+    package = _package_dir(path, spec)
+    name = package.name
+    ensure_tvm()
+    before = global_names()
+    library = package / "lib" / f"lib{name}.so"
+    if library.is_file():
+        load_extension(library, force=force)
+    elif (package.parent.parent / "CMakeLists.txt").is_file():
+        raise UserError(f"--ext {spec}: {library} is not built; run: tk ext build "
+                        f"{package.parent.parent}")
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        where = Path(getattr(loaded, "__file__", "") or "").parent
+        if where != package:
+            raise UserError(f"--ext {spec}: a module named {name} is already imported from "
+                            f"{where or 'elsewhere'}; rename the extension")
+    else:
+        import importlib
+
+        sys.path.insert(0, str(package.parent))
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - the extension's own code failed
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise UserError(f"--ext {spec}: importing {name} failed: {first}") from e
+    return sorted(global_names() - before)
+
+
+def _package_dir(path: Path, spec: str | Path) -> Path:
+    """The Python package a directory is, or the one a project holds under python/."""
+    if (path / "__init__.py").is_file():
+        return path
+    found = sorted(p.parent for p in (path / "python").glob("*/__init__.py"))
+    if len(found) != 1:
+        raise UserError(f"--ext {spec}: not an extension (expected a package directory, a "
+                        "project with one package under python/ as 'tk ext new' makes, or a "
+                        "library .so)")
+    return found[0]

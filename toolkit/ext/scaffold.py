@@ -11,9 +11,13 @@ from toolkit.errors import UserError
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 # One template per kind: runtime (C++ global functions, a wheel), pass (a C++ TIR pass and a
-# C++ Relax pass, their Python wrappers, a pipeline and a workload that runs them). Every kind
-# also gets COMMON: the CMake module that picks the TVM to build against.
-TEMPLATES = {"runtime": DATA / "ext_template", "pass": DATA / "ext_template_pass"}
+# C++ Relax pass, their Python wrappers, a pipeline and a workload that runs them), target (a
+# device: its C++ device API, its code generator, its target and pipeline). codegen is the
+# target scaffold: TVM reaches a code generator only through a target kind
+# (target.build.<kind>), and a target kind compiles nothing without one. Every kind also gets
+# COMMON: the CMake module that picks the TVM to build against.
+TEMPLATES = {"runtime": DATA / "ext_template", "pass": DATA / "ext_template_pass",
+             "target": DATA / "ext_template_target", "codegen": DATA / "ext_template_target"}
 COMMON = DATA / "ext_common"
 PLACEHOLDER = "__NAME__"
 DEPENDENCIES = '"__DEPENDENCIES__"'  # the quoted item of pyproject.toml's dependency list

@@ -215,7 +215,28 @@ def compile(
 
 
 def _pipelines(workload: Workload, options: BuildOptions, target: Any) -> dict[str, Any]:
-    """``tvm.compile``'s pipeline arguments: ``--pipeline`` wins over the workload's own.
+    """``tvm.compile``'s pipeline arguments: ``--pipeline`` wins over the workload's own, and
+    both over the TIR pipeline an out-of-tree device brings (``_device_tir_pipeline``)."""
+    chosen = _chosen_pipelines(workload, options, target)
+    device = _device_tir_pipeline(target)
+    if device is not None and "tir_pipeline" not in chosen:
+        chosen["tir_pipeline"] = device
+    return chosen
+
+
+def _device_tir_pipeline(target: Any) -> str | None:
+    """The TIR pipeline of an extension's device: an ``ext_dev`` target (an out-of-tree
+    device, ``tk ext new --kind target``) whose key names a TIR pipeline the extension
+    registered (``register_tir_pipeline``). In-tree, TVM's ``get_default_tir_pipeline(target)``
+    would return it, as it does adreno's for the key adreno."""
+    if target.kind.name != "ext_dev":
+        return None
+    known = _tir_pipelines()
+    return next((str(key) for key in target.keys if str(key) in known), None)
+
+
+def _chosen_pipelines(workload: Workload, options: BuildOptions, target: Any) -> dict[str, Any]:
+    """The pipelines asked for: ``--pipeline``, else the workload's own.
 
     A Relax pipeline other than the build pipelines (``zero``: legalize + fuse) only
     transforms, so it runs before the target's default one, as TVM's tutorials chain them.

@@ -1,0 +1,110 @@
+"""`tk ext new --kind target` (= codegen): an out-of-tree device - device API in the
+extension's C++ library, a code generator emitting C, a target and its pipeline - built
+against the installed wheel, running tk's builtin workloads with `tk run --ext --check`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+NAME = "accel"
+
+
+@pytest.fixture(scope="module")
+def project():
+    """A target scaffold built by `tk ext build` against the installed wheel."""
+    from conftest import run_tk
+
+    # Not tmp_path_factory: pytest sessions running beside this one prune its base dirs.
+    work = Path(tempfile.mkdtemp(prefix="tk-ext-target-"))
+    r = run_tk("ext", "new", NAME, "--kind", "target", "--dir", str(work))
+    assert r.returncode == 0, r.stderr
+    assert f"--ext {work / NAME} --target {NAME} --check" in r.stdout
+    r = run_tk("ext", "build", str(work / NAME))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"registers: {NAME}.device_stats, device_api.ext_dev" in r.stdout
+    yield work / NAME
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def test_target_scaffold_passes_its_own_tests_without_tk(project: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                       cwd=project, capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "4 passed" in p.stdout
+
+
+def test_tk_run_checks_a_builtin_on_the_device_with_the_generated_c(project: Path, tk,
+                                                                   tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    r = tk("run", "builtin:mlp", "--ext", str(project), "--target", NAME, "--check", "--json",
+           env={f"{NAME}_DUMP": str(dump)})
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["device"] == "ext_dev:0"
+    assert report["check"]["ok"] and report["check"]["against"] == "reference"
+    code = (dump / "kernels.c").read_text()
+    # Each of the model's operators became a kernel of the generated C, with its packed entry.
+    for kernel in ("matmul_kernel", "relu_kernel", "add_kernel"):
+        assert f"int32_t __tvm_ffi_{kernel}(" in code, code[:2000]
+
+
+def test_the_generated_c_is_what_ran(project: Path, tk, tmp_path: Path) -> None:
+    """A codegen that prints max as min (relu becomes min(x, 0)) makes the same run fail its
+    check: the numbers came from the C this extension generated, not another code path."""
+    broken = tmp_path / NAME
+    shutil.copytree(project, broken, ignore=shutil.ignore_patterns("build", "__pycache__"))
+    codegen = broken / "python" / NAME / "codegen.py"
+    text = codegen.read_text()
+    choice = "'<' if isinstance(e, tirx.Min) else '>'"
+    assert choice in text
+    codegen.write_text(text.replace(choice, "'>' if isinstance(e, tirx.Min) else '<'"))
+    r = tk("run", "builtin:mlp", "--ext", str(broken), "--target", NAME, "--check")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "check against reference: MISMATCH" in r.stdout
+
+
+def test_a_tir_workload_compiles_for_the_device_through_its_pipeline(project: Path, tk,
+                                                                     tmp_path: Path) -> None:
+    r = tk("run", "builtin:matmul", "--ext", str(project / "python" / NAME), "--target", NAME,
+           "--check")
+    assert r.returncode == 0, r.stderr
+    assert "on ext_dev:0" in r.stdout and "check against reference: OK" in r.stdout
+
+
+def test_bad_targets_and_extensions_are_one_line_exit_2(project: Path, tk,
+                                                         tmp_path: Path) -> None:
+    unknown = tk("run", "builtin:mlp", "--ext", str(project), "--target", "no_such_kind")
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip().splitlines() == [
+        "tk: error: TVM rejects target 'no_such_kind': Target kind \"no_such_kind\" is not "
+        "defined. Target creation from string failed: no_such_kind"]
+    unloaded = tk("run", "builtin:mlp", "--target", NAME)  # the device's extension not loaded
+    assert unloaded.returncode == 2 and len(unloaded.stderr.strip().splitlines()) == 1
+    assert f"Target kind \"{NAME}\" is not defined" in unloaded.stderr
+    missing = tk("compile", "builtin:mlp", "--ext", str(tmp_path / "nowhere"), "--target", NAME)
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"tk: error: --ext {tmp_path / 'nowhere'}: no such file " \
+                                     "or directory"
+    kind = tk("ext", "new", "dpu", "--kind", "dpu", "--dir", str(tmp_path))
+    assert kind.returncode == 2 and "'dpu' is not one of" in kind.stderr
+
+
+def test_codegen_is_the_target_scaffold(tk, tmp_path: Path) -> None:
+    for kind in ("target", "codegen"):
+        r = tk("ext", "new", "dev", "--kind", kind, "--dir", str(tmp_path / kind))
+        assert r.returncode == 0, r.stderr
+    files = [sorted(str(p.relative_to(tmp_path / kind / "dev"))
+                    for p in (tmp_path / kind / "dev").rglob("*") if p.is_file())
+             for kind in ("target", "codegen")]
+    assert files[0] == files[1] and "src/device_api.cc" in files[0]
