@@ -27,6 +27,7 @@ from typing import Any
 
 import toolkit
 from toolkit.errors import TvmFailure
+from toolkit.explain.cause import one_line
 from toolkit.trace import CODEGEN, COMPILE, DLIGHT, PASS, PYTHON, Span
 from toolkit.tvm_side import compat, stack
 from toolkit.tvm_side import target as targets
@@ -113,14 +114,17 @@ class _Passes:
         self.numbering.end(functions(mod))
         self.clock.hooks += time.perf_counter() - t0
 
-    def abandon(self) -> None:
-        """The compile raised: the passes still open end now, marked failed."""
+    def abandon(self) -> Span | None:
+        """The compile raised: the passes still open end now, marked failed. Returns the
+        innermost, the pass that raised (None when it raised outside every pass)."""
         end = self.clock.now()
         for span in self.open:
             span.seconds = end - span.start
             span.args["status"] = "failed"
+        failed = self.open[-1] if self.open else None
         self.open.clear()
         self.numbering.abandon()
+        return failed
 
 
 class _Calls:
@@ -265,7 +269,12 @@ def trace(workload: Workload, target: str | targets.Target, *, min_seconds: floa
             end = clock.now()
     wall = time.perf_counter() - clock.origin
     calls.close()
-    passes.abandon()
+    failed = passes.abandon()
+    if failure is not None and failed is not None:
+        cause = failure.__cause__ or failure
+        failure = TvmFailure(f"pass {failed.name} (#{failed.number}) raised while compiling "
+                             f"{workload.source} for {resolved.spec}: {one_line(cause)}",
+                             reproduce=failure.reproduce)
     spans.insert(0, Span(f"compile {workload.source} for {resolved.spec}", COMPILE, start,
                          end - start))
     for call in codegens:
