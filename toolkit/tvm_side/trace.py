@@ -114,10 +114,10 @@ class _Passes:
         self.numbering.end(functions(mod))
         self.clock.hooks += time.perf_counter() - t0
 
-    def abandon(self) -> Span | None:
-        """The compile raised: the passes still open end now, marked failed. Returns the
-        innermost, the pass that raised (None when it raised outside every pass)."""
-        end = self.clock.now()
+    def abandon(self, end: float) -> Span | None:
+        """The compile raised: the passes still open end when it did (``end``), marked
+        failed. Returns the innermost, the pass that raised (None when it raised outside
+        every pass)."""
         for span in self.open:
             span.seconds = end - span.start
             span.args["status"] = "failed"
@@ -200,9 +200,9 @@ class _Calls:
             self.spans.append(Span(self.kept[code] or code.co_name, PYTHON, start, end - start,
                                    args={"at": f"{code.co_filename}:{code.co_firstlineno}"}))
 
-    def close(self) -> None:
-        """Frames still open when profiling stops (the compile raised past them) end now."""
-        end = self.clock.now()
+    def close(self, end: float) -> None:
+        """Frames still open when profiling stopped at ``end`` (the compile raised past
+        them) end then."""
         while self.stack:
             top, start = self.stack.pop()
             self._span(top, start, end)
@@ -268,8 +268,8 @@ def trace(workload: Workload, target: str | targets.Target, *, min_seconds: floa
             sys.setprofile(None)
             end = clock.now()
     wall = time.perf_counter() - clock.origin
-    calls.close()
-    failed = passes.abandon()
+    calls.close(end)
+    failed = passes.abandon(end)
     if failure is not None and failed is not None:
         cause = failure.__cause__ or failure
         failure = TvmFailure(f"pass {failed.name} (#{failed.number}) raised while compiling "
