@@ -31,7 +31,8 @@ def project():
     assert f"--ext {work / NAME} --target {NAME} --check" in r.stdout
     r = run_tk("ext", "build", str(work / NAME))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert f"registers: {NAME}.device_stats, device_api.ext_dev" in r.stdout
+    assert (f"registers: {NAME}.device_stats, {NAME}.module_create, device_api.ext_dev, "
+            f"ffi.Module.load_from_bytes.{NAME}") in r.stdout
     yield work / NAME
     shutil.rmtree(work, ignore_errors=True)
 
@@ -41,7 +42,7 @@ def test_target_scaffold_passes_its_own_tests_without_tk(project: Path) -> None:
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
                        cwd=project, capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    assert "4 passed" in p.stdout
+    assert "5 passed" in p.stdout
 
 
 def test_tk_run_checks_a_builtin_on_the_device_with_the_generated_c(project: Path, tk,
@@ -72,6 +73,23 @@ def test_the_generated_c_is_what_ran(project: Path, tk, tmp_path: Path) -> None:
     r = tk("run", "builtin:mlp", "--ext", str(broken), "--target", NAME, "--check")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "check against reference: MISMATCH" in r.stdout
+
+
+def test_an_exported_model_keeps_its_kernels_and_runs_with_its_extension(
+        project: Path, tk, tmp_path: Path) -> None:
+    model = tmp_path / "mlp.so"
+    r = tk("compile", "builtin:mlp", "--ext", str(project), "--target", NAME, "-o", str(model),
+           "--emit-source", str(tmp_path / "src"))
+    assert r.returncode == 0, r.stderr
+    source = (tmp_path / "src" / f"{NAME}.txt").read_text()  # the device module's own C
+    assert "int32_t __tvm_ffi_relu_kernel(" in source
+    r = tk("run", str(model), "--ext", str(project), "--check")
+    assert r.returncode == 0, r.stderr
+    assert "on ext_dev:0" in r.stdout and "check against reference: OK" in r.stdout
+    # Without the extension, the kernels' loader is missing: one line, exit 2.
+    r = tk("run", str(model))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert f"ffi.Module.load_from_bytes.{NAME}" in r.stderr
 
 
 def test_a_tir_workload_compiles_for_the_device_through_its_pipeline(project: Path, tk,

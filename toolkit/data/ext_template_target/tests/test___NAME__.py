@@ -55,6 +55,19 @@ def test_a_tir_kernel_runs_on_the_device_from_generated_c(tmp_path, monkeypatch)
     assert "__tvm_ffi_scaled_exp_kernel" in code and "expf(" in code
 
 
+def test_the_device_module_keeps_its_c_and_survives_export(tmp_path):
+    ex = compile_for_device(tvm.IRModule({"main": scaled_exp}))
+    (device_module,) = ex.mod.imports
+    assert device_module.kind == "__NAME__"
+    assert "int32_t __tvm_ffi_scaled_exp_kernel(" in device_module.inspect_source()
+    ex.export_library(str(tmp_path / "kernels.so"))  # the kernels saved through SaveToBytes
+    f = tvm.runtime.load_module(str(tmp_path / "kernels.so"))["main"]  # ... and loaded again
+    a = np.linspace(-2, 2, 64).astype("float32")
+    y = tvm.runtime.tensor(np.zeros(64, "float32"), __NAME__.device)
+    f(tvm.runtime.tensor(a, __NAME__.device), y, 0)
+    np.testing.assert_allclose(y.numpy(), np.maximum(a, 0))
+
+
 def test_a_relax_model_runs_on_the_device():
     class Layer(nn.Module):
         def __init__(self):

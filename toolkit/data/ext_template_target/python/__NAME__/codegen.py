@@ -4,14 +4,14 @@ TVM hands the PrimFuncs it split off for the device (``SplitHostDevice``: here t
 of each function, which ``target.tir_pipeline`` marks as device code) to the global function
 ``target.build.<kind>``. This one prints them as C, adds for each a packed-function entry
 (``__tvm_ffi_<name>``, the symbol the host code's ``TVMBackendGetFuncFromEnv`` looks up),
-compiles that into a shared object and loads it as the device module the host module
-imports. Its kernels run on the memory ``device_api.ext_dev`` (src/device_api.cc) handed out.
+compiles that into a shared object and hands both to the device module
+(src/device_module.cc), which the host module imports. Its kernels run on the memory
+``device_api.ext_dev`` (src/device_api.cc) handed out.
 
 It prints the statements and expressions TVM's default lowering leaves in a scalar device
 function (loops, loads, stores, arithmetic, math calls); anything else stops the compile with
 ``UnsupportedNode`` naming what to add here. In-tree, this is a ``CodeGenC`` subclass in
-``src/target/source/`` and its ``target.build.<kind>``; the device module is a runtime module
-of its own (``src/runtime/<device>/``), which can also be saved into an exported library.
+``src/target/source/`` and its ``target.build.<kind>``.
 """
 
 from __future__ import annotations
@@ -312,15 +312,14 @@ def compile_shared(code: str, directory: Path) -> Path:
 
 @tvm_ffi.register_global_func(f"target.build.{KIND}")
 def build(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.runtime.Module:
-    """``target.build.ext_dev``: the device functions, printed as C, compiled and loaded.
-
-    The result is the device module the host code imports; its functions are found by name
-    (``__tvm_ffi_<kernel>``) when the host first calls them. The files go once the shared
-    object is mapped. When ``__NAME___DUMP`` names a directory, the C is kept there."""
+    """``target.build.ext_dev``: the device functions printed as C and compiled, as the
+    device module (src/device_module.cc) the host module imports. When ``__NAME___DUMP``
+    names a directory, the C is also written there."""
     code, _ = emit_c(mod)
     dump = os.environ.get("__NAME___DUMP")
     if dump:
         Path(dump).mkdir(parents=True, exist_ok=True)
         (Path(dump) / "kernels.c").write_text(code)
     with tempfile.TemporaryDirectory(prefix="__NAME__-") as work:
-        return tvm.runtime.load_module(str(compile_shared(code, Path(work))))
+        binary = compile_shared(code, Path(work)).read_bytes()
+    return tvm_ffi.get_global_func("__NAME__.module_create")(code, binary)
