@@ -3,7 +3,9 @@ environment and render what it found - the kernel whose code breaks the check, t
 pass where its good and bad texts part, the IR diff, and a command that reproduces it.
 
 The search itself (swapping good PrimFuncs into the bad module, half at a time) runs inside
-the TVM under test; see ``toolkit.tvm_side.funcs``.
+the TVM under test; see ``toolkit.tvm_side.funcs``. The good side is the same TVM with
+``--good-pipeline``, or another TVM's interpreter (``python``): that one lowers and checks
+the workload first, in its own process, and the search reads its kernels back.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from toolkit.errors import TkError, UserError
@@ -39,6 +43,8 @@ class FunctionBisection:
     pass_kernels: list[str] = field(default_factory=list)  # kernels differing after it
     diff: str = ""  # good vs bad text of those kernels, after that pass
     tvm: str = ""
+    good_tvm: str = ""  # the good side's TVM, when another interpreter's (--python)
+    good_python: str | None = None  # that interpreter
     reproduce: str = ""  # commands that reproduce the finding (set on the host side)
 
     @classmethod
@@ -48,31 +54,61 @@ class FunctionBisection:
 
 
 def run(workload: str, target: str, good_pipeline: str, *, env: dict[str, str] | None = None,
-        rtol: float = 1e-3, atol: float = 1e-4, timeout: float | None = None) -> FunctionBisection:
+        rtol: float = 1e-3, atol: float = 1e-4, timeout: float | None = None,
+        python: str | None = None) -> FunctionBisection:
+    """Search in the TVM of ``env`` (default: this environment's); the good side is
+    ``good_pipeline`` in that TVM, or in the TVM of the interpreter ``python``."""
     env = with_toolkit(dict(env if env is not None else os.environ))
-    argv = [sys.executable, "-m", "toolkit.tvm_side.funcs", "--workload", workload,
-            "--target", target, "--good-pipeline", good_pipeline, "--rtol", str(rtol),
-            "--atol", str(atol)]
+    args = ["--workload", workload, "--target", target, "--good-pipeline", good_pipeline,
+            "--rtol", str(rtol), "--atol", str(atol)]
+    if python is None:
+        return _search(args, env, workload, timeout)
+    with tempfile.TemporaryDirectory(prefix="tk-good-side-") as tmp:
+        # The other interpreter's own TVM: none of the build under test's paths.
+        theirs = with_toolkit({k: v for k, v in os.environ.items()
+                               if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")})
+        _side([python, "-m", "toolkit.tvm_side.funcs", *args, "--good-side", tmp], theirs,
+              workload, timeout, f"the good side ({python})", f"the good side ({python}): ")
+        return _search([*args, "--good-from", tmp], env, workload, timeout, python)
+
+
+def _search(args: list[str], env: dict[str, str], workload: str, timeout: float | None,
+            python: str | None = None) -> FunctionBisection:
+    out = _side([sys.executable, "-m", "toolkit.tvm_side.funcs", *args], env, workload, timeout,
+                "the function bisection")
+    result = FunctionBisection.from_json(out)
+    result.good_python = python
+    result.reproduce = reproduce_command(result)
+    return result
+
+
+def _side(argv: list[str], env: dict[str, str], workload: str, timeout: float | None,
+          what: str, prefix: str = "") -> dict[str, Any]:
+    """Run one process of the search; what it printed after the marker (its error, after
+    ``prefix``, raised)."""
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
+                              cwd=Path.cwd())
+    except FileNotFoundError:
+        raise UserError(f"--python {argv[0]}: no such interpreter") from None
     except subprocess.TimeoutExpired:
-        raise TkError(f"function bisection of {workload} took more than {timeout:g}s") from None
+        raise TkError(f"{what} of {workload} took more than {timeout:g}s") from None
     for line in proc.stdout.splitlines():
         if line.startswith(FUNCS_RESULT_MARKER):
             out = json.loads(line[len(FUNCS_RESULT_MARKER):])
             if "error" in out:
-                raise (UserError if out["user_error"] else TkError)(out["error"])
-            result = FunctionBisection.from_json(out)
-            result.reproduce = reproduce_command(result)
-            return result
+                raise (UserError if out["user_error"] else TkError)(prefix + out["error"])
+            return out
     last = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:]
-    raise TkError(f"the function bisection process for {workload} died (exit "
+    raise TkError(f"{what} process for {workload} died (exit "
                   f"{proc.returncode}){': ' + last[0][:300] if last else ''}")
 
 
 def reproduce_command(r: FunctionBisection) -> str:
     cmd = (f"tk bisect functions {shlex.quote(r.workload)} --target "
            f"{shlex.quote(r.target)} --good-pipeline {shlex.quote(r.good_pipeline)}")
+    if r.good_python:
+        cmd += f" --python {shlex.quote(r.good_python)}"
     if r.pass_name:
         name = shlex.quote(r.pass_name)
         cmd += (f"\ntk dump-ir {shlex.quote(r.workload)} --target {shlex.quote(r.target)}"
@@ -86,7 +122,9 @@ def markdown(r: FunctionBisection) -> str:
         lines += [f"# Bad kernel: {r.kernel}", "",
                   f"- Workload `{r.workload}` on `{r.target}` (TVM {r.tvm}): its own "
                   f"pipeline gives outputs that {r.detail}; with the good pipeline "
-                  f"`{r.good_pipeline}`'s {r.kernel} swapped in, they match."]
+                  f"`{r.good_pipeline}`'s {r.kernel}"
+                  + (f" (TVM {r.good_tvm}, `{r.good_python}`)" if r.good_python else "")
+                  + " swapped in, they match."]
     elif r.candidates:
         lines += ["# Bad kernels: only together", "",
                   f"- {', '.join(r.candidates)}: {r.stop_reason}"]

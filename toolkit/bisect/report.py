@@ -107,8 +107,14 @@ def build(st: BisectState) -> dict[str, Any]:
         "first_bad": info(st.culprit) if st.culprit else None,
         "candidates": [info(c) for c in st.culprit_candidates] if not st.culprit else [],
         "confirmed": st.confirmed,
-        "builds": len(built),
-        "build_seconds": round(sum(s.build_seconds for s in built), 3),
+        # Every build that ran, spare slots' included (states older than slots: the steps').
+        "builds": len(st.builds) or len(built),
+        "built_ahead": sum(b.prefetch for b in st.builds),
+        "build_seconds": round(sum(b.seconds for b in st.builds)
+                               or sum(s.build_seconds for s in built), 3),
+        "build_spans": [{"commit": b.commit, "slot": b.slot, "started": b.started,
+                         "seconds": b.seconds, "ok": b.ok, "prefetch": b.prefetch}
+                        for b in st.builds],
         "probes": len(st.steps),
         "known": sum(s.known for s in st.steps),  # verdicts known: nothing built or run
         "steps": steps,
@@ -135,7 +141,10 @@ def markdown(data: dict[str, Any]) -> str:
         f"- Range: good `{rng['good']['hash'][:12]}` ({rng['good']['subject']}) .. bad "
         f"`{rng['bad']['hash'][:12]}` ({rng['bad']['subject']}), {rng['commits']} commits",
         f"- Check: `{data['check']}` (regress: {data['regress']})",
-        f"- Builds: {data['builds']} ({data['build_seconds']:.1f} s); probes: {data['probes']}"
+        f"- Builds: {data['builds']} ({data['build_seconds']:.1f} s)"
+        + (f", {data['built_ahead']} of them ahead of need in spare slots"
+           if data.get("built_ahead") else "")
+        + f"; probes: {data['probes']}"
         + (f", of which {data['known']} known from earlier runs" if data["known"] else ""),
     ]
     if data["confirmed"] is not None:

@@ -222,14 +222,17 @@ class Bisector:
             return Step(commit=sha, phase=phase, verdict=v.SKIP, reason=str(e),
                         seconds=round(time.perf_counter() - start, 3))
         st.current = sha
+        waiting = time.perf_counter()
         if self.prefetch is not None:
             self._take_in(self.prefetch.settle(sha))  # a slot building it: the store has it
         started = time.time()
         built = self.build(sha)
         built.started = started
         self._built(sha, built, 0, prefetch=False)
+        # The time the step waited for its build: building it, or a slot finishing it.
         step = Step(commit=sha, phase=phase, verdict=v.SKIP, reason="",
-                    build_seconds=round(built.seconds, 3), cache_hit=built.cache_hit,
+                    build_seconds=round(time.perf_counter() - waiting, 3),
+                    cache_hit=built.cache_hit,
                     build_key=built.key, log=built.log)
         if not built.ok:
             verdict = v.build_failed(st.build_failure)

@@ -15,6 +15,7 @@ from toolkit.cli.options import (
     POSITIVE_SECONDS,
     TOLERANCE,
     json_option,
+    python_option,
     recipe_options,
     target_option,
     workload_argument,
@@ -384,6 +385,9 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
 @click.option("--good-pipeline", default="default", show_default=True, metavar="NAME",
               help="The known-good side: the same TVM with this Relax pipeline instead of the "
                    "workload's own (which carries the suspect legalization or pass).")
+@python_option("The known-good side is another TVM: this interpreter's (a venv holding a "
+               "release, say) lowers WORKLOAD with --good-pipeline; its kernels are read back "
+               "as TVMScript into the TVM under test.", dest="good_python", default=None)
 @click.option("--rtol", type=TOLERANCE, default=1e-3, show_default=True)
 @click.option("--atol", type=TOLERANCE, default=1e-4, show_default=True)
 @click.option("--timeout", type=POSITIVE_SECONDS, default=1800, show_default=True,
@@ -394,9 +398,9 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
 @source_option
 @json_option
 @pass_terminal
-def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str, rtol: float,
-                  atol: float, timeout: float, rev: str | None, source: Path | None,
-                  as_json: bool) -> int:
+def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str,
+                  good_python: str | None, rtol: float, atol: float, timeout: float,
+                  rev: str | None, source: Path | None, as_json: bool) -> int:
     """Find the kernel whose code breaks WORKLOAD's check, then the pass that made it.
 
     For a bug no optional pass is to blame for (a wrong legalization, a fork's required
@@ -407,9 +411,11 @@ def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str
     from toolkit.bisect import functions, session
 
     env = session.build_env(session.current(source), rev, term.handle) if rev else None
-    term.say(f"lowering {workload} for {target} with its pipeline and with {good_pipeline!r}")
+    where = f" in {good_python}'s TVM" if good_python else ""
+    term.say(f"lowering {workload} for {target} with its pipeline and with {good_pipeline!r}"
+             f"{where}")
     result = functions.run(workload, target, good_pipeline, env=env, rtol=rtol, atol=atol,
-                           timeout=timeout)
+                           timeout=timeout, python=good_python)
     if as_json:
         term.json(asdict(result))
     else:

@@ -73,17 +73,19 @@ json_option = click.option("--json", "as_json", is_flag=True, callback=_json_mod
                            help="Print JSON instead of text.")
 
 
-def _interpreter(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def _interpreter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     # The interpreter runs with another working directory (the probe's), where a relative
     # path like venv/bin/python names nothing: make it absolute here, where the user typed
     # it. Not resolved: a venv's python is a symlink, and following it leaves the venv.
-    return os.path.abspath(value) if os.sep in value else value
+    return os.path.abspath(value) if value and os.sep in value else value
 
 
-def python_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def python_option(help: str, dest: str = "python", default: str | None = sys.executable,
+                  ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--python PATH``: the interpreter whose TVM a command looks at (default: this one)."""
-    return click.option("--python", "python", default=sys.executable,
-                        show_default="this Python", callback=_interpreter, help=help)
+    return click.option("--python", dest, default=default, metavar="PY",
+                        show_default="this Python" if default else False,
+                        callback=_interpreter, help=help)
 
 
 # The flags that choose a build plan (fields of toolkit.build.recipes.Request); tk build, tk bisect

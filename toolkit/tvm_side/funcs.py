@@ -10,6 +10,13 @@ breaks the check. Then both lowerings run again under an instrument that notes e
 changing a PrimFunc; the first such change where the two sides' PrimFuncs differ names the
 pass, and its texts give the IR diff.
 
+The good side may be another TVM (``tk bisect functions --python PY``: a release in a venv,
+say): then ``PY -m toolkit.tvm_side.funcs --good-side DIR`` lowers and checks the workload
+there first and writes its kernels' TVMScript, after the pipeline and after every pass that
+changed one, into ``DIR/good.json`` (its outputs too when the workload has no reference);
+the search runs in the TVM under test with ``--good-from DIR``, parsing those texts into
+its own PrimFuncs. A kernel whose text this TVM cannot parse is not swappable.
+
 Run by ``toolkit.bisect.functions`` as ``python -m toolkit.tvm_side.funcs`` in the build's
 environment; the result is one JSON line marked ``FUNCS_RESULT_MARKER`` on stdout.
 """
@@ -20,8 +27,11 @@ import difflib
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from toolkit.bisect.functions import FunctionBisection
 from toolkit.errors import TvmFailure, UserError
@@ -73,13 +83,57 @@ def build_rest(wl: Workload, target_spec: str, target: Any, mod: Any) -> stack.C
     return stack.Compiled(wl, target_spec, target, exe, 0.0)
 
 
+@dataclass
+class OtherTvm:
+    """The good side as another TVM lowered and checked it (``--good-side``), read back into
+    this TVM: its kernels parsed from their TVMScript, its pass-by-pass changes as texts."""
+
+    tvm: str
+    ok: bool
+    detail: str
+    kernels: dict[str, str]  # name -> TVMScript after the good pipeline
+    steps: list[tuple[str, dict[str, str]]]  # pass -> the kernels' texts after it
+    inputs: list[np.ndarray] | None = None  # with outputs: the good side's run, when the
+    outputs: list[np.ndarray] | None = None  # workload has no reference of its own
+
+    FILE = "good.json"
+    ARRAYS = "outputs.npz"
+
+    @classmethod
+    def read(cls, directory: Path) -> OtherTvm:
+        data = json.loads((directory / cls.FILE).read_text())
+        other = cls(data["tvm"], data["ok"], data["detail"], data["kernels"],
+                    [(name, funcs) for name, funcs in data["steps"]])
+        if (directory / cls.ARRAYS).exists():
+            with np.load(directory / cls.ARRAYS) as arrays:
+                other.inputs = [arrays[f"in{i}"] for i in range(data["n_inputs"])]
+                other.outputs = [arrays[f"out{i}"] for i in range(data["n_outputs"])]
+        return other
+
+
+_parsed: dict[str, Any] = {}
+
+
+def parse(text: str) -> Any:
+    """A kernel's TVMScript from another TVM, as this TVM's PrimFunc (None: it cannot read
+    it); each text is parsed once."""
+    if text not in _parsed:
+        import tvm
+
+        try:
+            _parsed[text] = tvm.script.from_source(text)
+        except Exception:  # noqa: BLE001 - another generation's printer: not swappable
+            _parsed[text] = None
+    return _parsed[text]
+
+
 class Search:
     def __init__(self, wl: Workload, target_spec: str, good_pipeline: str, seed: int = 0,
-                 rtol: float = 1e-3, atol: float = 1e-4) -> None:
+                 rtol: float = 1e-3, atol: float = 1e-4, other: OtherTvm | None = None) -> None:
         if wl.kind == TIR or wl.mod is None:
             raise UserError(f"{wl.source}: function bisection needs a Relax workload")
         known = stack._relax_pipelines()
-        if good_pipeline not in known:
+        if other is None and good_pipeline not in known:
             raise UserError(f"--good-pipeline {good_pipeline!r} is not a Relax pipeline of this "
                             f"TVM (those are: {', '.join(known)})")
         resolved = targets.resolve(target_spec)
@@ -89,7 +143,12 @@ class Search:
         self.inputs = wl.make_inputs(seed)
         self.rtol, self.atol = rtol, atol
         self.expected: list[Any] | None = wl.reference_outputs(self.inputs)
+        self.other = other
+        if other is not None and self.expected is None and other.outputs is not None:
+            self.inputs, self.expected = other.inputs, other.outputs
         self.result = FunctionBisection(wl.source, target_spec, good_pipeline)
+        if other is not None:
+            self.result.good_tvm = other.tvm
 
     def check(self, mod: Any) -> tuple[bool, str]:
         try:
@@ -116,20 +175,32 @@ class Search:
 
         r = self.result
         r.tvm = tvm.__version__
-        good_mod = lower(self.wl, self.target, self.good_options)
+        good_mod = None
+        if self.other is None:
+            good_mod = lower(self.wl, self.target, self.good_options)
         bad_mod = lower(self.wl, self.target, self.bad_options)
         if self.expected is None:
+            assert good_mod is not None  # another TVM's good side brought its outputs
             self.expected = stack.run(build_rest(self.wl, self.spec, self.target, good_mod),
                                       self.inputs).outputs
         ok, r.detail = self.check(bad_mod)
         if ok:
             return self._stop(f"the check passes with the workload's own pipeline ({r.detail})"
                               ": nothing to bisect")
-        ok, why = self.check(good_mod)
+        if self.other is None:
+            assert good_mod is not None
+            ok, why = self.check(good_mod)
+            good = primfuncs(good_mod)
+            side = f"the good pipeline {r.good_pipeline!r}"
+        else:
+            ok, why = self.other.ok, self.other.detail
+            parsed = {n: parse(t) for n, t in self.other.kernels.items()}
+            good = {n: f for n, f in parsed.items() if f is not None}
+            side = f"TVM {self.other.tvm}'s pipeline {r.good_pipeline!r}"
         if not ok:
-            return self._stop(f"the check fails with the good pipeline {r.good_pipeline!r} "
-                              f"too ({why}): it is not a known-good side")
-        good, bad = primfuncs(good_mod), primfuncs(bad_mod)
+            return self._stop(f"the check fails with {side} too ({why}): it is not a "
+                              "known-good side")
+        bad = primfuncs(bad_mod)
         r.unswappable = sorted(n for n in bad
                                if n not in good or signature(good[n]) != signature(bad[n]))
         digest = compat.structural_hash()
@@ -167,7 +238,10 @@ class Search:
         r = self.result
         good = Changes()
         bad = Changes()
-        lower(self.wl, self.target, self.good_options, [changes_instrument(good)])
+        if self.other is None:
+            lower(self.wl, self.target, self.good_options, [changes_instrument(good)])
+        else:
+            good.read(self.other.steps)
         lower(self.wl, self.target, self.bad_options, [changes_instrument(bad)])
         for i, ((_, g_funcs), (b_name, b_funcs)) in enumerate(zip(good.steps, bad.steps)):
             names = sorted(n for n in {*g_funcs, *b_funcs}
@@ -193,7 +267,9 @@ def signature(func: Any) -> list[str]:
 
 
 def text(entry: tuple[int, Any] | None) -> str:
-    return "" if entry is None else entry[1].script()
+    if entry is None:
+        return ""
+    return entry[1] if isinstance(entry[1], str) else entry[1].script()
 
 
 class Changes:
@@ -202,6 +278,17 @@ class Changes:
     def __init__(self) -> None:
         self.steps: list[tuple[str, dict[str, tuple[int, Any]]]] = []
         self.last: dict[str, int] = {}
+
+    def read(self, steps: Sequence[tuple[str, dict[str, str]]]) -> None:
+        """Another TVM's changes, from their texts: hashed as this TVM parses them (a text it
+        cannot parse keeps a hash of its own, so it differs), kept as the texts for the diff."""
+        digest = compat.structural_hash()
+        for name, texts in steps:
+            funcs = {}
+            for n, t in texts.items():
+                f = parse(t)
+                funcs[n] = (digest(f) if f is not None else hash(t), t)
+            self.steps.append((name, funcs))
 
     def after(self, mod: Any, name: str) -> None:
         digest = compat.structural_hash()
@@ -223,6 +310,30 @@ def changes_instrument(changes: Changes) -> Any:
     return KernelChanges()
 
 
+def good_side(wl: Workload, target_spec: str, good_pipeline: str, seed: int, rtol: float,
+              atol: float, out: Path) -> None:
+    """``--good-side``: lower and check WORKLOAD here, the good side of a search that runs in
+    another TVM; write what that search needs into ``out`` (see ``OtherTvm``)."""
+    import tvm
+
+    search = Search(wl, target_spec, good_pipeline, seed, rtol, atol)
+    changes = Changes()
+    mod = lower(wl, search.target, search.good_options, [changes_instrument(changes)])
+    data: dict[str, Any] = {"tvm": tvm.__version__}
+    if search.expected is None:
+        outputs = stack.run(build_rest(wl, target_spec, search.target, mod), search.inputs).outputs
+        np.savez(out / OtherTvm.ARRAYS, **{f"in{i}": a for i, a in enumerate(search.inputs)},
+                 **{f"out{i}": a for i, a in enumerate(outputs)})
+        data.update(ok=True, detail="its outputs are the expected ones (no reference)",
+                    n_inputs=len(search.inputs), n_outputs=len(outputs))
+    else:
+        data["ok"], data["detail"] = search.check(mod)
+    data["kernels"] = {n: f.script() for n, f in primfuncs(mod).items()}
+    data["steps"] = [[name, {n: f.script() for n, (_, f) in funcs.items()}]
+                     for name, funcs in changes.steps]
+    (out / OtherTvm.FILE).write_text(json.dumps(data))
+
+
 def _main(argv: Sequence[str]) -> int:
     import argparse
 
@@ -235,10 +346,21 @@ def _main(argv: Sequence[str]) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rtol", type=float, default=1e-3)
     p.add_argument("--atol", type=float, default=1e-4)
+    sides = p.add_mutually_exclusive_group()
+    sides.add_argument("--good-side", type=Path, metavar="DIR",
+                       help="lower and check the good side here; write it into DIR")
+    sides.add_argument("--good-from", type=Path, metavar="DIR",
+                       help="search with the good side another TVM wrote into DIR")
     a = p.parse_args(argv)
     try:
         wl = workloads.load(a.workload, seed=a.seed)
-        out = asdict(Search(wl, a.target, a.good_pipeline, a.seed, a.rtol, a.atol).run())
+        if a.good_side is not None:
+            good_side(wl, a.target, a.good_pipeline, a.seed, a.rtol, a.atol, a.good_side)
+            out: dict[str, Any] = {"good_side": str(a.good_side)}
+        else:
+            other = OtherTvm.read(a.good_from) if a.good_from is not None else None
+            out = asdict(Search(wl, a.target, a.good_pipeline, a.seed, a.rtol, a.atol,
+                                other).run())
     except (UserError, TvmFailure) as e:
         out = {"error": str(e).splitlines()[0], "user_error": isinstance(e, UserError)}
     sys.stdout.write(FUNCS_RESULT_MARKER + json.dumps(out) + "\n")
