@@ -86,6 +86,7 @@ class Prefetcher:
         self.pool = ThreadPoolExecutor(max_workers=max(1, len(self.slots)),
                                        thread_name_prefix="tk-bisect-slot")
         self.running: dict[str, tuple[int, Future[BuildResult]]] = {}
+        self.asked: set[str] = set()  # every commit a slot was given
 
     @property
     def width(self) -> int:
@@ -99,6 +100,7 @@ class Prefetcher:
             if sha in self.running or not self.needed(sha):
                 continue
             slot = self.idle.pop(0)
+            self.asked.add(sha)
             self.running[sha] = (slot, self.pool.submit(self._build, slot, sha))
             handler(events.BuildStarted(sha, slot))
 
@@ -186,6 +188,12 @@ class Bisector:
         self.verdicts = verdicts  # verdicts known from earlier runs; None: always run
         self.events = events  # hears toolkit.bisect.events, in the order things happen
         self.prefetch = prefetch  # spare build slots, when there are any
+
+    def stored(self, sha: str) -> bool:
+        """A build the search may prefer near a midpoint: stored, and not by a spare slot.
+        Builds made ahead of need never steer the search, so it probes - and checks - exactly
+        what it would without them; they only make its builds come from the store."""
+        return self.cached(sha) and (self.prefetch is None or sha not in self.prefetch.asked)
 
     def _built(self, sha: str, built: BuildResult, slot: int, prefetch: bool) -> None:
         """Announce a build and keep its span when it ran (the store did not serve it)."""
@@ -310,7 +318,7 @@ class Bisector:
         try:
             self._ahead(0)
             self._end(st.good, "good-end", v.GOOD)
-            while (i := search.next_probe(st.commits, st.marks, self.cached)) is not None:
+            while (i := search.next_probe(st.commits, st.marks, self.stored)) is not None:
                 b = search.bounds(st.commits, st.marks)
                 self.events(events.Window(len(st.steps) + 1, len(b.candidates),
                                           st.commits[b.lo], st.commits[b.hi], b.steps_left))
@@ -333,7 +341,7 @@ class Bisector:
         """Spare slots start on the probes that may follow probe ``i``."""
         if self.prefetch is not None:
             st = self.state
-            nxt = search.ahead(st.commits, st.marks, i, self.prefetch.width, self.cached)
+            nxt = search.ahead(st.commits, st.marks, i, self.prefetch.width, self.stored)
             self.prefetch.want([st.commits[j] for j in nxt], self.events)
 
     def finish(self, confirm: bool) -> None:
@@ -363,7 +371,7 @@ class Bisector:
         """A verdict given by hand; returns the index of the next commit to test, if any."""
         st = self.state
         st.record(Step(commit=sha, phase="manual", verdict=value, reason="marked by hand"))
-        nxt = search.next_probe(st.commits, st.marks, self.cached)
+        nxt = search.next_probe(st.commits, st.marks, self.stored)
         if nxt is None:
             self.finish(confirm=False)
         return nxt
