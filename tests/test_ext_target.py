@@ -100,6 +100,22 @@ def test_a_tir_workload_compiles_for_the_device_through_its_pipeline(project: Pa
     assert "on ext_dev:0" in r.stdout and "check against reference: OK" in r.stdout
 
 
+def test_what_the_codegen_cannot_print_fails_with_a_reproduce_line_that_loads_it(
+        project: Path, tk, tmp_path: Path) -> None:
+    workload = tmp_path / "half.py"
+    workload.write_text("from tvm import te\n"
+                        "A = te.placeholder((8,), 'float16', name='A')\n"
+                        "B = te.compute((8,), lambda i: A[i] + A[i], name='B')\n"
+                        "mod = te.create_prim_func([A, B])\n")
+    r = tk("compile", str(workload), "--ext", str(project), "--target", NAME)
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert lines[0].startswith(f"tk: error: compiling {workload} for {NAME} failed: ")
+    assert "dtype float16 (this codegen prints float32" in lines[0]
+    assert lines[1] == f"  reproduce: tk --debug compile {workload} --target {NAME} " \
+                       f"--ext {project}"
+
+
 def test_bad_targets_and_extensions_are_one_line_exit_2(project: Path, tk,
                                                          tmp_path: Path) -> None:
     unknown = tk("run", "builtin:mlp", "--ext", str(project), "--target", "no_such_kind")

@@ -277,6 +277,14 @@ def _dlopen(path: str, lib: libraries.Library) -> Any:
                       + (f"\n  {extra}" if extra else "")) from None
 
 
+_USED: list[str] = []  # what use() loaded, as given: reproduce lines repeat --ext
+
+
+def used() -> list[str]:
+    """The extensions ``use`` loaded in this process (``--ext``), in order."""
+    return list(_USED)
+
+
 def use(spec: str | Path, force: bool = False) -> list[str]:
     """Load an extension for a command (``--ext``); the global functions it registered.
 
@@ -290,7 +298,9 @@ def use(spec: str | Path, force: bool = False) -> list[str]:
     if not path.exists():
         raise UserError(f"--ext {spec}: no such file or directory")
     if path.is_file():
-        return load_extension(path, force=force).registered
+        registered = load_extension(path, force=force).registered
+        _USED.append(str(path))
+        return registered
     package = _package_dir(path, spec)
     name = package.name
     ensure_tvm()
@@ -316,6 +326,7 @@ def use(spec: str | Path, force: bool = False) -> list[str]:
         except Exception as e:  # noqa: BLE001 - the extension's own code failed
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise UserError(f"--ext {spec}: importing {name} failed: {first}") from e
+    _USED.append(str(path))
     return sorted(global_names() - before)
 
 

@@ -141,7 +141,10 @@ def reproduce_command(command: str, workload: Workload, target_spec: str, *extra
     ``--debug`` is tk's own option, so it goes before the command (``tk compile --debug`` is
     refused by click); ``extra`` are options of ``command``.
     """
-    words = ["tk", "--debug", command, workload.source, "--target", target_spec, *extra]
+    from toolkit.ext.loader import used
+
+    ext = [word for path in used() for word in ("--ext", path)]  # the target may be theirs
+    words = ["tk", "--debug", command, workload.source, "--target", target_spec, *ext, *extra]
     return " ".join(shlex.quote(w) for w in words)
 
 
