@@ -92,6 +92,23 @@ def test_an_exported_model_keeps_its_kernels_and_runs_with_its_extension(
     assert f"ffi.Module.load_from_bytes.{NAME}" in r.stderr
 
 
+def test_dump_ir_shows_the_generated_c_and_profile_times_its_kernels(project: Path, tk,
+                                                                     tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    r = tk("dump-ir", "builtin:mlp", "--ext", str(project), "--target", NAME, "-o", str(dump))
+    assert r.returncode == 0, r.stderr
+    found = tk("dump-ir", "find", str(dump), "__tvm_ffi_relu_kernel")
+    assert found.returncode == 0, found.stderr
+    assert "appears after #" in found.stdout and "codegen ext_dev" in found.stdout, found.stdout
+    r = tk("profile", "builtin:mlp", "--ext", str(project), "--target", NAME, "-n", "2",
+           "--warmup", "1")
+    assert r.returncode == 0, r.stderr
+    assert "on ext_dev:0" in r.stdout
+    rows = {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()[2:]
+            if len(line.split()) > 1}
+    assert rows.get("relu") == "kernel" and rows.get("matmul") == "kernel", r.stdout
+
+
 def test_a_tir_workload_compiles_for_the_device_through_its_pipeline(project: Path, tk,
                                                                      tmp_path: Path) -> None:
     r = tk("run", "builtin:matmul", "--ext", str(project / "python" / NAME), "--target", NAME,

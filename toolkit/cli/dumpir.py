@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from toolkit.cli.lazy import DefaultGroup
-from toolkit.cli.options import json_option, target_option, workload_argument
+from toolkit.cli.options import ext_option, json_option, target_option, workload_argument
 from toolkit.cli.terminal import Terminal, pass_terminal
 
 
@@ -26,6 +26,7 @@ def dumpir_group() -> None:
 @dumpir_group.command("dump")
 @workload_argument
 @target_option
+@ext_option
 @click.option("-o", "--output", "out", required=True,
               type=click.Path(file_okay=False, path_type=Path),
               help="Dump directory: new, empty, or an earlier dump exactly as tk wrote it "
@@ -40,16 +41,19 @@ def dumpir_group() -> None:
               help="Also keep the host module's assembly (runs LLVM's backend once more).")
 @json_option
 @pass_terminal
-def dump_cmd(term: Terminal, workload: str, target: str, out: Path, passes: str | None,
-             funcs: str | None, full_modules: bool, verify: bool, assembly: bool,
-             as_json: bool) -> int:
+def dump_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, ...], out: Path,
+             passes: str | None, funcs: str | None, full_modules: bool, verify: bool,
+             assembly: bool, as_json: bool) -> int:
     """Compile WORKLOAD for a target, recording what every pass did into DIR."""
     from toolkit.dumpir import directory
+    from toolkit.ext.loader import use
     from toolkit.tvm_side import target as targets
     from toolkit.tvm_side import workload as workloads
     from toolkit.tvm_side.dumpir import dump as dumper
 
     directory.check_output_dir(out)  # before the slow part: a refused directory costs nothing
+    for ext in extensions:
+        use(ext)
     result = dumper.dump(
         workloads.load(workload), targets.resolve(target), out, passes=passes, funcs=funcs,
         full_modules=full_modules, verify=verify, assembly=assembly,

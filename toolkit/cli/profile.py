@@ -14,6 +14,7 @@ from toolkit.cli.options import (
     Number,
     build_options,
     entry_option,
+    ext_option,
     json_option,
     remote_options,
     target_option,
@@ -36,6 +37,7 @@ def profile_group() -> None:
 @profile_group.command("run")
 @workload_argument
 @target_option
+@ext_option
 @entry_option
 @build_options
 @remote_options
@@ -53,8 +55,8 @@ def profile_group() -> None:
 @click.option("--top", type=COUNT, default=15, show_default=True, help="Rows shown in the terminal.")
 @json_option
 @pass_terminal
-def profile_cmd(term: Terminal, workload: str, target: str, entry: str | None,
-                build: dict[str, Any], remote: dict[str, Any] | None, repeat: int,
+def profile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, ...],
+                entry: str | None, build: dict[str, Any], remote: dict[str, Any] | None, repeat: int,
                 warmup: int, inputs: Path | None,
                 seed: int, output: Path | None, formats: str, trace: Path | None, top: int,
                 as_json: bool) -> int:
@@ -76,8 +78,11 @@ def profile_cmd(term: Terminal, workload: str, target: str, entry: str | None,
         from toolkit.profile.timeline import check_trace_path
 
         check_trace_path(trace)
+    from toolkit.ext.loader import use
     from toolkit.tvm_side import stack
 
+    for ext in extensions:
+        use(ext)
     options = stack.build_options(**build)
     wl = workloads.load(workload, seed=seed, entry=entry)
     arrays = read_inputs(inputs, wl) if inputs else None
