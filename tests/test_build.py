@@ -122,6 +122,59 @@ def test_repeat_is_served_from_the_store_and_python_only_commits_reuse_it(tk, tm
     assert rebuilt["timings"]["configure"] == 0.0  # Ninja alone: the plan was configured here
 
 
+def test_older_builds_are_packed_and_unpacked_when_used(tk, tmp_path, cache):
+    """Storing a build packs the others' libraries (compressed, out of lib/); using one again
+    (tk env, a store hit) puts them back byte for byte; rm and gc keep what others need."""
+    fork = make_minifork(tmp_path / "tvm")
+    first = build_json(tk, fork, cache)
+    parent = git(fork, "rev-parse", "HEAD")
+    add_source_commit(fork, "v2")
+    second = build_json(tk, fork, cache)
+    root = Path(cache["TK_CACHE"])
+    old_entry = root / "builds" / first["id"]
+    second_shas = {a["sha256"] for a in second["artifacts"]}
+    # libtvm.so changed with the C++ commit; libtvm_runtime.so is the same in both builds.
+    changed = next(a for a in first["artifacts"] if a["name"] == "libtvm.so")
+    shared = next(a for a in first["artifacts"] if a["name"] == "libtvm_runtime.so")
+    assert changed["sha256"] not in second_shas and shared["sha256"] in second_shas
+    # The first build's libraries are out of its lib/; the changed one is packed, the shared
+    # one stays a full file (the second links it); the second's are all full files.
+    assert not Path(changed["path"]).exists() and not Path(shared["path"]).exists()
+    links = json.loads((old_entry / ".packed").read_text())
+    assert links["lib/libtvm.so"] == changed["sha256"]
+    assert links["lib/libtvm_runtime.so"] == shared["sha256"]
+    assert (root / "packs" / changed["sha256"][:2] / f"{changed['sha256']}.xz").is_file()
+    assert not (root / "packs" / shared["sha256"][:2] / f"{shared['sha256']}.xz").exists()
+    assert all(Path(a["path"]).is_file() for a in second["artifacts"] if not a["link"])
+    ls = json.loads(tk("build", "ls", "--json", env=cache).stdout)
+    sizes = {b["id"]: b for b in ls["builds"]}
+    assert set(sizes) == {first["id"], second["id"]}
+    assert 0 < sizes[first["id"]]["unique_bytes"] < changed["size"]  # the pack, compressed
+    # tk env unpacks it: the shell imports the first build, its library as it was built.
+    out = in_build_env(tk, first["id"], cache, "import tvm; print(tvm._LIB_PATHS[1])",
+                       cwd=tmp_path)
+    assert out == str(old_entry / "lib/libtvm.so")
+    assert all(sha256(a["path"]) == a["sha256"] for a in (changed, shared))
+    assert not (old_entry / ".packed").exists()
+    # A build handed to a shell stays unpacked when another is stored; a store hit of the
+    # other serves it as it is.
+    git(fork, "checkout", "-q", parent)
+    assert build_json(tk, fork, cache)["from_store"] is True
+    git(fork, "checkout", "-q", "-")
+    hit = build_json(tk, fork, cache)
+    assert hit["from_store"] is True and hit["id"] == second["id"]
+    assert Path(changed["path"]).is_file()
+    # rm of the second keeps what the first needs; gc leaves the one build unpacked.
+    assert tk("build", "rm", second["id"], env=cache).returncode == 0
+    assert tk("build", "gc", env=cache).returncode == 0
+    out = in_build_env(tk, first["id"], cache, "import tvm; print(tvm.__file__)", cwd=tmp_path)
+    assert out == str(fork / "python/tvm/__init__.py")
+    assert all(sha256(a["path"]) == a["sha256"] for a in (changed, shared))
+    assert not list((root / "packs").glob("*/*")) or all(
+        p.name.split(".")[0] in {a["sha256"] for a in first["artifacts"]}
+        for p in (root / "packs").glob("*/*"))
+
+
 def test_uncommitted_source_change_rebuilds_incrementally(tk, tmp_path, cache):
     fork = make_minifork(tmp_path / "tvm")
     first = build_json(tk, fork, cache, "--debug")

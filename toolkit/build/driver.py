@@ -147,6 +147,7 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
     owner = ownership.owner_of(tree.root)
     made = [p for p in (bdir, *bdir.parents) if not p.exists()]
     bdir.mkdir(parents=True, exist_ok=True)
+    earlier = BuildRecord.load(store.entry_dir(key) / store.MANIFEST)  # --force: checked before?
     entry = store.clear_entry(key)  # an earlier incomplete (or --force'd) entry starts afresh
     log = entry / "build.log"
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
@@ -176,7 +177,9 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         say(f"building the tree's {pypkg.DIST} Python package (once per tvm-ffi source)")
         t = time.monotonic()
         ffi = next((Path(a.path) for a in artifacts if a.name == "libtvm_ffi.so"), None)
-        python = pypkg.build_package(tree.root, entry, log, ffi)
+        python = pypkg.build_package(tree.root, entry, log, ffi, content=next(
+            (s.content for s in tree.submodules if s.path == "3rdparty/tvm-ffi"), None))
+        store.stamp_verified(key, artifacts)  # linking into python/ changed their ctime
         timings["python"] = round(time.monotonic() - t, 3)
     record = BuildRecord(
         id=key,
@@ -189,15 +192,37 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         env={}, runtimes=plan.runtimes, python=python,
     )
     record.env = store.env_of(record)
-    if check:
+    if check and checked_before(earlier, record):
+        say("the libraries and Python package are those checked before: check not run again")
+        record.check = earlier.check
+        record.timings["check"] = 0.0
+    elif check:
         say("checking the build in its own environment")
         t = time.monotonic()
         record.check = post_build_check(record, plan)
         record.timings["check"] = round(time.monotonic() - t, 3)
     record.timings["total"] = round(time.monotonic() - started, 3)
     store.save(record)
+    # The other builds' libraries go back to their packs, unless someone may be using them
+    # (an extension built against a stored TVM names its lib/ in the plan).
+    plan_text = json.dumps(plan.to_json())
+    store.pack_unused(keep={key, *(r.id for r in store.all_builds()
+                                   if str(store.entry_dir(r.id)) in plan_text)})
     raise_if_check_failed(record)
     return Outcome(record, from_store=False)
+
+
+def checked_before(earlier: BuildRecord | None, record: BuildRecord) -> bool:
+    """Did a passed check see exactly these bytes (a --force rebuild that changed nothing)?
+    The check's verdict depends on the libraries, the tvm-ffi package and the tree's Python
+    code, which is the same tree key here."""
+    if earlier is None or earlier.check is None or not earlier.check.ok:
+        return False
+    def files(r: BuildRecord) -> list[tuple[str, str | None, str | None]]:
+        return sorted((a.name, a.sha256, a.link) for a in r.artifacts)
+
+    return (files(earlier) == files(record) and earlier.runtimes == record.runtimes
+            and (earlier.python and earlier.python.sha256) == (record.python and record.python.sha256))
 
 
 def refuse_foreign_config(bdir: Path) -> None:

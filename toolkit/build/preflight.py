@@ -15,6 +15,7 @@ from pathlib import Path
 
 from toolkit.build.recipes import BuildPlan, is_on
 from toolkit.build.source import SourceTree
+from toolkit.build.tools import tool_output
 
 FFI_MIN_CMAKE = (3, 26)
 
@@ -38,14 +39,10 @@ def version_of(argv: list[str]) -> tuple[int, ...] | None:
 
 @functools.cache
 def _version_of(argv: tuple[str, ...]) -> tuple[int, ...] | None:
-    # Asked once per process: a bisection builds many commits with the same tools.
-    if not shutil.which(argv[0]):
+    out = tool_output(argv)
+    if out is None:
         return None
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out.stdout + out.stderr)
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
     return tuple(int(g) for g in m.groups() if g is not None) if m else None
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -60,9 +61,11 @@ def version_of(src: Path, content: str) -> str | None:
     return f"0.0.0+tree.{content[:12]}"
 
 
-def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Path, str]:
-    """The wheel of ``src`` for ``python``, from the store or built now: (path, version)."""
-    content = content_key(src)
+def build_wheel(src: Path, log: Path, python: str = sys.executable,
+                content: str | None = None) -> tuple[Path, str]:
+    """The wheel of ``src`` for ``python``, from the store or built now: (path, version).
+    ``content``: ``src``'s content key when the caller has it (a tarball's submodule)."""
+    content = content or content_key(src)
     tag = python_tag(python)
     home = store.wheels_root() / f"{content}-{tag}"
     found = sorted(home.glob("*.whl")) if home.is_dir() else []
@@ -118,31 +121,40 @@ def wheel_version(wheel: Path) -> str:
     return m.group(1) if m else "?"
 
 
-def install(wheel: Path, site: Path, ffi_lib: Path | None) -> None:
-    """Unpack ``wheel`` into ``site`` through the store (each file once); the package's own
-    libtvm_ffi.so becomes the build's (``ffi_lib``)."""
+def install(wheel: Path, site: Path, ffi_lib: Path | None, sha: str) -> None:
+    """Unpack ``wheel`` (sha256 ``sha``) into ``site`` through the store (each file once); the
+    package's own libtvm_ffi.so becomes the build's (``ffi_lib``). A site that already holds
+    this wheel (a rebuild of the same entry) only has that link renewed."""
+    marker = site / ".tk-wheel"
+    same = marker.is_file() and marker.read_text() == sha
+    if not same and site.exists():
+        shutil.rmtree(site)
     site.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory(dir=site) as tmp:
         for info in zf.infolist():
             if info.is_dir():
                 continue
             dst = site / info.filename
-            dst.parent.mkdir(parents=True, exist_ok=True)
             if ffi_lib is not None and dst.name == "libtvm_ffi.so":
+                dst.parent.mkdir(parents=True, exist_ok=True)
                 store.link_object(ffi_lib, dst)
-                continue
-            extracted = Path(zf.extract(info, tmp))
-            store.store_file(extracted, dst)
+            elif not same:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                store.store_file(Path(zf.extract(info, tmp)), dst)
+    marker.write_text(sha)
 
 
-def build_package(root: Path, entry: Path, log: Path, ffi_lib: Path | None) -> PythonPackage | None:
-    """Build and keep the tree's tvm-ffi package with the build in ``entry``; None without one."""
+def build_package(root: Path, entry: Path, log: Path, ffi_lib: Path | None,
+                  content: str | None = None) -> PythonPackage | None:
+    """Build and keep the tree's tvm-ffi package with the build in ``entry``; None without one.
+    ``content``: the tvm-ffi sources' content key when the tree's inspection computed it."""
     src = ffi_source(root)
     if src is None:
         return None
-    wheel, version = build_wheel(src, log)
+    wheel, version = build_wheel(src, log, content=content)
     site = entry / "python"
-    install(wheel, site, ffi_lib)
+    sha = sha256_file(wheel)
+    install(wheel, site, ffi_lib, sha)
     return PythonPackage(name=DIST, version=version, wheel=str(wheel),
-                         sha256=sha256_file(wheel), site=str(site), source=str(src),
+                         sha256=sha, site=str(site), source=str(src),
                          python=python_tag())

@@ -6,7 +6,19 @@
 - ``builds/<key>/``: ``manifest.json`` (the ``BuildRecord``), ``build.log``, ``lib/`` with a
   hard link per library the build wrote (so identical libraries of two builds take the room
   of one) and, for trees with tvm-ffi, ``python/`` with the tree's tvm-ffi package;
-- ``wheels/``: the tvm-ffi wheels built from trees, by a hash of the tvm-ffi sources.
+- ``wheels/``: the tvm-ffi wheels built from trees, by a hash of the tvm-ffi sources;
+- ``packs/<sha256[:2]>/<sha256>.xz``: a library no materialised build links any more, kept
+  compressed (LZMA) until a build that has it is used again.
+
+Libraries take most of the room, and two builds one source file apart share little of their
+bytes (the linker shifts addresses and string offsets all through the debug sections:
+content-defined chunking of two such libtvm_runtime.so found 12-23% in common). So a build's
+libraries are full files (hard links to ``objects/``) only while the build is *materialised*:
+the build just made or served, one ``tk env`` handed to a shell in the last day, one a live
+process has mapped. Storing a new build packs the others (``pack_unused``): their library links
+are removed (``.packed`` in the entry says which, by sha256) and an object that loses its last
+link is compressed into ``packs/``. Using a packed build (a store hit, ``tk env``, ``tk build
+show``) unpacks and links it again (``materialise``).
 
 A stored build survives its build directory being rebuilt for another commit.
 ``key = build_key(plan.hash, tree key)``: the same plan on a tree whose sources, CMake files
@@ -16,6 +28,7 @@ belongs to no build: ``gc`` removes it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -34,6 +47,10 @@ from toolkit.outputs import sha256_file
 MANIFEST = "manifest.json"
 LOCK = ".lock"  # held by the tk build that is building this entry
 VERIFIED = ".verified"  # each library's (size, mtime, ctime) when its sha256 was last checked
+PACKED = ".packed"  # the links packing removed: path in the entry -> sha256 of the object
+ENV_STAMP = ".env"  # touched by tk env: a shell may use this build's lib/ (kept materialised)
+ENV_DAYS = 1.0  # how long a build handed to a shell by tk env stays materialised
+BUILT = "built.json"  # built library path -> (size, mtime, inode, ctime, sha256): no re-hash
 
 
 def cache_root() -> Path:
@@ -50,6 +67,18 @@ def objects_root() -> Path:
 
 def wheels_root() -> Path:
     return cache_root() / "wheels"
+
+
+def packs_root() -> Path:
+    return cache_root() / "packs"
+
+
+def object_path(sha: str) -> Path:
+    return objects_root() / sha[:2] / sha
+
+
+def pack_path(sha: str) -> Path:
+    return packs_root() / sha[:2] / f"{sha}.xz"
 
 
 def build_key(plan_hash: str, tree_key: str) -> str:
@@ -71,12 +100,21 @@ def load(key: str, verify: bool = False) -> BuildRecord | None:
     record = BuildRecord.load(entry_dir(key) / MANIFEST)
     if record is None:
         return None
+    packed = packed_links(record.id)
     for art in record.artifacts:
         stored = Path(art.path)
-        if art.link is None and (not stored.exists() or stored.stat().st_size != art.size):
+        if art.link is not None:
+            continue
+        if art.sha256 in packed.values():
+            if not object_path(art.sha256).exists() and not pack_path(art.sha256).exists():
+                return None
+        elif not stored.exists() or stored.stat().st_size != art.size:
             return None
-    if verify and damaged(record):
-        return None
+    if verify:
+        if packed:
+            materialise(record)
+        if damaged(record):
+            return None
     return record
 
 
@@ -95,7 +133,10 @@ def damaged(record: BuildRecord) -> str | None:
     for art in record.artifacts:
         if art.link is not None:
             continue
-        st = os.stat(art.path)
+        try:
+            st = os.stat(art.path)
+        except FileNotFoundError:
+            continue  # packed: checked against its sha256 when it is unpacked
         stamp = [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         if stamps.get(art.name) != stamp and sha256_file(Path(art.path)) != art.sha256:
             return art.path
@@ -111,12 +152,13 @@ def damaged(record: BuildRecord) -> str | None:
 
 
 def clear_entry(key: str) -> Path:
-    """The entry directory, emptied of an earlier attempt (its lock file kept: it is held)."""
+    """The entry directory, emptied of an earlier attempt (its lock file kept: it is held;
+    the tvm-ffi package kept: ``python.install`` replaces it only when its wheel differs)."""
     entry = entry_dir(key)
     entry.mkdir(parents=True, exist_ok=True)
     (entry / MANIFEST).unlink(missing_ok=True)  # first: no longer a complete entry
     for path in entry.iterdir():
-        if path.name == LOCK:
+        if path.name in (LOCK, "python"):
             continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
@@ -143,10 +185,11 @@ def save(record: BuildRecord) -> Path:
     return record.save(entry_dir(record.id) / MANIFEST)
 
 
-def put_object(src: Path) -> tuple[str, Path]:
-    """Store a file by content (once); its sha256 and the object's path."""
-    sha = sha256_file(src)
-    obj = objects_root() / sha[:2] / sha
+def put_object(src: Path, sha: str | None = None) -> tuple[str, Path]:
+    """Store a file by content (once); its sha256 (``sha`` when the caller knows it) and the
+    object's path."""
+    sha = sha or sha256_file(src)
+    obj = object_path(sha)
     # An object damaged in place (root ignores its read-only mode) is replaced, not reused.
     if not obj.exists() or obj.stat().st_size != src.stat().st_size or sha256_file(obj) != sha:
         obj.parent.mkdir(parents=True, exist_ok=True)
@@ -159,7 +202,7 @@ def put_object(src: Path) -> tuple[str, Path]:
 
 def link_object(obj: Path, dst: Path) -> None:
     """``dst`` becomes a hard link to ``obj`` (a copy across file systems)."""
-    tmp = dst.with_name(dst.name + ".tmp")
+    tmp = dst.with_name(f"{dst.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
         os.link(obj, tmp)
@@ -177,10 +220,23 @@ def store_file(src: Path, dst: Path) -> tuple[str, int]:
     return sha, obj.stat().st_size
 
 
+def _stamp(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
+
+
 def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
-    """Link the built libraries into the entry's lib/ (symlinks stay symlinks)."""
+    """Link the built libraries into the entry's lib/ (symlinks stay symlinks).
+
+    A built library whose (size, mtime, inode, ctime) are those it had when it was last stored
+    (a no-op rebuild) is not read again: its sha256 is taken from ``built.json``, and its
+    object, when still there, is linked as it is."""
     lib = entry_dir(key) / "lib"
     lib.mkdir(parents=True, exist_ok=True)
+    built_path = cache_root() / BUILT
+    try:
+        built = json.loads(built_path.read_text())
+    except (OSError, ValueError):
+        built = {}
     records = []
     for src in files:
         dst = lib / src.name
@@ -191,10 +247,185 @@ def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
             records.append(Artifact(name=src.name, path=str(dst), built=str(src), size=0,
                                     sha256=None, link=target))
             continue
-        sha, size = store_file(src, dst)
-        records.append(Artifact(name=src.name, path=str(dst), built=str(src), size=size,
+        stamp = _stamp(src.stat())
+        known = built.get(str(src))
+        obj = object_path(known[4]) if known and known[:4] == stamp else None
+        if obj is not None and obj.exists() and obj.stat().st_size == stamp[0]:
+            sha = known[4]
+            link_object(obj, dst)
+        else:
+            sha, obj = put_object(src, known[4] if obj is not None else None)
+            link_object(obj, dst)
+        built[str(src)] = [*stamp, sha]
+        records.append(Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0],
                                 sha256=sha))
+    _write_json(built_path, built)
+    stamp_verified(key, records)
     return records
+
+
+def stamp_verified(key: str, artifacts: list[Artifact]) -> None:
+    """Record that these libraries' bytes were just hashed (stored or unpacked): the next
+    store hit need not read them again."""
+    path = entry_dir(key) / VERIFIED
+    try:
+        stamps = json.loads(path.read_text())
+    except (OSError, ValueError):
+        stamps = {}
+    for art in artifacts:
+        if art.link is None:
+            st = os.stat(art.path)
+            stamps[art.name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    _write_json(path, stamps)
+
+
+def _write_json(path: Path, data: object) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)
+    except OSError:
+        pass  # a cache: without it the files are read again
+
+
+def packed_links(key: str) -> dict[str, str]:
+    """The links packing removed from an entry (path relative to it -> sha256)."""
+    try:
+        data = json.loads((entry_dir(key) / PACKED).read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def materialise(record: BuildRecord) -> None:
+    """Put a packed build's libraries back in place (unpacked from ``packs/`` when no other
+    build still links them), each checked against its sha256 while it is written."""
+    entry = entry_dir(record.id)
+    links = packed_links(record.id)
+    unpacked = set()
+    for rel, sha in links.items():
+        obj = object_path(sha)
+        if not obj.exists():
+            unpack(sha)
+            unpacked.add(sha)
+        link_object(obj, entry / rel)
+    (entry / PACKED).unlink(missing_ok=True)
+    stamp_verified(record.id, [a for a in record.artifacts if a.sha256 in unpacked])
+
+
+def unpack(sha: str) -> Path:
+    import lzma
+
+    obj = object_path(sha)
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    tmp = obj.with_name(f"{sha}.{os.getpid()}.tmp")
+    digest = hashlib.sha256()
+    with lzma.open(pack_path(sha)) as src, tmp.open("wb") as dst:
+        for chunk in iter(lambda: src.read(1 << 20), b""):
+            digest.update(chunk)
+            dst.write(chunk)
+    if digest.hexdigest() != sha:
+        tmp.unlink()
+        raise TkError(f"the stored pack {pack_path(sha)} is damaged (sha256 differs); "
+                      "remove it and rebuild")
+    tmp.chmod(0o555)
+    tmp.replace(obj)
+    return obj
+
+
+def pack(sha: str) -> None:
+    """Compress the object ``sha`` into ``packs/`` (once)."""
+    import lzma
+
+    dst = pack_path(sha)
+    if dst.exists():
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f"{dst.name}.{os.getpid()}.tmp")
+    # Preset 0: a third of zlib's size on these libraries at a few seconds per 50 MB.
+    with object_path(sha).open("rb") as src, lzma.open(tmp, "wb", preset=0) as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+    tmp.chmod(0o444)
+    tmp.replace(dst)
+
+
+def mapped_entries() -> set[str]:
+    """Store entries whose files a live process has mapped (a Python with the build loaded)."""
+    marker = str(builds_root()) + os.sep
+    found = set()
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        try:
+            text = maps.read_text()
+        except OSError:
+            continue  # gone, or another user's
+        start = text.find(marker)
+        while start != -1:
+            found.add(text[start + len(marker):].split(os.sep, 1)[0])
+            start = text.find(marker, start + 1)
+    return found
+
+
+def pack_unused(keep: set[str] | None = None) -> tuple[int, int]:
+    """Pack every materialised build but those in ``keep``, the one this process's
+    environment uses (``tk env`` in this shell), those ``tk env`` handed out in the last day
+    and those a live process has mapped; then ``gc_objects``."""
+    import time
+
+    keep = set(keep or ()) | mapped_entries()
+    current = in_use()
+    if current is not None:
+        keep.add(current.id)
+    recent = time.time() - ENV_DAYS * 86400
+    builds = all_builds()
+    # Unlinking another build's copy of a shared library changes its ctime: what was verified
+    # in the kept builds stays so.
+    verified = {r.id: [a for a in r.artifacts if a.link is None and _verified(r.id, a)]
+                for r in builds if r.id in keep}
+    for record in builds:
+        entry = entry_dir(record.id)
+        stamp = entry / ENV_STAMP
+        if (record.id in keep or being_built(entry) or packed_links(record.id)
+                or (stamp.exists() and stamp.stat().st_mtime > recent)):
+            continue
+        dematerialise(record)
+    for key, arts in verified.items():
+        stamp_verified(key, arts)
+    return gc_objects()
+
+
+def _verified(key: str, art: Artifact) -> bool:
+    try:
+        stamps = json.loads((entry_dir(key) / VERIFIED).read_text())
+        st = os.stat(art.path)
+    except (OSError, ValueError):
+        return False
+    return stamps.get(art.name) == [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def dematerialise(record: BuildRecord) -> None:
+    """Remove the entry's links to its libraries' objects (lib/, and python/'s link to the
+    build's libtvm_ffi.so), saying which in ``.packed``; ``gc_objects`` packs what is left
+    unlinked."""
+    entry = entry_dir(record.id)
+    shas = {a.sha256 for a in record.artifacts if a.link is None and a.sha256}
+    inodes = {}
+    for sha in shas:
+        with contextlib.suppress(OSError):
+            st = object_path(sha).stat()
+            inodes[(st.st_dev, st.st_ino)] = sha
+    links = packed_links(record.id)
+    for dirpath, _dirs, names in os.walk(entry):
+        for name in names:
+            path = Path(dirpath) / name
+            st = path.lstat()
+            sha = inodes.get((st.st_dev, st.st_ino))
+            if sha is not None and not path.is_symlink():
+                links[str(path.relative_to(entry))] = sha
+    _write_json(entry / PACKED, links)
+    for rel in links:
+        (entry / rel).unlink(missing_ok=True)
+    (entry / VERIFIED).unlink(missing_ok=True)
 
 
 def all_builds() -> list[BuildRecord]:
@@ -209,9 +440,10 @@ def all_builds() -> list[BuildRecord]:
     return sorted(found, key=lambda r: r.created, reverse=True)
 
 
-def find(build_id: str) -> BuildRecord:
+def find(build_id: str, use: bool = False) -> BuildRecord:
     """A stored build by id or unique id prefix, its libraries verified; a user error when none
-    or several match."""
+    or several match. ``use`` (``tk env``: a shell is about to load it) materialises it and
+    keeps it so for a day."""
     if not build_id or "/" in build_id:
         raise UserError(f"{build_id!r} is not a build id (see tk build ls)")
     found = load(build_id)
@@ -225,6 +457,9 @@ def find(build_id: str) -> BuildRecord:
             ids = ", ".join(r.id for r in complete[:5])
             raise UserError(f"build id {build_id!r} is ambiguous: {ids}")
         found = complete[0]
+    if use:
+        materialise(found)
+        (entry_dir(found.id) / ENV_STAMP).touch()
     bad = damaged(found)
     if bad:
         raise TkError(f"stored build {found.id} is damaged: {bad} is not the library that was "
@@ -240,8 +475,10 @@ class Usage:
     unique: int  # what removing it would free: files no other build links
 
 
-def usage(directory: Path) -> Usage:
-    """Bytes under a store entry, counting each stored object once (by inode)."""
+def usage(record: BuildRecord) -> Usage:
+    """Bytes of a stored build, each stored file once (by inode), its packed libraries as the
+    room their packs take."""
+    directory = entry_dir(record.id)
     seen: set[tuple[int, int]] = set()
     total = unique = files = 0
     for dirpath, _dirs, names in os.walk(directory):
@@ -257,7 +494,23 @@ def usage(directory: Path) -> Usage:
             # a plain file (a log, the record) is too.
             if st.st_nlink <= 2:
                 unique += st.st_size
+    packed = set(packed_links(record.id).values())
+    if packed:
+        others = referenced(exclude=record.id)
+        for sha in packed:
+            if object_path(sha).exists() or not pack_path(sha).exists():
+                continue
+            size = pack_path(sha).stat().st_size
+            files += 1
+            total += size
+            unique += 0 if sha in others else size
     return Usage(files, total, unique)
+
+
+def referenced(exclude: str | None = None) -> set[str]:
+    """The sha256 of every library a complete stored build has (``exclude`` left out)."""
+    return {a.sha256 for r in all_builds() if r.id != exclude
+            for a in r.artifacts if a.sha256}
 
 
 def store_usage() -> int:
@@ -276,31 +529,39 @@ def store_usage() -> int:
 
 
 def remove(record: BuildRecord) -> int:
-    """Delete a stored build and the objects only it used; bytes freed."""
-    freed = usage(entry_dir(record.id)).unique
+    """Delete a stored build and the objects and packs only it used; bytes freed."""
+    freed = usage(record).unique
     shutil.rmtree(entry_dir(record.id))
     gc_objects()
     return freed
 
 
 def gc_objects() -> tuple[int, int]:
-    """Remove objects no build links any more: (count, bytes)."""
+    """Objects no build links any more: packed when a stored build still has them, else
+    removed with their packs; (count, bytes of full files removed)."""
     count = freed = 0
+    keep = referenced()
     root = objects_root()
-    if not root.is_dir():
-        return 0, 0
-    for obj in root.glob("*/*"):
+    for obj in root.glob("*/*") if root.is_dir() else []:
         st = obj.lstat()
         if obj.name.endswith(".tmp") or st.st_nlink <= 1:
+            if obj.name in keep:
+                pack(obj.name)
             obj.unlink()
             count += 1
             freed += st.st_size
+    proot = packs_root()
+    for packed in proot.glob("*/*") if proot.is_dir() else []:
+        if packed.name.endswith(".tmp") or packed.name.split(".")[0] not in keep:
+            freed += packed.lstat().st_size
+            packed.unlink()
     return count, freed
 
 
 def gc() -> dict[str, int]:
     """Remove incomplete or unreadable entries (an interrupted build, an older tk's record),
-    then objects nothing links. The tvm-ffi wheels stay: they are what spares the next build
+    pack the builds no one uses (all but the newest), then remove what nothing links. The
+    tvm-ffi wheels stay: they are what spares the next build
     of the same tvm-ffi sources its Python package build."""
     entries = 0
     root = builds_root()
@@ -308,7 +569,8 @@ def gc() -> dict[str, int]:
         if entry.is_dir() and load(entry.name) is None and not being_built(entry):
             shutil.rmtree(entry)
             entries += 1
-    count, freed = gc_objects()
+    builds = all_builds()
+    count, freed = pack_unused(keep={builds[0].id} if builds else None)
     return {"entries": entries, "objects": count, "bytes": freed}
 
 

@@ -62,7 +62,7 @@ def ls_cmd(term: Terminal, as_json: bool) -> None:
     builds count once in the store's total)."""
     from toolkit.build import report, store
 
-    builds = [report.summary(r, store.usage(store.entry_dir(r.id))) for r in store.all_builds()]
+    builds = [report.summary(r, store.usage(r)) for r in store.all_builds()]
     total = store.store_usage()
     if as_json:
         term.json({"builds": builds, "store": str(store.cache_root()), "total_bytes": total})
@@ -123,4 +123,4 @@ def env_cmd(term: Terminal, build_id: str, source: str | None, as_json: bool) ->
     """Print shell exports that put a stored build in use: eval "$(tk env ID)"."""
     from toolkit.build import store
 
-    term.result(store.env_of(store.find(build_id), source), store.shell_exports)
+    term.result(store.env_of(store.find(build_id, use=True), source), store.shell_exports)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shutil
-import subprocess
 
 from toolkit.build.backends import (
     BackendResult,
@@ -19,6 +17,7 @@ from toolkit.build.backends import (
     shell_line,
 )
 from toolkit.build.recipes import BuildPlan
+from toolkit.build.tools import tool_output
 from toolkit.events import ignore
 
 
@@ -81,16 +80,9 @@ def first_line(argv: list[str]) -> str:
     return _first_line(tuple(argv))
 
 
-@functools.cache
 def _first_line(argv: tuple[str, ...]) -> str:
-    # Asked once per process: a bisection builds many commits with the same tools.
-    if not shutil.which(argv[0]):
-        return "absent"
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return "absent"
-    return version_line(out)
+    out = tool_output(argv)
+    return "absent" if out is None else version_line(out)
 
 
 def version_line(out: str) -> str:

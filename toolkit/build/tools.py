@@ -1,0 +1,63 @@
+"""What a host tool says about itself (``cmake --version``), asked once per installed binary.
+
+Pre-flight and the toolchain facts of a record run ``cmake``, ``ninja``, ``ccache`` and the
+compiler with ``--version``: a quarter of a second each on a loaded machine, and most of a
+no-op rebuild. The answer is kept in ``$TK_CACHE/tools.json`` under the binary's resolved path,
+size and mtime, so an upgraded tool (a new file) is asked again.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+
+
+@functools.cache
+def tool_output(argv: tuple[str, ...]) -> str | None:
+    """stdout + stderr of ``argv`` (a tool's --version), or None when it does not run."""
+    exe = shutil.which(argv[0])
+    if not exe:
+        return None
+    real = os.path.realpath(exe)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    key = f"{real} {st.st_size} {st.st_mtime_ns} {' '.join(argv[1:])}"
+    path, cached = _cache()
+    if key in cached:
+        return cached[key]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    out = proc.stdout + proc.stderr
+    if proc.returncode == 0:
+        _save(path, {**_cache()[1], key: out})
+    return out
+
+
+def _cache() -> tuple[str, dict[str, str]]:
+    from toolkit.build.store import cache_root  # the store's directory
+
+    path = str(cache_root() / "tools.json")
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        return path, data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return path, {}
+
+
+def _save(path: str, data: dict[str, str]) -> None:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache: without it the tool is asked again
