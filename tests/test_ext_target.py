@@ -139,7 +139,8 @@ def test_bad_targets_and_extensions_are_one_line_exit_2(project: Path, tk,
     assert unknown.returncode == 2
     assert unknown.stderr.strip().splitlines() == [
         "tk: error: TVM rejects target 'no_such_kind': Target kind \"no_such_kind\" is not "
-        "defined. Target creation from string failed: no_such_kind"]
+        "defined. Target creation from string failed: no_such_kind (an extension's device? "
+        "load the extension first: --ext DIR)"]
     unloaded = tk("run", "builtin:mlp", "--target", NAME)  # the device's extension not loaded
     assert unloaded.returncode == 2 and len(unloaded.stderr.strip().splitlines()) == 1
     assert f"Target kind \"{NAME}\" is not defined" in unloaded.stderr

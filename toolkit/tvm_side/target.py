@@ -63,6 +63,8 @@ def to_tvm(spec: str | dict[str, Any]) -> Any:
         raise
     except Exception as e:  # noqa: BLE001 - TVM raises ValueError/TVMError/RuntimeError here
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "is not defined" in first:  # perhaps a device an extension brings (tk ext new)
+            first += " (an extension's device? load the extension first: --ext DIR)"
         raise UserError(f"TVM rejects target {original!r}: {first}") from None
 
 
