@@ -1,4 +1,5 @@
-"""Helpers for the extension tests: a second TVM on disk, scripts run in fresh processes."""
+"""Helpers for the extension tests: a second TVM on disk, scripts run in fresh processes, a
+venv without tk."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,3 +72,30 @@ def run_py(code: str, env: dict[str, str] | None = None, timeout: float = 300
     full.update({k: v for k, v in (env or {}).items() if k != "PYTHONPATH"})
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=full, timeout=timeout)
+
+
+def venv_without_tk(root: Path) -> Path:
+    """A venv that sees this interpreter's installed packages but not tk. tvm and tvm_ffi (and
+    their dist-info, which tvm_ffi reads to find its library) are linked into its
+    site-packages, where the wheel's $ORIGIN RUNPATH looks for their
+    libraries; the rest comes through a .pth naming a directory of links to every other entry
+    of our site-packages except tk's own (an installed `toolkit`, its dist-info, an editable
+    install's hooks). A .pth line adds a directory without running the .pth files in it."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    python = root / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; "
+                                "print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    deps = root / "deps"
+    deps.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if entry.name in ("tvm", "tvm_ffi") or entry.name.startswith("apache_tvm"):
+            (site / entry.name).symlink_to(entry)
+        elif entry.name != "toolkit" and not entry.name.startswith(("tk_tvm", "__editable__")):
+            (deps / entry.name).symlink_to(entry)
+    (site / "deps.pth").write_text(f"{deps}\n")
+    return python
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}

@@ -109,6 +109,39 @@ def test_dump_ir_shows_the_generated_c_and_profile_times_its_kernels(project: Pa
     assert rows.get("relu") == "kernel" and rows.get("matmul") == "kernel", r.stdout
 
 
+def test_the_device_ships_as_a_wheel_and_runs_where_tk_is_not(project: Path, tk,
+                                                              tmp_path: Path) -> None:
+    from ext_helpers import clean_env, venv_without_tk
+
+    r = tk("ext", "wheel", str(project), "--out", str(tmp_path / "dist"), "--json")
+    assert r.returncode == 0, r.stderr
+    python = venv_without_tk(tmp_path / "venv")
+    env = clean_env()
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+                    "--no-deps", "--no-index", json.loads(r.stdout)["wheel"]], check=True,
+                   env=env)
+    code = f"""
+import importlib.util
+assert importlib.util.find_spec("toolkit") is None, "tk is importable in the venv"
+import numpy as np
+import tvm
+from tvm import te
+import {NAME}
+A = te.placeholder((16,), "float32", name="A")
+B = te.compute((16,), lambda i: A[i] * 2 + 1, name="B")
+f = tvm.compile(te.create_prim_func([A, B]), target={NAME}.target.target(),
+                tir_pipeline="{NAME}")
+x = tvm.runtime.tensor(np.arange(16, dtype="float32"), {NAME}.device)
+y = tvm.runtime.tensor(np.zeros(16, dtype="float32"), {NAME}.device)
+f(x, y)
+print(y.numpy()[:3].tolist(), {NAME}.device_stats()["copies_to_device"], {NAME}.__file__)
+"""
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"[1.0, 3.0, 5.0] 2 {tmp_path / 'venv'}"), done.stdout
+
+
 def test_a_tir_workload_compiles_for_the_device_through_its_pipeline(project: Path, tk,
                                                                      tmp_path: Path) -> None:
     r = tk("run", "builtin:matmul", "--ext", str(project / "python" / NAME), "--target", NAME,

@@ -3,16 +3,15 @@ TVM wheels' packages but not tk, imported and called there."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from ext_helpers import clean_env, venv_without_tk
 
 pytestmark = pytest.mark.slow
 
@@ -39,33 +38,6 @@ def wheel(work: Path) -> Path:
     return wheels[0]
 
 
-def _venv_without_tk(root: Path) -> Path:
-    """A venv that sees this interpreter's installed packages but not tk. tvm and tvm_ffi (and
-    their dist-info, which tvm_ffi reads to find its library) are linked into its
-    site-packages, where the wheel's $ORIGIN RUNPATH looks for their
-    libraries; the rest comes through a .pth naming a directory of links to every other entry
-    of our site-packages except tk's own (an installed `toolkit`, its dist-info, an editable
-    install's hooks). A .pth line adds a directory without running the .pth files in it."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
-    python = root / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; "
-                                "print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
-    deps = root / "deps"
-    deps.mkdir()
-    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
-        if entry.name in ("tvm", "tvm_ffi") or entry.name.startswith("apache_tvm"):
-            (site / entry.name).symlink_to(entry)
-        elif entry.name != "toolkit" and not entry.name.startswith(("tk_tvm", "__editable__")):
-            (deps / entry.name).symlink_to(entry)
-    (site / "deps.pth").write_text(f"{deps}\n")
-    return python
-
-
-def _clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-
-
 def test_wheel_holds_the_package_and_an_origin_relative_library(wheel: Path, work: Path) -> None:
     from toolkit import libraries
 
@@ -85,9 +57,9 @@ def test_wheel_holds_the_package_and_an_origin_relative_library(wheel: Path, wor
     assert not lib.rpath
 
 
-def test_wheel_installs_and_runs_in_a_venv_without_tk(wheel: Path, work: Path) -> None:
-    python = _venv_without_tk(work / "venv")
-    env = _clean_env()
+def test_wheel_installs_and_runs_in_avenv_without_tk(wheel: Path, work: Path) -> None:
+    python = venv_without_tk(work / "venv")
+    env = clean_env()
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
                     "--no-deps", "--no-index", str(wheel)], check=True, env=env)
     code = f"""
