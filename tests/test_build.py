@@ -175,6 +175,21 @@ def test_older_builds_are_packed_and_unpacked_when_used(tk, tmp_path, cache):
         for p in (root / "packs").glob("*/*"))
 
 
+def test_forced_rebuild_of_unchanged_tree_reuses_the_check_of_the_same_bytes(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    first = build_json(tk, fork, cache)
+    again = build_json(tk, fork, cache, "--force")
+    assert again["from_store"] is False and again["id"] == first["id"]
+    assert [a["sha256"] for a in again["artifacts"]] == [a["sha256"] for a in first["artifacts"]]
+    assert again["check"] == first["check"] and again["timings"]["check"] == 0.0
+    assert again["timings"]["configure"] == 0.0
+    # A source edit is another build (another key): nothing checked before, so checked.
+    src = fork / "src/runtime/device_api.cc"
+    src.write_text(src.read_text() + "// edited\n")
+    changed = build_json(tk, fork, cache, "--force")
+    assert changed["check"]["ok"] and changed["timings"]["check"] > 0
+
+
 def test_uncommitted_source_change_rebuilds_incrementally(tk, tmp_path, cache):
     fork = make_minifork(tmp_path / "tvm")
     first = build_json(tk, fork, cache, "--debug")

@@ -39,11 +39,18 @@ from toolkit.build.record import BuildRecord, PostBuildCheck, RuntimeCheck, Sour
 from toolkit.build.source import SourceTree, inspect
 from toolkit.errors import TkError, UserError
 from toolkit.events import Handler, Stage, ignore
-from toolkit.explain.cause import one_line
 
 LIBRARY = re.compile(r"^lib[\w.+-]*\.so(\.[\d.]+)?$")
 CACHE_FIELDS = ("CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CXX_FLAGS", "CMAKE_GENERATOR",
                 "CMAKE_CUDA_ARCHITECTURES", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_COMMAND")
+
+
+def one_line(text: str) -> str:
+    """The first cause in a probe's stderr (tk explain's reader, imported only on failure
+    paths: a store hit's process then starts without it)."""
+    from toolkit.explain.cause import one_line as first_line
+
+    return first_line(text)
 
 
 class PreflightFailed(TkError):
