@@ -35,24 +35,29 @@ def _answers(port: int) -> bool:
 
 
 @contextmanager
-def tvm_process(module: str, *args: str, port: int) -> Iterator[int]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", module, "--host", "127.0.0.1", "--port", str(port),
-         "--port-end", str(port + 1), *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, text=True,
-    )
+def listening(command: list[str], port: int, what: str, **popen: object) -> Iterator[int]:
+    """Start ``command`` (a server that listens on ``port``) and wait until it answers."""
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True, text=True, **popen)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _answers(port):
             if proc.poll() is not None:
-                pytest.skip(f"{module} did not start: {proc.stderr.read()[-300:]}")
+                pytest.skip(f"{what} did not start: {proc.stderr.read()[-300:]}")
             if time.monotonic() > deadline:
-                pytest.fail(f"{module} did not listen on {port} within {START_TIMEOUT_S} s")
+                pytest.fail(f"{what} did not listen on {port} within {START_TIMEOUT_S} s")
             time.sleep(0.2)
         yield port
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
+
+
+@contextmanager
+def tvm_process(module: str, *args: str, port: int) -> Iterator[int]:
+    with listening([sys.executable, "-m", module, "--host", "127.0.0.1", "--port", str(port),
+                    "--port-end", str(port + 1), *args], port, module) as listening_port:
+        yield listening_port
 
 
 def wait_for_key(tracker_port: int, key: str) -> None:

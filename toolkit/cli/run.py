@@ -59,7 +59,7 @@ def run_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, .
         session = remotes.connect(**remote)
     if wl.library is None:  # refuse before a compile that could not run
         session.device(t.tvm) if session is not None else targets.device_for(t.tvm)
-    compiled = stack.compile(wl, t, options=options)
+    compiled = stack.compile(wl, t, options=options, remote=session is not None)
     result = stack.run(compiled, args, remote=session)
     report = {
         "workload": wl.source,

@@ -170,14 +170,18 @@ def compile(
     instruments: Sequence[Any] = (),
     pass_config: dict[str, Any] | None = None,
     options: BuildOptions | None = None,
+    remote: bool = False,
 ) -> Compiled:
     """Compile a workload's module for a target through TVM's default pipeline.
 
     ``instruments`` are PassInstruments attached to the PassContext of the whole compile,
     Relax and TIR alike: the seam dump-ir and pass bisection plug into. ``pass_config``
     adds to ``options.pass_config``. A library workload (``tk compile -o``) is loaded as
-    compiled, for the target it was compiled for. ``target`` is parsed here unless it comes
-    as a ``Target`` (``toolkit.tvm_side.target.resolve``), as commands pass it.
+    compiled, for the target it was compiled for; with ``remote`` (it runs on an RPC server)
+    it is not loaded here at all, since it may hold another architecture's code: its
+    ``executable`` is None and ``remote.Session.load`` uploads the file. ``target`` is parsed
+    here unless it comes as a ``Target`` (``toolkit.tvm_side.target.resolve``), as commands
+    pass it.
     """
     import tvm
 
@@ -185,7 +189,7 @@ def compile(
     if pass_config:
         options = replace(options, pass_config={**options.pass_config, **pass_config})
     if workload.library is not None:
-        return _load_library(workload, options)
+        return _load_library(workload, options, here=not remote)
     resolved = targets.resolve(target)
     target_spec, target = resolved.spec, resolved.tvm
     if options.host is not None:
@@ -266,13 +270,16 @@ def _chosen_pipelines(workload: Workload, options: BuildOptions, target: Any) ->
         [relax.get_pipeline(options.pipeline), default])}
 
 
-def _load_library(workload: Workload, options: BuildOptions) -> Compiled:
+def _load_library(workload: Workload, options: BuildOptions, here: bool = True) -> Compiled:
     import tvm
 
     assert workload.library is not None and workload.library_target is not None
     if options != BuildOptions():
         raise UserError(f"{workload.source} is already compiled; build options apply to "
                         f"'tk compile', not to running a library")
+    target = targets.to_tvm(workload.library_target)
+    if not here:
+        return Compiled(workload, workload.library_target, target, None, 0.0, options)
     machine = elf_machine(workload.library)
     if machine is not None and machine != _llvm_arch():
         raise UserError(f"{workload.source} holds {machine} code and this machine is "
@@ -283,8 +290,8 @@ def _load_library(workload: Workload, options: BuildOptions) -> Compiled:
         module = tvm.runtime.load_module(str(workload.library))
     except Exception as e:  # noqa: BLE001 - a cross-compiled or foreign library
         raise UserError(f"cannot load {workload.source} here: {one_line(e)}") from None
-    return Compiled(workload, workload.library_target, targets.to_tvm(workload.library_target),
-                    module, time.perf_counter() - start, options)
+    return Compiled(workload, workload.library_target, target, module,
+                    time.perf_counter() - start, options)
 
 
 @dataclass
