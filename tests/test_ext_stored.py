@@ -58,6 +58,19 @@ def test_runtime_extension_builds_against_a_stored_build(main_build) -> None:
     assert {link["needed"] for link in data["links"]} == {"libtvm_runtime.so", "libtvm_ffi.so"}
     assert data["tvm"]["source_dir"] == str(root / "tvm-main")
     assert data["tvm"]["against"] == f"--build {build_id}"
+    # A header edited since: no longer the headers those libraries were built from.
+    base = root / "tvm-main" / "include" / "tvm" / "runtime" / "base.h"
+    text = base.read_text()
+    base.write_text(text + "// edited\n")
+    try:
+        r = run_tk("ext", "build", str(root / "stored_ext"), "--build", build_id, env=cache)
+    finally:
+        base.write_text(text)
+    assert r.returncode == 2, r.stdout + r.stderr
+    line = r.stderr[r.stderr.index("tk: error: "):].splitlines()
+    assert len(line) == 1 and line[0].startswith(
+        f"tk: error: headers and libraries of --build {build_id} do not match: headers: "
+        f"{root / 'tvm-main'} changed since build {build_id} was made from it (tree key "), line
 
 
 def test_passes_against_a_runtime_only_build_are_refused_before_compiling(main_build) -> None:

@@ -118,9 +118,18 @@ def resolve(facts: dict[str, Any], python: str, tvm_prebuild: str | None,
     ffi_version = headers.ffi_header_version(package_ffi) if package_ffi else None
     if build_id is not None:
         from toolkit.build import store
+        from toolkit.build.source import inspect
 
         record = store.find(build_id)
         tree = Path(record.source.dir)
+        if not tree.is_dir():
+            raise UserError(f"--build {record.id}: its source tree {tree} is gone (its headers "
+                            "are needed)")
+        # The headers must still be the ones the stored libraries were built from.
+        now = inspect(tree).key
+        stale = (None if now == record.source.tree_key else
+                 f"headers: {tree} changed since build {record.id} was made from it (tree key "
+                 f"{record.source.tree_key}, now {now})")
         lib_dir = record.lib_dir
         own_ffi = lib_dir / "libtvm_ffi.so"
         if own_ffi.is_file():  # the tree's tvm-ffi, built with it
@@ -129,7 +138,7 @@ def resolve(facts: dict[str, Any], python: str, tvm_prebuild: str | None,
             tvm_root=tree, ffi_root=headers.tree_ffi_root(tree, package_ffi),
             library_dir=lib_dir, ffi_library=ffi_lib,
             library_tvm=record.check.tvm_version if record.check else None,
-            library_ffi=ffi_version, origin=f"--build {record.id}",
+            library_ffi=ffi_version, origin=f"--build {record.id}", stale=stale,
             cmake={"TVM_SOURCE_DIR": str(tree), "TVM_LIBRARY_DIR": str(lib_dir),
                    **({"TVM_FFI_LIBRARY": str(ffi_lib)} if ffi_lib else {})})
         return against, {**os.environ, **store.env_of(record)}

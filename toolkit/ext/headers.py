@@ -65,6 +65,7 @@ class Against:
     library_ffi: str | None
     origin: str  # how the user named it, for messages: '--tvm-source DIR', '--build ID'
     cmake: dict[str, str] = field(default_factory=dict)
+    stale: str | None = None  # why the headers are no longer those the libraries were built from
 
     def libraries(self, compiler: bool) -> list[Path]:
         names = ["libtvm_runtime.so", *(["libtvm_compiler.so", "libtvm.so"] if compiler else [])]
@@ -115,7 +116,7 @@ def tree_ffi_root(tree: Path, package_ffi: Path | None) -> Path:
 
 def version_mismatches(against: Against) -> list[str]:
     """The TVM and tvm-ffi versions of the headers against those of the libraries."""
-    problems = []
+    problems = [against.stale] if against.stale else []
     src_tvm = tvm_version(against.tvm_root)
     if src_tvm is None:
         raise UserError(f"{against.origin}: no {TVM_VERSION_H} in {against.tvm_root} (not a TVM "
