@@ -63,6 +63,7 @@ def build(source_dir: str | Path, python: str = sys.executable,
     from toolkit.build import ownership
     from toolkit.build.backends import BuildFailed, BuildJob, backend
     from toolkit.build.recipes import BuildPlan
+
     src = Path(source_dir).resolve()
     if not (src / "CMakeLists.txt").is_file():
         raise UserError(f"{src} has no CMakeLists.txt (make one with: tk ext new NAME)")
@@ -155,7 +156,7 @@ def resolve(facts: dict[str, Any], python: str, tvm_prebuild: str | None,
         return headers.Against(
             tvm_root=tree, ffi_root=headers.tree_ffi_root(tree, package_ffi),
             library_dir=lib_dir, ffi_library=ffi_lib,
-            library_tvm=headers.tvm_version(built.parent if built else wheel),
+            library_tvm=headers.tvm_version(tree if built else wheel),
             library_ffi=ffi_version, origin=f"--tvm-source {tree}", cmake=cmake), None
     prebuild = tvm_prebuild or facts["tvm_dir"]
     if not prebuild:
