@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tarfile
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,14 @@ TVM_026 = Path(os.environ.get("TK_TVM026_PYTHON", "/tmp/tk-tvm026/bin/python"))
 
 
 @pytest.fixture(scope="module")
+def work() -> Iterator[Path]:
+    # Not tmp_path_factory: pytest sessions running beside this one prune its base dirs.
+    path = Path(tempfile.mkdtemp(prefix="tk-ext-pass-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
 def python026() -> str:
     if not TVM_026.exists():
         pytest.skip(f"no apache-tvm 0.26.0 venv at {TVM_026} (python3 -m venv /tmp/tk-tvm026 && "
@@ -37,11 +48,11 @@ def python026() -> str:
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tree(work: Path) -> Path:
     tarball = Path(FIXTURES or "") / f"{TREE}.tar.xz"
     if not FIXTURES or not tarball.is_file():
         pytest.skip(f"TK_FIXTURES does not name a directory holding {TREE}.tar.xz")
-    out = tmp_path_factory.mktemp("src")
+    out = work / "src"
     # The headers are all an extension build reads of the tree.
     keep = (f"{TREE}/include/", f"{TREE}/3rdparty/tvm-ffi/include/",
             f"{TREE}/3rdparty/tvm-ffi/3rdparty/dlpack/")
@@ -53,8 +64,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory, tree: Path, python026: str) -> Path:
-    work = tmp_path_factory.mktemp("ext-pass")
+def project(work: Path, tree: Path, python026: str) -> Path:
     r = run_tk("ext", "new", NAME, "--kind", "pass", "--dir", str(work))
     assert r.returncode == 0, r.stderr
     assert "--tvm-source TVM_TREE" in r.stdout

@@ -9,6 +9,8 @@ import json
 import os
 import shutil
 import tarfile
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,7 @@ def stored_build(tree: Path, cache: dict[str, str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def main_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str], Path]:
+def main_build() -> Iterator[tuple[str, dict[str, str], Path]]:
     """A runtime-only tk build of the real tvm-main tree in a store of this module's own
     (about 6 minutes on 2 idle cores: the runtime, then the tree's tvm-ffi package)."""
     tarball = Path(FIXTURES or "") / "tvm-main.tar.xz"
@@ -35,12 +37,14 @@ def main_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str,
         pytest.skip("TK_FIXTURES does not name a directory holding tvm-main.tar.xz")
     if not (shutil.which("cmake") and shutil.which("ninja")):
         pytest.skip("needs cmake and ninja")
-    root = tmp_path_factory.mktemp("stored")
+    # Not tmp_path_factory: pytest sessions running beside this one prune its base dirs.
+    root = Path(tempfile.mkdtemp(prefix="tk-ext-stored-"))
     with tarfile.open(tarball) as tf:
         kw = {"filter": "tar"} if hasattr(tarfile, "data_filter") else {}
         tf.extractall(root, **kw)
     cache = {"TK_CACHE": str(root / "cache")}
-    return stored_build(root / "tvm-main", cache), cache, root
+    yield stored_build(root / "tvm-main", cache), cache, root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def test_runtime_extension_builds_against_a_stored_build(main_build) -> None:
