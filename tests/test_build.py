@@ -190,6 +190,23 @@ def test_forced_rebuild_of_unchanged_tree_reuses_the_check_of_the_same_bytes(tk,
     assert changed["check"]["ok"] and changed["timings"]["check"] > 0
 
 
+def test_a_damaged_pack_is_built_again(tk, tmp_path, cache):
+    fork = make_minifork(tmp_path / "tvm")
+    first = build_json(tk, fork, cache)
+    parent = git(fork, "rev-parse", "HEAD")
+    add_source_commit(fork, "v2")
+    build_json(tk, fork, cache)
+    changed = next(a for a in first["artifacts"] if a["name"] == "libtvm.so")
+    pack = Path(cache["TK_CACHE"]) / "packs" / changed["sha256"][:2] / f"{changed['sha256']}.xz"
+    pack.chmod(0o644)
+    pack.write_bytes(pack.read_bytes()[:-64] + b"\0" * 64)
+    git(fork, "checkout", "-q", parent)
+    again = build_json(tk, fork, cache)
+    assert again["from_store"] is False and again["id"] == first["id"]
+    lib = next(a for a in again["artifacts"] if a["name"] == "libtvm.so")
+    assert sha256(lib["path"]) == lib["sha256"] and again["check"]["ok"]
+
+
 def test_uncommitted_source_change_rebuilds_incrementally(tk, tmp_path, cache):
     fork = make_minifork(tmp_path / "tvm")
     first = build_json(tk, fork, cache, "--debug")

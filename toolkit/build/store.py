@@ -50,7 +50,9 @@ VERIFIED = ".verified"  # each library's (size, mtime, ctime) when its sha256 wa
 PACKED = ".packed"  # the links packing removed: path in the entry -> sha256 of the object
 ENV_STAMP = ".env"  # touched by tk env: a shell may use this build's lib/ (kept materialised)
 ENV_DAYS = 1.0  # how long a build handed to a shell by tk env stays materialised
-BUILT = "built.json"  # built library path -> (size, mtime, inode, ctime, sha256): no re-hash
+# built library path -> its (size, mtime, inode, ctime), sha256 and its object's mtime: a
+# library rebuilt to the same file is not hashed again
+BUILT = "built.json"
 
 
 def cache_root() -> Path:
@@ -111,8 +113,11 @@ def load(key: str, verify: bool = False) -> BuildRecord | None:
         elif not stored.exists() or stored.stat().st_size != art.size:
             return None
     if verify:
-        if packed:
-            materialise(record)
+        try:
+            if packed:
+                materialise(record)
+        except TkError:
+            return None  # a damaged pack (now removed): the build is built again
         if damaged(record):
             return None
     return record
@@ -249,14 +254,16 @@ def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
             continue
         stamp = _stamp(src.stat())
         known = built.get(str(src))
-        obj = object_path(known[4]) if known and known[:4] == stamp else None
-        if obj is not None and obj.exists() and obj.stat().st_size == stamp[0]:
-            sha = known[4]
+        sha = known[4] if known and known[:4] == stamp else None
+        obj = object_path(sha) if sha else None
+        # The object as it was stored (same size and mtime: nothing wrote into it since).
+        if obj is not None and obj.exists() and [obj.stat().st_size, obj.stat().st_mtime_ns] \
+                == [stamp[0], known[5]]:
             link_object(obj, dst)
         else:
-            sha, obj = put_object(src, known[4] if obj is not None else None)
+            sha, obj = put_object(src, sha)
             link_object(obj, dst)
-        built[str(src)] = [*stamp, sha]
+        built[str(src)] = [*stamp, sha, obj.stat().st_mtime_ns]
         records.append(Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0],
                                 sha256=sha))
     _write_json(built_path, built)
@@ -321,14 +328,18 @@ def unpack(sha: str) -> Path:
     obj.parent.mkdir(parents=True, exist_ok=True)
     tmp = obj.with_name(f"{sha}.{os.getpid()}.tmp")
     digest = hashlib.sha256()
-    with lzma.open(pack_path(sha)) as src, tmp.open("wb") as dst:
-        for chunk in iter(lambda: src.read(1 << 20), b""):
-            digest.update(chunk)
-            dst.write(chunk)
+    try:
+        with lzma.open(pack_path(sha)) as src, tmp.open("wb") as dst:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                digest.update(chunk)
+                dst.write(chunk)
+    except (lzma.LZMAError, EOFError):
+        pass  # not a whole LZMA stream: its digest is not sha's either
     if digest.hexdigest() != sha:
         tmp.unlink()
-        raise TkError(f"the stored pack {pack_path(sha)} is damaged (sha256 differs); "
-                      "remove it and rebuild")
+        pack_path(sha).unlink()  # else kept: packing the rebuilt library would reuse it
+        raise TkError(f"the stored pack of {sha[:12]} was damaged (sha256 differs; removed): "
+                      "build it again")
     tmp.chmod(0o555)
     tmp.replace(obj)
     return obj
