@@ -181,6 +181,17 @@ def test_bad_targets_and_extensions_are_one_line_exit_2(project: Path, tk,
     assert missing.returncode == 2
     assert missing.stderr.strip() == f"tk: error: --ext {tmp_path / 'nowhere'}: no such file " \
                                      "or directory"
+    (tmp_path / "notext").mkdir()
+    r = tk("run", "builtin:mlp", "--ext", str(tmp_path / "notext"), "--target", NAME)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "not an extension" in r.stderr
+    broken = tmp_path / "broken" / "python" / "broken_ext"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise RuntimeError('no device here')\n")
+    r = tk("run", "builtin:mlp", "--ext", str(broken.parents[1]), "--target", NAME)
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"tk: error: --ext {broken.parents[1]}: importing broken_ext " \
+                               "failed: no device here"
     kind = tk("ext", "new", "dpu", "--kind", "dpu", "--dir", str(tmp_path))
     assert kind.returncode == 2 and "'dpu' is not one of" in kind.stderr
 

@@ -277,7 +277,7 @@ def _dlopen(path: str, lib: libraries.Library) -> Any:
                       + (f"\n  {extra}" if extra else "")) from None
 
 
-_USED: list[str] = []  # what use() loaded, as given: reproduce lines repeat --ext
+_USED: list[str] = []  # what use() loaded (resolved paths): reproduce lines repeat --ext
 
 
 def used() -> list[str]:
@@ -285,20 +285,21 @@ def used() -> list[str]:
     return list(_USED)
 
 
-def use(spec: str | Path, force: bool = False) -> list[str]:
+def use(spec: str | Path) -> list[str]:
     """Load an extension for a command (``--ext``); the global functions it registered.
 
     ``spec`` is a library (loaded by ``load_extension``), or a Python package: a ``tk ext new``
     project (its ``python/<name>/``) or the package directory itself. A package's library
     (``lib/lib<name>.so``), when it has one, goes through ``load_extension`` first - checked,
     then mapped - and then the package is imported, so that what it registers in Python (a
-    code generator, a target, passes) is there too.
+    code generator, a target, passes) is there too. ``TK_EXT_FORCE=1`` overrides the library's
+    ABI and symbol checks as for ``load_extension``.
     """
     path = Path(spec).resolve()
     if not path.exists():
         raise UserError(f"--ext {spec}: no such file or directory")
     if path.is_file():
-        registered = load_extension(path, force=force).registered
+        registered = load_extension(path).registered
         _USED.append(str(path))
         return registered
     package = _package_dir(path, spec)
@@ -307,16 +308,17 @@ def use(spec: str | Path, force: bool = False) -> list[str]:
     before = global_names()
     library = package / "lib" / f"lib{name}.so"
     if library.is_file():
-        load_extension(library, force=force)
+        load_extension(library)
     elif (package.parent.parent / "CMakeLists.txt").is_file():
         raise UserError(f"--ext {spec}: {library} is not built; run: tk ext build "
                         f"{package.parent.parent}")
     loaded = sys.modules.get(name)
     if loaded is not None:
-        where = Path(getattr(loaded, "__file__", "") or "").parent
-        if where != package:
+        origin = getattr(loaded, "__file__", None)
+        if origin is None or Path(origin).parent != package:
             raise UserError(f"--ext {spec}: a module named {name} is already imported from "
-                            f"{where or 'elsewhere'}; rename the extension")
+                            f"{Path(origin).parent if origin else 'elsewhere'}; rename the "
+                            "extension")
     else:
         import importlib
 
