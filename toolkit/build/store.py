@@ -296,6 +296,11 @@ def _write_json(path: Path, data: object) -> None:
         pass  # a cache: without it the files are read again
 
 
+def handed_out(key: str) -> None:
+    """A shell or an extension is about to use this build's lib/: keep it unpacked a day."""
+    (entry_dir(key) / ENV_STAMP).touch()
+
+
 def packed_links(key: str) -> dict[str, str]:
     """The links packing removed from an entry (path relative to it -> sha256)."""
     try:
@@ -470,7 +475,7 @@ def find(build_id: str, use: bool = False) -> BuildRecord:
         found = complete[0]
     if use:
         materialise(found)
-        (entry_dir(found.id) / ENV_STAMP).touch()
+        handed_out(found.id)
     bad = damaged(found)
     if bad:
         raise TkError(f"stored build {found.id} is damaged: {bad} is not the library that was "

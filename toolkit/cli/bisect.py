@@ -319,6 +319,8 @@ def env_cmd(term: Terminal, rev: str | None, source: Path | None, as_json: bool)
     built = session.checkout_and_build(st, sha, term.handle)
     if not built.ok:
         term.abort(f"{sha[:10]} does not build: {built.message}")
+    if built.key:
+        store.handed_out(built.key)
     term.result(built.env, store.shell_exports)
 
 

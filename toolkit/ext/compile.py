@@ -121,7 +121,7 @@ def resolve(facts: dict[str, Any], python: str, tvm_prebuild: str | None,
         from toolkit.build import store
         from toolkit.build.source import inspect
 
-        record = store.find(build_id)
+        record = store.find(build_id, use=True)  # linked against: its lib/ must be there
         tree = Path(record.source.dir)
         if not tree.is_dir():
             raise UserError(f"--build {record.id}: its source tree {tree} is gone (its headers "
