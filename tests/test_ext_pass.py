@@ -157,7 +157,3 @@ def test_a_function_the_wheel_does_not_export_is_refused_before_compiling(
     assert line.endswith("/tvm_ffi/lib do not export"), line
     assert not list((tmp_path / "hidden" / "build").rglob("*.o"))  # nothing compiled
 
-
-def test_kinds_not_scaffolded_are_refused(tmp_path: Path) -> None:
-    r = run_tk("ext", "new", "dpu", "--kind", "dpu", "--dir", str(tmp_path))
-    assert r.returncode == 2 and "'dpu' is not one of 'runtime', 'pass'" in r.stderr
