@@ -65,9 +65,11 @@ def tree(work: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def project(work: Path, tree: Path, python026: str) -> Path:
-    r = run_tk("ext", "new", NAME, "--kind", "pass", "--dir", str(work))
+    r = run_tk("ext", "new", NAME, "--kind", "pass", "--dir", str(work), "--python", python026)
     assert r.returncode == 0, r.stderr
-    assert "--tvm-source TVM_TREE" in r.stdout
+    assert f"--python {python026} --tvm-source TVM_TREE" in r.stdout
+    # The wheel's requirements are those of the TVM it is for, not of the Python running tk.
+    assert '"apache-tvm>=0.26,<0.27"' in (work / NAME / "pyproject.toml").read_text()
     r = run_tk("ext", "build", str(work / NAME), "--python", python026, "--tvm-source", str(tree),
                timeout=1800)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -129,8 +131,10 @@ def test_the_pass_extension_ships_as_a_wheel_beside_apache_tvm(project: Path, tr
     wheel = Path(json.loads(r.stdout)["wheel"])
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
+        metadata = z.read(f"{NAME}-0.1.0.dist-info/METADATA").decode()
         z.extract(f"{NAME}/lib/lib{NAME}.so", project / "unzipped")
     assert {f"{NAME}/transform.py", f"{NAME}/_ffi_api.py", f"{NAME}/pipeline.py"} <= names
+    assert "Requires-Dist: apache-tvm>=0.26,<0.27" in metadata
     lib = libraries.describe(project / "unzipped" / NAME / "lib" / f"lib{NAME}.so")
     assert "libtvm_compiler.so" in lib.needed  # found in the apache-tvm wheel's tvm/lib
     assert lib.runpath == ["$ORIGIN/../../tvm/lib", "$ORIGIN/../../tvm_ffi/lib"]

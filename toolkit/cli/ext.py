@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from toolkit.cli import options
@@ -25,15 +27,18 @@ def ext_group() -> None:
               help="runtime: C++ global functions, built into a wheel; pass: a C++ TIR pass and "
                    "a C++ Relax pass, with a pipeline and a workload that runs them; target (= "
                    "codegen): a device, its C++ device API and a code generator emitting C.")
+@options.python_option("Interpreter whose TVM the extension is for: pyproject.toml's "
+                       "dependency ranges come from its apache-tvm and apache-tvm-ffi.")
 @pass_terminal
-def new_cmd(term: Terminal, name: str, directory: str, kind: str) -> None:
+def new_cmd(term: Terminal, name: str, directory: str, kind: str, python: str) -> None:
     """Scaffold an extension project NAME of --kind."""
     from toolkit.ext.scaffold import new
 
-    root = new(name, directory, kind)
+    root = new(name, directory, kind, python)
     term.echo(f"created {root}")
     if kind == "pass":
-        term.echo(f"next: tk ext build {root} --tvm-source TVM_TREE && (cd {root} && "
+        py = "" if python == sys.executable else f" --python {python}"
+        term.echo(f"next: tk ext build {root}{py} --tvm-source TVM_TREE && (cd {root} && "
                   "python -m pytest tests && tk dump-ir workload.py -o dump)")
     elif kind in ("target", "codegen"):
         term.echo(f"next: tk ext build {root} && (cd {root} && python -m pytest tests) && "

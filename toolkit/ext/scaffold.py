@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import keyword
 import re
+import sys
 from pathlib import Path
 
 from toolkit.errors import UserError
@@ -33,15 +33,18 @@ def validate(name: str) -> str:
     return name
 
 
-def dependency_ranges() -> list[str]:
-    """The wheel's requirements, from the TVM this Python has: apache-tvm of the same minor
-    release, apache-tvm-ffi of the same ABI (0.x: the same minor) and at least this patch
-    level (the extension may use what it added). Read from package metadata: no tvm import."""
+def dependency_ranges(python: str = sys.executable) -> list[str]:
+    """The wheel's requirements, from the TVM ``python`` has (the one the extension will be
+    built against): apache-tvm of the same minor release, apache-tvm-ffi of the same ABI (0.x:
+    the same minor) and at least this patch level (the extension may use what it added). Read
+    from package metadata: no tvm import."""
+    from toolkit.ext.compile import target_python_facts
+
+    facts = target_python_facts(python)
     out = []
     for dist in ("apache-tvm", "apache-tvm-ffi"):
-        try:
-            version = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
+        version = facts.get(dist)
+        if not version:
             out.append(dist)
             continue
         nums = [int(x) for x in re.findall(r"\d+", version)[:3]] + [0, 0]
@@ -52,9 +55,10 @@ def dependency_ranges() -> list[str]:
     return out
 
 
-def new(name: str, directory: str | Path | None = None, kind: str = "runtime") -> Path:
-    """Create ``<directory>/<name>/`` from the template of ``kind``; refuse to touch an
-    existing one."""
+def new(name: str, directory: str | Path | None = None, kind: str = "runtime",
+        python: str = sys.executable) -> Path:
+    """Create ``<directory>/<name>/`` from the template of ``kind`` (dependency ranges from
+    ``python``'s TVM); refuse to touch an existing one."""
     validate(name)
     if kind not in TEMPLATES:
         raise UserError(f"extension kind {kind!r}: tk scaffolds {', '.join(TEMPLATES)}")
@@ -70,6 +74,6 @@ def new(name: str, directory: str | Path | None = None, kind: str = "runtime") -
         dst.parent.mkdir(parents=True, exist_ok=True)
         text = src.read_text()
         if DEPENDENCIES in text:
-            text = text.replace(DEPENDENCIES, ", ".join(f'"{d}"' for d in dependency_ranges()))
+            text = text.replace(DEPENDENCIES, ", ".join(f'"{d}"' for d in dependency_ranges(python)))
         dst.write_text(text.replace(PLACEHOLDER, name))
     return root
