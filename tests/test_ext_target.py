@@ -86,10 +86,11 @@ def test_an_exported_model_keeps_its_kernels_and_runs_with_its_extension(
     r = tk("run", str(model), "--ext", str(project), "--check")
     assert r.returncode == 0, r.stderr
     assert "on ext_dev:0" in r.stdout and "check against reference: OK" in r.stdout
-    # Without the extension, the kernels' loader is missing: one line, exit 2.
+    # Without the extension, neither its target nor its kernels' loader is there: one line,
+    # exit 2, saying what to load.
     r = tk("run", str(model))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert f"ffi.Module.load_from_bytes.{NAME}" in r.stderr
+    assert f"Target kind \"{NAME}\" is not defined" in r.stderr and "--ext DIR" in r.stderr
 
 
 def test_dump_ir_shows_the_generated_c_and_profile_times_its_kernels(project: Path, tk,
