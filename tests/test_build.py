@@ -149,7 +149,9 @@ def test_older_builds_are_packed_and_unpacked_when_used(tk, tmp_path, cache):
     ls = json.loads(tk("build", "ls", "--json", env=cache).stdout)
     sizes = {b["id"]: b for b in ls["builds"]}
     assert set(sizes) == {first["id"], second["id"]}
+    assert sizes[first["id"]]["packed"] and not sizes[second["id"]]["packed"]
     assert 0 < sizes[first["id"]]["unique_bytes"] < changed["size"]  # the pack, compressed
+    assert " packed" in tk("build", "ls", env=cache).stdout
     # tk env unpacks it: the shell imports the first build, its library as it was built.
     out = in_build_env(tk, first["id"], cache, "import tvm; print(tvm._LIB_PATHS[1])",
                        cwd=tmp_path)

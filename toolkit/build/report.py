@@ -113,7 +113,7 @@ def summary(r: BuildRecord, use: Usage) -> dict[str, Any]:
     return {"id": r.id, "created": r.created, "commit": commit, "dirty": r.source.dirty,
             "recipes": " + ".join(r.recipes), "source": r.source.dir, "backend": r.backend,
             "ok": r.check.ok if r.check else None, "bytes": use.bytes,
-            "unique_bytes": use.unique}
+            "unique_bytes": use.unique, "packed": use.packed}
 
 
 def record_text(r: BuildRecord) -> str:

@@ -491,6 +491,7 @@ class Usage:
     files: int
     bytes: int  # what the build's files add up to
     unique: int  # what removing it would free: files no other build links
+    packed: bool = False  # its libraries are in packs/, unpacked when it is used
 
 
 def usage(record: BuildRecord) -> Usage:
@@ -522,7 +523,7 @@ def usage(record: BuildRecord) -> Usage:
             files += 1
             total += size
             unique += 0 if sha in others else size
-    return Usage(files, total, unique)
+    return Usage(files, total, unique, packed=bool(packed))
 
 
 def referenced(exclude: str | None = None) -> set[str]:

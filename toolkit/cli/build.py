@@ -71,11 +71,12 @@ def ls_cmd(term: Terminal, as_json: bool) -> None:
         term.echo(f"no stored builds in {store.builds_root()}")
         return
     term.table([[s["id"], s["created"], (s["commit"] or "-")[:12] + ("+" if s["dirty"] else ""),
-                 report.size(s["bytes"]), report.size(s["unique_bytes"]), s["recipes"], s["source"]]
+                 report.size(s["bytes"]) + (" packed" if s["packed"] else ""),
+                 report.size(s["unique_bytes"]), s["recipes"], s["source"]]
                 for s in builds],
                header=["ID", "CREATED", "COMMIT", "SIZE", "OWN", "RECIPES", "SOURCE"])
     term.echo(f"store {store.cache_root()}: {report.size(total)} on disk for {len(builds)} builds "
-              "(OWN: what tk build rm ID frees)")
+              "(OWN: what tk build rm ID frees; packed: libraries compressed until used)")
 
 
 @build_group.command("show")
