@@ -3,7 +3,8 @@
 On a 64-commit history of the miniature fork (tests/minifork.py) with a regression at a
 known commit and every third commit touching only Python, measured side by side in one run:
 
-- ``tk bisect run`` from an empty artifact store: builds done (goal <= 8) and wall time;
+- ``tk bisect run`` from an empty artifact store and an empty ccache: builds done (goal <= 8)
+  and wall time;
 - ``git bisect run`` in a clone, each step ``rm -rf build``, configure, build (the same
   config.cmake and CMake arguments as tk's plan) and the same check: wall time; the ratio
   tk / git (goal <= 0.35);
@@ -139,7 +140,10 @@ def main() -> None:
         repo = work / "fork"
         shas = make_history(repo, commits=args.commits, culprit=args.culprit,
                             sources=args.sources)
-        env = {**os.environ, "TK_CACHE": str(work / "cache"), "PYTHONPATH": str(REPO)}
+        # tk starts from nothing: an empty store, and an empty ccache of its own (a warm one
+        # left by an earlier run would be a cache the empty store does not show).
+        env = {**os.environ, "TK_CACHE": str(work / "cache"), "PYTHONPATH": str(REPO),
+               "CCACHE_DIR": str(work / "ccache")}
         t_start_source = startup(env, repo)  # whatever bytecode there is: none, here
         compile_tk()
         t_start = startup(env, repo)

@@ -87,7 +87,8 @@ class World:
     def bisector(self, st: BisectState, events=lambda e: None,
                  verdicts: VerdictCache | None = None) -> Bisector:
         return Bisector(st, checkout=self.checkout, build=self.build, test_run=self.test_run,
-                        cached=self.cached, verdicts=verdicts, events=events)
+                        cached=self.cached, verdicts=verdicts, events=events,
+                        identity=lambda sha: str(self.same_build(COMMITS.index(sha))))
 
 
 def verdict_cache(tmp_path: Path) -> VerdictCache:
@@ -356,13 +357,20 @@ def test_prefetch_rule():
     assert prefetch_slots(16, 3.0) == 1
 
 
+def python_only(i: int) -> int:
+    """Every third commit touches only Python: it shares its parent's build."""
+    return i - 1 if i % 3 == 0 and i else i
+
+
 @pytest.mark.parametrize("culprit", [5, 41, 64])
-def test_spare_slots_build_ahead_without_more_check_runs(tmp_path, monkeypatch, culprit):
-    alone = World(culprit)
+@pytest.mark.parametrize("same_build", [None, python_only])
+def test_spare_slots_build_ahead_without_more_check_runs(tmp_path, monkeypatch, culprit,
+                                                         same_build):
+    alone = World(culprit, same_build=same_build)
     alone.bisector(make_state(tmp_path / "alone", monkeypatch)).run()
 
     st = make_state(tmp_path / "slots", monkeypatch)
-    world = World(culprit)
+    world = World(culprit, same_build=same_build)
     world.build_seconds = 0.1  # long enough for the slots' builds to overlap slot 0's
     b = world.bisector(st)
     b.prefetch = Prefetcher([world.build, world.build], needed=lambda sha: not world.cached(sha))

@@ -49,13 +49,12 @@ def request_of(options: dict) -> Request:
 
 class StoreBuilder:
     def __init__(self, st: BisectState, repo: git.Repo, worktree: Path,
-                 events: ev.Handler = ev.ignore, slot: int = 0, jobs: int | None = None) -> None:
+                 events: ev.Handler = ev.ignore, jobs: int | None = None) -> None:
         self.st = st
         self.repo_dir = Path(repo.git_dir)
         self.worktree = worktree
         self.events = events  # hears the build's stages and Ninja's progress
-        self.slot = slot  # build slot: each has its own worktree and build directory
-        self.jobs = jobs  # Ninja's jobs, when slots share the machine
+        self.jobs = jobs  # Ninja's jobs, when build slots share the machine
         self._plan: BuildPlan | None = None
         self._keys: dict[str, str] = {}
 
@@ -98,7 +97,8 @@ class StoreBuilder:
 
         try:
             plan, tree = builder.plan(request_of(self.st.build_options), self.worktree)
-            bdir = self.st.directory / f"build-{plan.hash[:8]}{f'-{self.slot}' if self.slot else ''}"
+            # Beside the worktree (each build slot has both): ccache names both relatively.
+            bdir = self.worktree.parent / f"build-{plan.hash[:8]}"
             out = builder.build(plan, tree, build_dir=str(bdir), jobs=self.jobs,
                                 events=self.events, check=False)
         except UserError as e:

@@ -179,7 +179,8 @@ class Bisector:
     def __init__(self, state: BisectState, *, checkout: Checkout, build: Build,
                  test_run: TestRun, cached: Callable[[str], bool] = lambda sha: False,
                  verdicts: VerdictCache | None = None, events: ev.Handler = ev.ignore,
-                 prefetch: Prefetcher | None = None) -> None:
+                 prefetch: Prefetcher | None = None,
+                 identity: Callable[[str], str] = lambda sha: sha) -> None:
         self.state = state
         self.checkout = checkout
         self.build = build
@@ -188,12 +189,20 @@ class Bisector:
         self.verdicts = verdicts  # verdicts known from earlier runs; None: always run
         self.events = events  # hears toolkit.bisect.events, in the order things happen
         self.prefetch = prefetch  # spare build slots, when there are any
+        self.identity = identity  # what a commit's build is: commits alike share one
 
     def stored(self, sha: str) -> bool:
-        """A build the search may prefer near a midpoint: stored, and not by a spare slot.
-        Builds made ahead of need never steer the search, so it probes - and checks - exactly
-        what it would without them; they only make its builds come from the store."""
-        return self.cached(sha) and (self.prefetch is None or sha not in self.prefetch.asked)
+        """A build the search may prefer near a midpoint: stored, and not only because a
+        spare slot built it ahead - a build slot 0 would have made too (a probed commit's)
+        counts. Builds made ahead never steer the search, so it probes - and checks -
+        exactly what it would without them; they only make its builds come from the store."""
+        if not self.cached(sha):
+            return False
+        if self.prefetch is None or not self.prefetch.asked:
+            return True
+        build = self.identity(sha)
+        return (build not in {self.identity(a) for a in self.prefetch.asked}
+                or build in {self.identity(s.commit) for s in self.state.steps})
 
     def _built(self, sha: str, built: BuildResult, slot: int, prefetch: bool) -> None:
         """Announce a build and keep its span when it ran (the store did not serve it)."""

@@ -102,8 +102,8 @@ def reset(source: Path | None) -> Path:
         except BlockingIOError:
             raise UserError(f"another tk bisect is working on {root} right now") from None
         repo = open_repo(root)
-        for path in sorted(directory.glob("worktree*")):  # the spare slots' too
-            Worktree(repo, path).remove()
+        for path in [directory / "worktree", *sorted(directory.glob("slot-*/worktree"))]:
+            Worktree(repo, path).remove()  # the spare build slots' too
         shutil.rmtree(directory)
     return root
 
@@ -143,7 +143,7 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
     return Bisector(
         st, checkout=wt.checkout, build=builder.build, cached=builder.cached,
         test_run=lambda sha, env: run_check(st.check, check_env(dict(env)), wt.path, st.timeout),
-        verdicts=verdicts, events=events, prefetch=spare,
+        verdicts=verdicts, events=events, prefetch=spare, identity=builder.identity,
     )
 
 
@@ -152,8 +152,10 @@ def slot_builder(st: BisectState, k: int, jobs: int | None) -> Slot:
     from toolkit.bisect.artifacts import StoreBuilder
 
     repo = open_repo(Path(st.source))  # its own: slots run in threads of their own
-    wt = Worktree(repo, st.directory / f"worktree-{k}")
-    builder = StoreBuilder(st, repo, wt.path, slot=k, jobs=jobs)
+    # Laid out like slot 0 (a worktree and build directories side by side), so ccache,
+    # shared by all, sees the same relative paths from each.
+    wt = Worktree(repo, st.directory / f"slot-{k}" / "worktree")
+    builder = StoreBuilder(st, repo, wt.path, jobs=jobs)
 
     def build(sha: str) -> BuildResult:
         wt.checkout(sha)

@@ -267,9 +267,12 @@ def signature(func: Any) -> list[str]:
 
 
 def text(entry: tuple[int, Any] | None) -> str:
+    """A kernel's TVMScript, ending in a newline (so one kernel's diff never runs into the
+    next one's header)."""
     if entry is None:
         return ""
-    return entry[1] if isinstance(entry[1], str) else entry[1].script()
+    script = entry[1] if isinstance(entry[1], str) else entry[1].script()
+    return script if script.endswith("\n") else script + "\n"
 
 
 class Changes:

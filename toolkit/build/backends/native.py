@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from pathlib import Path
 
 from toolkit.build.backends import (
     BackendResult,
@@ -29,7 +30,7 @@ def build(job: BuildJob) -> BackendResult:
         result.toolchain["ccache"] = first_line(["ccache", "--version"])
         # Paths relative to the tree and no working directory in the hash: the same sources
         # unpacked elsewhere (another worktree, a test's temporary tree) hit the same cache.
-        env.setdefault("CCACHE_BASEDIR", str(job.source_dir))
+        env.setdefault("CCACHE_BASEDIR", ccache_base(job.source_dir, job.build_dir))
         env.setdefault("CCACHE_NOHASHDIR", "1")
     steps = [("configure", configure_argv(job) + launcher), ("compile", compile_argv(job))]
     if job.configured:
@@ -47,6 +48,15 @@ def build(job: BuildJob) -> BackendResult:
     if cxx:
         result.toolchain["cxx"] = first_line([cxx, "--version"])
     return result
+
+
+def ccache_base(source_dir: Path, build_dir: Path) -> str:
+    """The directory ccache makes paths relative to: the one holding both the tree and the
+    build directory. A build directory beside the tree (a bisection's, each of its build
+    slots') is named relatively too - its ``-I`` for generated headers - so another
+    bisection, or another slot laid out alike, hits the cache; never ``/``."""
+    common = os.path.commonpath([os.path.abspath(source_dir), os.path.abspath(build_dir)])
+    return common if common != os.path.dirname(common) else str(source_dir)
 
 
 def ccache_args(plan: BuildPlan, available: bool | None = None) -> list[str]:
