@@ -11,10 +11,12 @@ commit whose build is already stored.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,6 +86,16 @@ class StoreBuilder:
     def identity(self, sha: str) -> str:
         """What the build of ``sha`` is, from git objects: its store key."""
         return self.key(sha)
+
+    @contextlib.contextmanager
+    def in_use(self, sha: str) -> Iterator[None]:
+        """Hold the build of ``sha`` materialised while a check uses it: a spare build slot
+        storing its build meanwhile packs every other build nobody holds."""
+        key = self.key(sha)
+        with store.using(key):
+            if store.packed_links(key):  # packed before the hold began: back in place
+                store.load(key, verify=True)
+            yield
 
     def build(self, sha: str) -> BuildResult:
         start = time.perf_counter()
@@ -161,6 +173,9 @@ class CommandBuilder:
     def identity(self, sha: str) -> str:
         """What the build of ``sha`` is: the command that builds it and the tree it builds."""
         return f"{self.st.build_command}\0{self.tree(sha)}"
+
+    def in_use(self, sha: str) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()  # one build directory, no store: nothing packs it
 
     def cached(self, sha: str) -> bool:
         return (not self.st.build_command or (self.stamp.exists()

@@ -140,10 +140,14 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
             [slot_builder(st, k, jobs) for k in range(1, n)],
             needed=lambda sha: not builder.cached(sha) and (
                 verdicts is None or verdicts.lookup(sha, runs) is None))
+    def test_run(sha: str, env: dict[str, str]) -> verdict.Outcome:
+        with builder.in_use(sha):
+            return run_check(st.check, check_env(dict(env)), wt.path, st.timeout)
+
     return Bisector(
         st, checkout=wt.checkout, build=builder.build, cached=builder.cached,
-        test_run=lambda sha, env: run_check(st.check, check_env(dict(env)), wt.path, st.timeout),
-        verdicts=verdicts, events=events, prefetch=spare, identity=builder.identity,
+        test_run=test_run, verdicts=verdicts, events=events, prefetch=spare,
+        identity=builder.identity,
     )
 
 

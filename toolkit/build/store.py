@@ -38,6 +38,7 @@ import json
 import os
 import shlex
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,6 +187,21 @@ def being_built(entry: Path) -> bool:
             return True
         fcntl.flock(f, fcntl.LOCK_UN)
     return False
+
+
+@contextlib.contextmanager
+def using(key: str) -> Iterator[None]:
+    """Keep build ``key`` materialised while this process uses its ``lib/`` (a bisection's
+    check while another build slot stores): packing passes over an entry whose lock is held,
+    as over one being built. A shared hold: any number of users, and no build of ``key``."""
+    entry = entry_dir(key)
+    entry.mkdir(parents=True, exist_ok=True)
+    with (entry / LOCK).open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def save(record: BuildRecord) -> Path:
