@@ -172,10 +172,12 @@ def probe_symbols(project: Path, against: Against, build_dir: Path
                     against.ffi_root / "3rdparty" / "dlpack" / "include"]
     cmd = [cxx, "-std=c++17", "-fPIC", "-shared", "-O0", "-w",
            *(f"-I{d}" for d in include_dirs if d.is_dir()), "-x", "c++", "-", "-o"]
+    # Again only when the probe, a header it includes or a library changes.
+    probed = [against.ffi_root / FFI_VERSION_H, against.tvm_root / TVM_VERSION_H,
+              *(against.tvm_root / "include" / h for h in INCLUDE.findall(source))]
     key = hashlib.sha256(json.dumps(
-        [source, cmd, [(str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in libs],
-         [str(ffi_header_version(against.ffi_root)), str(tvm_version(against.tvm_root))]]
-    ).encode()).hexdigest()[:16]
+        [source, cmd, [(str(p), p.stat().st_mtime_ns, p.stat().st_size)
+                       for p in (*libs, *probed) if p.is_file()]]).encode()).hexdigest()[:16]
     cache = build_dir / "tk-symbol-probe.json"
     if cache.is_file():
         kept = json.loads(cache.read_text())
