@@ -156,7 +156,9 @@ def main() -> None:
     print(f"history: {args.commits} commits of the minifork (+{args.sources} C++ files), "
           f"regression at #{args.culprit} ({want[:10]}), every 3rd commit Python-only")
     slots = f" --parallel {args.parallel}" if args.parallel else ""
-    print(f"tk bisect run{slots}:        {t_tk:6.1f} s  builds {first['builds']} (goal <= 8), "
+    ahead = first.get("built_ahead", 0)
+    print(f"tk bisect run{slots}:        {t_tk:6.1f} s  builds {first['builds'] - ahead} "
+          f"(goal <= 8){f' + {ahead} built ahead in spare slots' if ahead else ''}, "
           f"probes {first['probes']}, found {first['first_bad']['hash'][:10]}"
           f"{' (right)' if first['first_bad']['hash'] == want else ' (WRONG)'}")
     print(f"  where tk's time went: {breakdown(t_tk, first)}")
