@@ -11,10 +11,9 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-import git as gitpython
 import pytest
 
-from toolkit.bisect.worktree import Untestable, Worktree
+from toolkit.bisect.worktree import Untestable, Worktree, open_repo
 from toolkit.build import source
 
 FIXTURES = os.environ.get("TK_FIXTURES")
@@ -81,7 +80,7 @@ def test_build_keys_follow_what_builds(history):
 
 def test_submodules_come_from_the_local_clone_and_are_never_fetched(history, tmp_path):
     repo, shas, later = history
-    wt = Worktree(gitpython.Repo(repo), tmp_path / "worktree")
+    wt = Worktree(open_repo(repo), tmp_path / "worktree")
     try:
         wt.checkout(shas[2])
         assert (wt.path / FFI / "include" / "tvm" / "ffi" / "c_api.h").is_file()

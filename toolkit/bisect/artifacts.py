@@ -20,11 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import git
-
 from toolkit import events as ev
 from toolkit.bisect.runner import BuildResult
 from toolkit.bisect.state import BisectState
+from toolkit.bisect.worktree import Repo
 from toolkit.build import source, store
 from toolkit.errors import TkError, UserError
 from toolkit.process import BISECT_BUILD_DIR
@@ -50,7 +49,7 @@ def request_of(options: dict) -> Request:
 
 
 class StoreBuilder:
-    def __init__(self, st: BisectState, repo: git.Repo, worktree: Path,
+    def __init__(self, st: BisectState, repo: Repo, worktree: Path,
                  events: ev.Handler = ev.ignore, jobs: int | None = None) -> None:
         self.st = st
         self.repo_dir = Path(repo.git_dir)
@@ -128,23 +127,14 @@ class StoreBuilder:
         )
 
 
-def is_tvm_tree(repo: git.Repo, sha: str) -> bool:
+def is_tvm_tree(repo: Repo, sha: str) -> bool:
     """TVM or a fork of it: what ``tk build`` knows how to build and store."""
-    tree = repo.commit(sha).tree
-    for path in ("include/tvm", "python/tvm"):
-        try:
-            tree / path
-            return True
-        except KeyError:
-            continue
-    return False
+    return any(repo.has(sha, path) for path in ("include/tvm", "python/tvm"))
 
 
-def default_command(repo: git.Repo, sha: str) -> str | None:
+def default_command(repo: Repo, sha: str) -> str | None:
     """CMake's configure (once) and build, in the step's build directory; None without CMake."""
-    try:
-        repo.commit(sha).tree / "CMakeLists.txt"
-    except KeyError:
+    if not repo.has(sha, "CMakeLists.txt"):
         return None
     gen = " -G Ninja" if shutil.which("ninja") else ""
     return ('[ -f "$TK_BISECT_BUILD_DIR/CMakeCache.txt" ] || cmake -S . -B '
@@ -157,7 +147,7 @@ class CommandBuilder:
     directory kept beside the state, so each step is incremental. A commit whose tree is the
     one already built needs no build at all; ``""`` leaves building to the check."""
 
-    def __init__(self, st: BisectState, repo: git.Repo, worktree: Path) -> None:
+    def __init__(self, st: BisectState, repo: Repo, worktree: Path) -> None:
         self.st = st
         self.repo = repo
         self.worktree = worktree
@@ -168,7 +158,7 @@ class CommandBuilder:
         return {BISECT_BUILD_DIR: str(self.build_dir)} if self.st.build_command else {}
 
     def tree(self, sha: str) -> str:
-        return self.repo.git.rev_parse(f"{sha}^{{tree}}")
+        return self.repo.git("rev-parse", f"{sha}^{{tree}}")
 
     def identity(self, sha: str) -> str:
         """What the build of ``sha`` is: the command that builds it and the tree it builds."""
@@ -212,7 +202,7 @@ class CommandBuilder:
                            log=str(log))
 
 
-def builder_for(st: BisectState, repo: git.Repo, worktree: Path,
+def builder_for(st: BisectState, repo: Repo, worktree: Path,
                 events: ev.Handler = ev.ignore, jobs: int | None = None,
                 ) -> StoreBuilder | CommandBuilder:
     if st.build_command is None:
@@ -220,7 +210,7 @@ def builder_for(st: BisectState, repo: git.Repo, worktree: Path,
     return CommandBuilder(st, repo, worktree)
 
 
-def choose_command(repo: git.Repo, bad: str, build_cmd: str | None, no_build: bool) -> str | None:
+def choose_command(repo: Repo, bad: str, build_cmd: str | None, no_build: bool) -> str | None:
     """At start: tk build for TVM trees; otherwise the given command, CMake's, or none."""
     if no_build:
         return ""

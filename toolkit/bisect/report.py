@@ -6,11 +6,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-import git
-
 from toolkit.bisect import search
 from toolkit.bisect.state import BisectState
-from toolkit.bisect.worktree import commit_info
+from toolkit.bisect.worktree import commit_infos, open_repo
 
 
 def _q(words: list[str]) -> str:
@@ -76,18 +74,16 @@ def pass_hint(st: BisectState) -> dict[str, str] | None:
 
 
 def build(st: BisectState) -> dict[str, Any]:
-    repo = git.Repo(st.source)
-    subjects: dict[str, str] = {}
+    named = [st.good, st.bad, *(s.commit for s in st.steps), *st.culprit_candidates]
+    infos = commit_infos(open_repo(Path(st.source)), named)
 
     def info(sha: str) -> dict[str, Any]:
-        data = commit_info(repo, sha)
-        subjects[sha] = data["subject"]
-        return data
+        return infos[sha]
 
     b = search.bounds(st.commits, st.marks)
     steps = []
     for i, s in enumerate(st.steps, 1):
-        subject = subjects.get(s.commit) or info(s.commit)["subject"]
+        subject = info(s.commit)["subject"]
         steps.append({
             "n": i, "commit": s.commit, "subject": subject, "phase": s.phase,
             "verdict": s.verdict, "reason": s.reason, "seconds": s.seconds,

@@ -11,15 +11,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import git
-
 from toolkit import events as ev
 from toolkit.bisect import checks, search, verdict
 from toolkit.bisect import state as states
 from toolkit.bisect.runner import Bisector, BuildResult, Prefetcher, Slot, prefetch_slots, run_check
 from toolkit.bisect.state import BisectState
 from toolkit.bisect.verdicts import VerdictCache, check_identity
-from toolkit.bisect.worktree import Worktree, commit_range, open_repo, resolve, toplevel
+from toolkit.bisect.worktree import Repo, Worktree, commit_range, open_repo, resolve, toplevel
 from toolkit.errors import TkError, UserError
 from toolkit.process import with_toolkit
 
@@ -168,7 +166,7 @@ def slot_builder(st: BisectState, k: int, jobs: int | None) -> Slot:
     return build
 
 
-def verdict_cache(st: BisectState, repo: git.Repo, builder: Any) -> VerdictCache:
+def verdict_cache(st: BisectState, repo: Repo, builder: Any) -> VerdictCache:
     """Verdicts keyed by the build's identity, the commit's tree and the check (all from git
     objects and the state: a known verdict costs no checkout and no build)."""
     check = check_identity(st.check, st.regress, st.timeout, st.on_timeout, Path(st.source))
@@ -176,7 +174,7 @@ def verdict_cache(st: BisectState, repo: git.Repo, builder: Any) -> VerdictCache
 
     def key_of(sha: str) -> str:
         if sha not in keys:
-            tree = repo.commit(sha).tree.hexsha
+            tree = repo.git("rev-parse", f"{sha}^{{tree}}")
             keys[sha] = hashlib.sha256(
                 f"{builder.identity(sha)}\0{tree}\0{check}".encode()).hexdigest()[:32]
         return keys[sha]

@@ -14,60 +14,110 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import git
-
 from toolkit.build import ownership
-from toolkit.errors import UserError
+from toolkit.errors import TkError, UserError
 
 
-def open_repo(source: Path) -> git.Repo:
+class GitFailed(TkError):
+    """A git command tk ran on the user's repository failed (its last line of stderr)."""
+
+
+class Repo:
+    """The user's repository, read and driven with plain git commands: a bisection's start,
+    a run whose verdicts are all known and the report need a few of them, not GitPython's
+    import (~50 ms of a start-up)."""
+
+    def __init__(self, root: Path) -> None:
+        self.working_tree_dir = str(root)
+        self._dirs: dict[str, str] = {}
+
+    def git(self, *args: str, cwd: Path | str | None = None, check: bool = True) -> str:
+        # No optional locks: a read must not refresh (and rewrite) the user's index.
+        proc = subprocess.run(["git", *args], cwd=cwd or self.working_tree_dir,
+                              capture_output=True, text=True,
+                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+        if check and proc.returncode != 0:
+            lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+            raise GitFailed(f"git {' '.join(args[:3])} in {cwd or self.working_tree_dir}: "
+                            f"{lines[-1].strip() if lines else f'exit {proc.returncode}'}")
+        return proc.stdout.strip() if check else proc.stdout
+
+    def ok(self, *args: str) -> bool:
+        return subprocess.run(["git", *args], cwd=self.working_tree_dir, capture_output=True,
+                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).returncode == 0
+
+    def _dir(self, flag: str) -> str:
+        if flag not in self._dirs:
+            self._dirs[flag] = os.path.abspath(os.path.join(self.working_tree_dir,
+                                                            self.git("rev-parse", flag)))
+        return self._dirs[flag]
+
+    @property
+    def git_dir(self) -> str:
+        return self._dir("--git-dir")
+
+    @property
+    def common_dir(self) -> str:
+        return self._dir("--git-common-dir")
+
+    def has(self, sha: str, path: str) -> bool:
+        """Does commit ``sha`` hold ``path``?"""
+        return self.ok("cat-file", "-e", f"{sha}:{path}")
+
+
+def open_repo(source: Path) -> Repo:
     if not source.exists():
         raise UserError(f"{source}: no such directory")
-    try:
-        return git.Repo(source, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UserError(f"{source} is not a git repository (give --source DIR)") from None
+    proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=source,
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise UserError(f"{source} is not a git repository (give --source DIR)")
+    return Repo(Path(proc.stdout.strip()))
 
 
 def toplevel(source: Path) -> Path:
-    return Path(open_repo(source).working_tree_dir or source).resolve()
+    return Path(open_repo(source).working_tree_dir).resolve()
 
 
-def resolve(repo: git.Repo, rev: str, what: str) -> str:
+def resolve(repo: Repo, rev: str, what: str) -> str:
     try:
-        return repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")
-    except git.GitCommandError:
+        return repo.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except GitFailed:
         raise UserError(f"{what} {rev!r} is not a commit in {repo.working_tree_dir}") from None
 
 
-def commit_range(repo: git.Repo, good: str, bad: str) -> list[str]:
+def commit_range(repo: Repo, good: str, bad: str) -> list[str]:
     """good .. bad oldest first: the first-parent line when good is on it, else the
     commits that are both descendants of good and ancestors of bad."""
     if good == bad:
         raise UserError(f"good and bad are the same commit ({good[:10]})")
-    if not repo.is_ancestor(good, bad):
+    if not repo.ok("merge-base", "--is-ancestor", good, bad):
         raise UserError(f"good {good[:10]} is not an ancestor of bad {bad[:10]}")
-    line = repo.git.rev_list("--first-parent", f"{good}..{bad}").split()
-    if line and repo.commit(line[-1]).parents[0].hexsha == good:
+    line = repo.git("rev-list", "--first-parent", f"{good}..{bad}").split()
+    if line and repo.git("rev-parse", f"{line[-1]}^1") == good:
         return [good, *reversed(line)]
-    path = repo.git.rev_list("--topo-order", "--ancestry-path", f"{good}..{bad}").split()
+    path = repo.git("rev-list", "--topo-order", "--ancestry-path", f"{good}..{bad}").split()
     return [good, *reversed(path)]
 
 
-def commit_info(repo: git.Repo, sha: str) -> dict[str, Any]:
-    c = repo.commit(sha)
-    return {
-        "hash": c.hexsha,
-        "subject": c.summary if isinstance(c.summary, str) else c.summary.decode(),
-        "author": f"{c.author.name} <{c.author.email}>",
-        "date": c.authored_datetime.isoformat(),
-    }
+def commit_infos(repo: Repo, shas: list[str]) -> dict[str, dict[str, Any]]:
+    """hash, subject, author and date of each commit, in one git command."""
+    wanted = list(dict.fromkeys(shas))
+    if not wanted:
+        return {}
+    out = repo.git("show", "-s", "--format=%H%x00%s%x00%an <%ae>%x00%aI%x00", *wanted)
+    fields = [f.strip() for f in out.split("\x00")][:-1]  # each ends in NUL, then a newline
+    infos = {}
+    for i in range(0, len(fields), 4):
+        sha, subject, author, date = fields[i:i + 4]
+        infos[sha] = {"hash": sha, "subject": subject, "author": author, "date": date}
+    return infos
 
 
 class Worktree:
     """A detached worktree of the user's repository at ``path``."""
 
-    def __init__(self, repo: git.Repo, path: Path) -> None:
+    def __init__(self, repo: Repo, path: Path) -> None:
         self.repo = repo
         self.path = path
 
@@ -80,15 +130,16 @@ class Worktree:
                 shutil.rmtree(self.path)
             self._forget()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.repo.git.worktree("add", "--detach", "--force", str(self.path), sha)
-        wt = git.Repo(self.path)
-        if wt.head.commit.hexsha != sha or wt.is_dirty(untracked_files=False):
-            wt.git.checkout("--detach", "--force", sha)
+            self.repo.git("worktree", "add", "--detach", "--force", str(self.path), sha)
+        here = self.path
+        dirty = self.repo.git("status", "--porcelain", "--untracked-files=no", cwd=here)
+        if self.head() != sha or dirty:
+            self.repo.git("checkout", "--detach", "--force", sha, cwd=here)
         # Files a previous commit tracked but this one does not; ignored files (build
         # directories) stay, so builds in the worktree stay incremental.
-        wt.git.clean("-ffd", "--quiet")
+        self.repo.git("clean", "-ffd", "--quiet", cwd=here)
         if (self.path / ".gitmodules").exists():
-            self._update_submodules(wt, sha)
+            self._update_submodules(sha)
         # git's record of this worktree (index, HEAD, submodule clones) sits in the user's
         # .git: when root bisects someone's repository, it is theirs like the rest of .git.
         owner = ownership.owner_of(Path(self.repo.common_dir))
@@ -100,7 +151,7 @@ class Worktree:
         text = (self.path / ".git").read_text().strip()
         return Path(text.removeprefix("gitdir:").strip())
 
-    def _update_submodules(self, wt: git.Repo, sha: str) -> None:
+    def _update_submodules(self, sha: str) -> None:
         """Check out the commit's submodules from the user's own clones, never the network.
 
         A worktree shares its config with the user's repository, and ``submodule init`` records
@@ -113,7 +164,7 @@ class Worktree:
         """
         common = Path(self.repo.common_dir)
         local = local_clones(common / "modules")
-        missing = sorted(set(submodule_urls(self.repo, wt)) - set(local))
+        missing = sorted(set(submodule_urls(self.repo, self.path)) - set(local))
         if missing:
             raise Untestable(f"{sha[:10]}: its submodules cannot be checked out: "
                              f"{', '.join(missing)} not cloned in your checkout (tk never "
@@ -130,13 +181,15 @@ class Worktree:
                              f"objects of your clones ({why}); tk never fetches")
 
     def head(self) -> str | None:
-        return git.Repo(self.path).head.commit.hexsha if self.exists() else None
+        if not self.exists():
+            return None
+        return self.repo.git("rev-parse", "HEAD", cwd=self.path)
 
     def remove(self) -> None:
         if self.exists():
             try:
-                self.repo.git.worktree("remove", "--force", "--force", str(self.path))
-            except git.GitCommandError:
+                self.repo.git("worktree", "remove", "--force", "--force", str(self.path))
+            except GitFailed:
                 pass
         if self.path.exists():
             shutil.rmtree(self.path)
@@ -189,26 +242,24 @@ def local_clones(modules: Path) -> dict[str, str]:
     return found
 
 
-def submodule_urls(repo: git.Repo, wt: git.Repo) -> dict[str, str]:
+def submodule_urls(repo: Repo, worktree: Path) -> dict[str, str]:
     """name -> URL of the top-level submodules of the worktree's commit, relative URLs resolved
     the way ``git submodule init`` does (against the remote's URL, else the repository)."""
-    proc = subprocess.run(["git", "config", "-f", ".gitmodules", "--get-regexp",
-                           r"^submodule\..*\.url$"], cwd=wt.working_tree_dir,
-                          capture_output=True, text=True)
+    out = repo.git("config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.url$",
+                   cwd=worktree, check=False)
     urls = {}
-    for line in proc.stdout.splitlines():
+    for line in out.splitlines():
         key, _, url = line.partition(" ")
         name = key[len("submodule."):-len(".url")]
         urls[name] = relative_url(repo, url.strip()) if url.startswith(("./", "../")) else url
     return urls
 
 
-def relative_url(repo: git.Repo, url: str) -> str:
-    try:
-        remote = repo.git.config("--get", f"remote.{repo.remotes[0].name}.url")
-    except (IndexError, git.GitCommandError):
-        remote = str(repo.working_tree_dir)
-    base = remote.rstrip("/")
+def relative_url(repo: Repo, url: str) -> str:
+    remotes = repo.git("remote", check=False).split()
+    remote = repo.git("config", "--get", f"remote.{remotes[0]}.url", check=False).strip() \
+        if remotes else ""
+    base = (remote or str(repo.working_tree_dir)).rstrip("/")
     for part in url.split("/"):
         if part == "..":
             base = base.rsplit("/", 1)[0] if "/" in base else base.rsplit(":", 1)[0]
