@@ -209,7 +209,6 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         record.check = post_build_check(record, plan)
         record.timings["check"] = round(time.monotonic() - t, 3)
     record.timings["total"] = round(time.monotonic() - started, 3)
-    store.lease(key)  # before the entry's lock goes: this process is about to use it
     store.save(record)
     # The other builds' libraries go back to their packs, unless someone may be using them
     # (an extension built against a stored TVM names its lib/ in the plan).

@@ -14,12 +14,12 @@ Libraries take most of the room, and two builds one source file apart share litt
 bytes (the linker shifts addresses and string offsets all through the debug sections:
 content-defined chunking of two such libtvm_runtime.so found 12-23% in common). So a build's
 libraries are full files (hard links to ``objects/``) only while the build is *materialised*:
-while a process that made it or was served it lives (``lease``), for a day after ``tk env``
-handed it to a shell, while a live process has it mapped, or when the current environment's
-``TVM_LIBRARY_PATH`` names it. Storing a new build packs the others (``pack_unused``): their
-library links are removed (``.packed`` in the entry says which, by sha256) and an object that
-loses its last link is compressed into ``packs/``. Using a packed build (a store hit, ``tk
-env``, ``tk ext build --build``) unpacks and links it again (``materialise``).
+the build just made or served, one ``tk env`` handed to a shell in the last day, one a live
+process has mapped, one the current environment's ``TVM_LIBRARY_PATH`` names. Storing a new
+build packs the others (``pack_unused``): their library links are removed (``.packed`` in the
+entry says which, by sha256) and an object that loses its last link is compressed into
+``packs/``. Using a packed build (a store hit, ``tk env``, ``tk ext
+build --build``) unpacks and links it again (``materialise``).
 
 A stored build survives its build directory being rebuilt for another commit.
 ``key = build_key(plan.hash, tree key)``: the same plan on a tree whose sources, CMake files
@@ -52,7 +52,6 @@ LOCK = ".lock"  # held by the tk build that is building this entry
 VERIFIED = ".verified"  # each library's (size, mtime, ctime) when its sha256 was last checked
 PACKED = ".packed"  # the links packing removed: path in the entry -> sha256 of the object
 ENV_STAMP = ".env"  # touched by tk env: a shell may use this build's lib/ (kept materialised)
-LEASE = ".lease"  # share-locked by each process that built or was served this build
 ENV_DAYS = 1.0  # how long a build handed to a shell by tk env stays materialised
 # built library path -> its (size, mtime, inode, ctime), sha256 and its object's mtime: a
 # library rebuilt to the same file is not hashed again
@@ -117,7 +116,6 @@ def load(key: str, verify: bool = False) -> BuildRecord | None:
         elif not stored.exists() or stored.stat().st_size != art.size:
             return None
     if verify:
-        lease(key)  # before unpacking: a build stored meanwhile elsewhere must not pack it
         try:
             if packed:
                 materialise(record)
@@ -168,7 +166,7 @@ def clear_entry(key: str) -> Path:
     entry.mkdir(parents=True, exist_ok=True)
     (entry / MANIFEST).unlink(missing_ok=True)  # first: no longer a complete entry
     for path in entry.iterdir():
-        if path.name in (LOCK, LEASE, "python"):
+        if path.name in (LOCK, "python"):
             continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
@@ -316,39 +314,6 @@ def _write_json(path: Path, data: object) -> None:
         pass  # a cache: without it the files are read again
 
 
-_LEASES: dict[str, int] = {}
-
-
-def lease(key: str) -> None:
-    """This process uses the build (it built it, or is served it): keep it unpacked until the
-    process ends (a shared lock the kernel drops with the process). A bisection's slots build
-    and check at once; one's build must not pack the build the other is about to check."""
-    if key in _LEASES:
-        return
-    entry = entry_dir(key)
-    try:
-        fd = os.open(entry / LEASE, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        return  # a read-only store: nothing packs it either
-    fcntl.flock(fd, fcntl.LOCK_SH)
-    _LEASES[key] = fd
-
-
-def leased(entry: Path) -> bool:
-    """Does a live process hold a lease on this entry (this one included)?"""
-    try:
-        fd = os.open(entry / LEASE, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing drops the probe's own lock
-    return False
-
-
 def handed_out(key: str) -> None:
     """A shell or an extension is about to use this build's lib/: keep it unpacked a day."""
     (entry_dir(key) / ENV_STAMP).touch()
@@ -454,7 +419,7 @@ def pack_unused(keep: set[str] | None = None) -> tuple[int, int]:
     for record in builds:
         entry = entry_dir(record.id)
         stamp = entry / ENV_STAMP
-        if (record.id in keep or being_built(entry) or leased(entry) or packed_links(record.id)
+        if (record.id in keep or being_built(entry) or packed_links(record.id)
                 or (stamp.exists() and stamp.stat().st_mtime > recent)):
             continue
         dematerialise(record)
