@@ -15,10 +15,10 @@ bytes (the linker shifts addresses and string offsets all through the debug sect
 content-defined chunking of two such libtvm_runtime.so found 12-23% in common). So a build's
 libraries are full files (hard links to ``objects/``) only while the build is *materialised*:
 the build just made or served, one ``tk env`` handed to a shell in the last day, one a live
-process has mapped, one the current environment's ``TVM_LIBRARY_PATH`` names. Storing a new
-build packs the others (``pack_unused``): their library links are removed (``.packed`` in the
-entry says which, by sha256) and an object that loses its last link is compressed into
-``packs/``. Using a packed build (a store hit, ``tk env``, ``tk ext
+process has mapped, one the current environment's ``TVM_LIBRARY_PATH`` names, one held by
+``using``. Storing a new build packs the others (``pack_unused``): their library links are
+removed (``.packed`` in the entry says which, by sha256) and an object that loses its last
+link is compressed into ``packs/``. Using a packed build (a store hit, ``tk env``, ``tk ext
 build --build``) unpacks and links it again (``materialise``).
 
 A stored build survives its build directory being rebuilt for another commit.
