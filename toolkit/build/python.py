@@ -101,8 +101,7 @@ def build_wheel(src: Path, log: Path, python: str = sys.executable,
         if proc.returncode != 0 or not wheels:
             raise TkError(f"building {DIST} from {src} failed (log: {log}); reproduce: "
                           f"{' '.join(argv)}")
-        sha, obj = store.put_object(wheels[0])
-        store.link_object(obj, home / wheels[0].name)
+        store.store_file(wheels[0], home / wheels[0].name)
     wheel = home / wheels[0].name
     return wheel, wheel_version(wheel)
 

@@ -204,6 +204,20 @@ def using(key: str) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+@contextlib.contextmanager
+def _packing(shared: bool) -> Iterator[None]:
+    """Packing and collecting (exclusive) against unpacking (shared), across processes and a
+    bisection's build-slot threads alike (each call opens the lock file anew)."""
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / ".pack.lock").open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def save(record: BuildRecord) -> Path:
     return record.save(entry_dir(record.id) / MANIFEST)
 
@@ -238,9 +252,10 @@ def link_object(obj: Path, dst: Path) -> None:
 
 def store_file(src: Path, dst: Path) -> tuple[str, int]:
     """Store ``src`` by content and link it at ``dst``: (sha256, size)."""
-    sha, obj = put_object(src)
-    link_object(obj, dst)
-    return sha, obj.stat().st_size
+    with _packing(shared=True):  # an object with no link yet is not collected meanwhile
+        sha, obj = put_object(src)
+        link_object(obj, dst)
+        return sha, obj.stat().st_size
 
 
 def _stamp(st: os.stat_result) -> list[int]:
@@ -260,33 +275,33 @@ def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
         built = json.loads(built_path.read_text())
     except (OSError, ValueError):
         built = {}
-    records = []
-    for src in files:
-        dst = lib / src.name
-        if src.is_symlink():
-            dst.unlink(missing_ok=True)
-            target = os.readlink(src)
-            dst.symlink_to(target)
-            records.append(Artifact(name=src.name, path=str(dst), built=str(src), size=0,
-                                    sha256=None, link=target))
-            continue
-        stamp = _stamp(src.stat())
-        known = built.get(str(src))
-        sha = known[4] if known and known[:4] == stamp else None
-        obj = object_path(sha) if sha else None
-        # The object as it was stored (same size and mtime: nothing wrote into it since).
-        if obj is not None and obj.exists() and [obj.stat().st_size, obj.stat().st_mtime_ns] \
-                == [stamp[0], known[5]]:
-            link_object(obj, dst)
-        else:
-            sha, obj = put_object(src, sha)
-            link_object(obj, dst)
-        built[str(src)] = [*stamp, sha, obj.stat().st_mtime_ns]
-        records.append(Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0],
-                                sha256=sha))
+    with _packing(shared=True):  # an object with no link yet is not collected meanwhile
+        records = [_store_artifact(src, lib / src.name, built) for src in files]
     _write_json(built_path, built)
     stamp_verified(key, records)
     return records
+
+
+def _store_artifact(src: Path, dst: Path, built: dict[str, list]) -> Artifact:
+    if src.is_symlink():
+        dst.unlink(missing_ok=True)
+        target = os.readlink(src)
+        dst.symlink_to(target)
+        return Artifact(name=src.name, path=str(dst), built=str(src), size=0, sha256=None,
+                        link=target)
+    stamp = _stamp(src.stat())
+    known = built.get(str(src))
+    sha = known[4] if known and known[:4] == stamp else None
+    obj = object_path(sha) if sha else None
+    # The object as it was stored (same size and mtime: nothing wrote into it since).
+    if obj is not None and obj.exists() and [obj.stat().st_size, obj.stat().st_mtime_ns] \
+            == [stamp[0], known[5]]:
+        link_object(obj, dst)
+    else:
+        sha, obj = put_object(src, sha)
+        link_object(obj, dst)
+    built[str(src)] = [*stamp, sha, obj.stat().st_mtime_ns]
+    return Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0], sha256=sha)
 
 
 def stamp_verified(key: str, artifacts: list[Artifact]) -> None:
@@ -332,16 +347,17 @@ def materialise(record: BuildRecord) -> None:
     """Put a packed build's libraries back in place (unpacked from ``packs/`` when no other
     build still links them), each checked against its sha256 while it is written."""
     entry = entry_dir(record.id)
-    links = packed_links(record.id)
-    unpacked = set()
-    for rel, sha in links.items():
-        obj = object_path(sha)
-        if not obj.exists():
-            unpack(sha)
-            unpacked.add(sha)
-        link_object(obj, entry / rel)
-    (entry / PACKED).unlink(missing_ok=True)
-    stamp_verified(record.id, [a for a in record.artifacts if a.sha256 in unpacked])
+    with _packing(shared=True):
+        links = packed_links(record.id)
+        unpacked = set()
+        for rel, sha in links.items():
+            obj = object_path(sha)
+            if not obj.exists():
+                unpack(sha)
+                unpacked.add(sha)
+            link_object(obj, entry / rel)
+        (entry / PACKED).unlink(missing_ok=True)
+        stamp_verified(record.id, [a for a in record.artifacts if a.sha256 in unpacked])
 
 
 def unpack(sha: str) -> Path:
@@ -411,21 +427,22 @@ def pack_unused(keep: set[str] | None = None) -> tuple[int, int]:
     if current is not None:
         keep.add(current.id)
     recent = time.time() - ENV_DAYS * 86400
-    builds = all_builds()
-    # Unlinking another build's copy of a shared library changes its ctime: what was verified
-    # in the kept builds stays so.
-    verified = {r.id: [a for a in r.artifacts if a.link is None and _verified(r.id, a)]
-                for r in builds if r.id in keep}
-    for record in builds:
-        entry = entry_dir(record.id)
-        stamp = entry / ENV_STAMP
-        if (record.id in keep or being_built(entry) or packed_links(record.id)
-                or (stamp.exists() and stamp.stat().st_mtime > recent)):
-            continue
-        dematerialise(record)
-    for key, arts in verified.items():
-        stamp_verified(key, arts)
-    return gc_objects()
+    with _packing(shared=False):
+        builds = all_builds()
+        # Unlinking another build's copy of a shared library changes its ctime: what was
+        # verified in the kept builds stays so.
+        verified = {r.id: [a for a in r.artifacts if a.link is None and _verified(r.id, a)]
+                    for r in builds if r.id in keep}
+        for record in builds:
+            entry = entry_dir(record.id)
+            stamp = entry / ENV_STAMP
+            if (record.id in keep or being_built(entry) or packed_links(record.id)
+                    or (stamp.exists() and stamp.stat().st_mtime > recent)):
+                continue
+            dematerialise(record)
+        for key, arts in verified.items():
+            stamp_verified(key, arts)
+        return _gc_objects()
 
 
 def _verified(key: str, art: Artifact) -> bool:
@@ -574,11 +591,24 @@ def remove(record: BuildRecord) -> int:
 def gc_objects() -> tuple[int, int]:
     """Objects no build links any more: packed when a stored build still has them, else
     removed with their packs; (count, bytes of full files removed)."""
+    with _packing(shared=False):
+        return _gc_objects()
+
+
+def _gc_objects() -> tuple[int, int]:
+    import time
+
+    stale = time.time() - 3600  # a .tmp this old is no one's file being written
     count = freed = 0
     keep = referenced()
     root = objects_root()
     for obj in root.glob("*/*") if root.is_dir() else []:
-        st = obj.lstat()
+        try:
+            st = obj.lstat()
+        except FileNotFoundError:
+            continue  # a temporary file just renamed into place
+        if obj.name.endswith(".tmp") and st.st_mtime > stale:
+            continue
         if obj.name.endswith(".tmp") or st.st_nlink <= 1:
             if obj.name in keep:
                 pack(obj.name)
@@ -587,8 +617,14 @@ def gc_objects() -> tuple[int, int]:
             freed += st.st_size
     proot = packs_root()
     for packed in proot.glob("*/*") if proot.is_dir() else []:
+        try:
+            st = packed.lstat()
+        except FileNotFoundError:
+            continue
+        if packed.name.endswith(".tmp") and st.st_mtime > stale:
+            continue
         if packed.name.endswith(".tmp") or packed.name.split(".")[0] not in keep:
-            freed += packed.lstat().st_size
+            freed += st.st_size
             packed.unlink()
     return count, freed
 
