@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,12 @@ def commit_infos(repo: Repo, shas: list[str]) -> dict[str, dict[str, Any]]:
     return infos
 
 
+# Build slots add their worktrees from threads of one process: git names each worktree's
+# record after its directory (``worktree``, ``worktree1``, ...) by looking, then creating,
+# and two adds at once can pick the same name.
+_RECORDS = threading.Lock()
+
+
 class Worktree:
     """A detached worktree of the user's repository at ``path``."""
 
@@ -130,7 +137,8 @@ class Worktree:
                 shutil.rmtree(self.path)
             self._forget()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.repo.git("worktree", "add", "--detach", "--force", str(self.path), sha)
+            with _RECORDS:
+                self.repo.git("worktree", "add", "--detach", "--force", str(self.path), sha)
         here = self.path
         dirty = self.repo.git("status", "--porcelain", "--untracked-files=no", cwd=here)
         if self.head() != sha or dirty:
@@ -188,7 +196,8 @@ class Worktree:
     def remove(self) -> None:
         if self.exists():
             try:
-                self.repo.git("worktree", "remove", "--force", "--force", str(self.path))
+                with _RECORDS:
+                    self.repo.git("worktree", "remove", "--force", "--force", str(self.path))
             except GitFailed:
                 pass
         if self.path.exists():
