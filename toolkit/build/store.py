@@ -33,14 +33,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
 import shlex
 import shutil
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from toolkit.build.record import Artifact, BuildRecord
 from toolkit.build.source import python_dirs
@@ -56,6 +59,29 @@ ENV_DAYS = 1.0  # how long a build handed to a shell by tk env stays materialise
 # built library path -> its (size, mtime, inode, ctime), sha256 and its object's mtime: a
 # library rebuilt to the same file is not hashed again
 BUILT = "built.json"
+
+
+def temporary(path: Path) -> Path:
+    """Where ``path`` is written before it is renamed into place: one name per process and
+    thread (a bisection's build slots store from threads of one process, the same object at
+    times)."""
+    return path.with_name(f"{path.name}.{os.getpid()}.{threading.get_native_id()}.tmp")
+
+
+# Linking objects into entries and removing objects no entry links are one step each for
+# the threads of one process (a bisection's build slots store, unpack and pack at once):
+# else a new object, not yet linked, looks unused to another thread's packing.
+_LINKS = threading.RLock()
+T = TypeVar("T")
+
+
+def serialised(fn: Callable[..., T]) -> Callable[..., T]:
+    @functools.wraps(fn)
+    def holding(*args: Any, **kwargs: Any) -> T:
+        with _LINKS:
+            return fn(*args, **kwargs)
+
+    return holding
 
 
 def cache_root() -> Path:
@@ -151,7 +177,7 @@ def damaged(record: BuildRecord) -> str | None:
         fresh[art.name] = stamp
     if fresh != stamps:
         try:
-            tmp = stamps_path.with_name(f"{VERIFIED}.{os.getpid()}.tmp")
+            tmp = temporary(stamps_path)
             tmp.write_text(json.dumps(fresh))
             tmp.replace(stamps_path)
         except OSError:
@@ -230,7 +256,7 @@ def put_object(src: Path, sha: str | None = None) -> tuple[str, Path]:
     # An object damaged in place (root ignores its read-only mode) is replaced, not reused.
     if not obj.exists() or obj.stat().st_size != src.stat().st_size or sha256_file(obj) != sha:
         obj.parent.mkdir(parents=True, exist_ok=True)
-        tmp = obj.with_name(f"{sha}.{os.getpid()}.tmp")
+        tmp = temporary(obj)
         shutil.copyfile(src, tmp)
         tmp.chmod(0o555)  # read-only: every build linking it shares these bytes
         tmp.replace(obj)
@@ -239,7 +265,7 @@ def put_object(src: Path, sha: str | None = None) -> tuple[str, Path]:
 
 def link_object(obj: Path, dst: Path) -> None:
     """``dst`` becomes a hard link to ``obj`` (a copy across file systems)."""
-    tmp = dst.with_name(f"{dst.name}.{os.getpid()}.tmp")
+    tmp = temporary(dst)
     tmp.unlink(missing_ok=True)
     try:
         os.link(obj, tmp)
@@ -262,6 +288,7 @@ def _stamp(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
 
 
+@serialised
 def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
     """Link the built libraries into the entry's lib/ (symlinks stay symlinks).
 
@@ -322,7 +349,7 @@ def stamp_verified(key: str, artifacts: list[Artifact]) -> None:
 def _write_json(path: Path, data: object) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp = temporary(path)
         tmp.write_text(json.dumps(data))
         tmp.replace(path)
     except OSError:
@@ -343,6 +370,7 @@ def packed_links(key: str) -> dict[str, str]:
         return {}
 
 
+@serialised
 def materialise(record: BuildRecord) -> None:
     """Put a packed build's libraries back in place (unpacked from ``packs/`` when no other
     build still links them), each checked against its sha256 while it is written."""
@@ -365,7 +393,7 @@ def unpack(sha: str) -> Path:
 
     obj = object_path(sha)
     obj.parent.mkdir(parents=True, exist_ok=True)
-    tmp = obj.with_name(f"{sha}.{os.getpid()}.tmp")
+    tmp = temporary(obj)
     digest = hashlib.sha256()
     try:
         with lzma.open(pack_path(sha)) as src, tmp.open("wb") as dst:
@@ -392,7 +420,7 @@ def pack(sha: str) -> None:
     if dst.exists():
         return
     dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f"{dst.name}.{os.getpid()}.tmp")
+    tmp = temporary(dst)
     # Preset 0: a third of zlib's size on these libraries at a few seconds per 50 MB.
     with object_path(sha).open("rb") as src, lzma.open(tmp, "wb", preset=0) as out:
         shutil.copyfileobj(src, out, 1 << 20)
@@ -416,6 +444,7 @@ def mapped_entries() -> set[str]:
     return found
 
 
+@serialised
 def pack_unused(keep: set[str] | None = None) -> tuple[int, int]:
     """Pack every materialised build but those in ``keep``, the one this process's
     environment uses (``tk env`` in this shell), those ``tk env`` handed out in the last day
@@ -454,6 +483,7 @@ def _verified(key: str, art: Artifact) -> bool:
     return stamps.get(art.name) == [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
+@serialised
 def dematerialise(record: BuildRecord) -> None:
     """Remove the entry's links to its libraries' objects (lib/, and python/'s link to the
     build's libtvm_ffi.so), saying which in ``.packed``; ``gc_objects`` packs what is left
@@ -588,6 +618,7 @@ def remove(record: BuildRecord) -> int:
     return freed
 
 
+@serialised
 def gc_objects() -> tuple[int, int]:
     """Objects no build links any more: packed when a stored build still has them, else
     removed with their packs; (count, bytes of full files removed)."""
