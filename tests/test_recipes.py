@@ -323,3 +323,24 @@ def test_missing_static_llvm_archives_are_caught_before_cmake(tk, tmp_path):
     assert ("FAIL llvm static libraries: llvm-config-98 --ignore-libllvm --link-static "
             "--libfiles names /nonexistent/llvm-98/lib/libPolly.a, which is missing") in r.stdout
     assert "libpolly-98-dev" in r.stdout and "--set USE_LLVM=llvm-config-98" in r.stdout
+
+
+def test_the_ffi_wheel_key_sees_the_python_package_the_library_key_does_not(tmp_path,
+                                                                             cache):
+    """A tvm-ffi edit to its Cython core or pyproject.toml changes the wheel (so it is built
+    again) but not the libraries' key (so the libraries are not)."""
+    from toolkit.build.source import content_key
+
+    ffi = tmp_path / "tvm-ffi"
+    for rel, text in {"src/ffi/object.cc": "int x;\n", "pyproject.toml": "[project]\n",
+                      "python/tvm_ffi/cython/core.pyx": "# core\n"}.items():
+        (ffi / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ffi / rel).write_text(text)
+    library, wheel = content_key(ffi), content_key(ffi, whole=True)
+    for rel in ("python/tvm_ffi/cython/core.pyx", "pyproject.toml"):
+        (ffi / rel).write_text((ffi / rel).read_text() + "# edited\n")
+        assert content_key(ffi) == library
+        assert content_key(ffi, whole=True) != wheel
+        wheel = content_key(ffi, whole=True)
+    (ffi / "src/ffi/object.cc").write_text("int y;\n")
+    assert content_key(ffi) != library and content_key(ffi, whole=True) != wheel

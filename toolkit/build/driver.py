@@ -184,8 +184,7 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         say(f"building the tree's {pypkg.DIST} Python package (once per tvm-ffi source)")
         t = time.monotonic()
         ffi = next((Path(a.path) for a in artifacts if a.name == "libtvm_ffi.so"), None)
-        python = pypkg.build_package(tree.root, entry, log, ffi, content=next(
-            (s.content for s in tree.submodules if s.path == "3rdparty/tvm-ffi"), None))
+        python = pypkg.build_package(tree.root, entry, log, ffi)
         store.stamp_verified(key, artifacts)  # linking into python/ changed their ctime
         timings["python"] = round(time.monotonic() - t, 3)
     record = BuildRecord(

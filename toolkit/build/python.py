@@ -61,11 +61,11 @@ def version_of(src: Path, content: str) -> str | None:
     return f"0.0.0+tree.{content[:12]}"
 
 
-def build_wheel(src: Path, log: Path, python: str = sys.executable,
-                content: str | None = None) -> tuple[Path, str]:
+def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Path, str]:
     """The wheel of ``src`` for ``python``, from the store or built now: (path, version).
-    ``content``: ``src``'s content key when the caller has it (a tarball's submodule)."""
-    content = content or content_key(src)
+    Keyed by all of ``src`` (its ``python/`` and ``pyproject.toml`` too, which the libraries'
+    content key leaves out), so an edit to the Cython core or the package builds it again."""
+    content = content_key(src, whole=True)
     tag = python_tag(python)
     home = store.wheels_root() / f"{content}-{tag}"
     found = sorted(home.glob("*.whl")) if home.is_dir() else []
@@ -143,14 +143,13 @@ def install(wheel: Path, site: Path, ffi_lib: Path | None, sha: str) -> None:
     marker.write_text(sha)
 
 
-def build_package(root: Path, entry: Path, log: Path, ffi_lib: Path | None,
-                  content: str | None = None) -> PythonPackage | None:
-    """Build and keep the tree's tvm-ffi package with the build in ``entry``; None without one.
-    ``content``: the tvm-ffi sources' content key when the tree's inspection computed it."""
+def build_package(root: Path, entry: Path, log: Path,
+                  ffi_lib: Path | None) -> PythonPackage | None:
+    """Build and keep the tree's tvm-ffi package with the build in ``entry``; None without one."""
     src = ffi_source(root)
     if src is None:
         return None
-    wheel, version = build_wheel(src, log, content=content)
+    wheel, version = build_wheel(src, log)
     site = entry / "python"
     sha = sha256_file(wheel)
     install(wheel, site, ffi_lib, sha)

@@ -294,8 +294,10 @@ def _hash_file(digest: Any, root: Path, rel: str) -> None:
         digest.update(path.read_bytes())
 
 
-def content_key(root: Path) -> str:
-    """Hash every build-relevant file under ``root`` (build directories and .git pruned).
+def content_key(root: Path, whole: bool = False) -> str:
+    """Hash every build-relevant file under ``root`` (build directories and .git pruned);
+    ``whole``: every file, for what is built from all of it (a Python package's wheel takes
+    ``python/`` and ``pyproject.toml``, which never reach the libraries).
 
     Each file's own digest is remembered by (size, mtime, inode) in a stat cache under the
     store (as git's index does), so a tree that did not change is hashed from ``stat`` alone;
@@ -309,9 +311,9 @@ def content_key(root: Path) -> str:
             not prefix and (d == "build" or d.startswith("build-"))))
         for name in filenames:
             rel = prefix + name
-            if build_relevant(rel):
+            if whole or build_relevant(rel):
                 files.append(rel)
-    cache_path, cached = _stat_cache(root)
+    cache_path, cached = _stat_cache(root, "whole" if whole else "built")
     trusted_before = cached.get("written", 0) - 2_000_000_000
     entries: dict[str, list] = {}
     digest = hashlib.sha256()
@@ -338,10 +340,12 @@ def content_key(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _stat_cache(root: Path) -> tuple[Path, dict]:
+def _stat_cache(root: Path, view: str) -> tuple[Path, dict]:
+    """The stat cache of one view of ``root``: a tree hashed two ways (a submodule for the
+    libraries and for its wheel) keeps one cache per way, or each would evict the other."""
     from toolkit.build.store import cache_root  # the store's directory (store imports us)
 
-    name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    name = hashlib.sha256(f"{root.resolve()}\0{view}".encode()).hexdigest()[:16]
     path = cache_root() / "trees" / f"{name}.json"
     try:
         return path, json.loads(path.read_text())
