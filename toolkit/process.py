@@ -426,11 +426,17 @@ def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
     """Run ``work`` (which ends by raising SystemExit) in a worker that dies with this
     process; exit as it did, or say how it was killed."""
     parent = os.getpid()
+    # Until this process's handlers below exist, a signal waits (blocked) rather than taking
+    # its default action on tk alone: a Ctrl-Z that came as soon as the worker ran would
+    # stop tk and leave the worker running. The sweeper keeps them blocked: they are for tk.
+    handled = (*STOP_SIGNALS, signal.SIGTSTP)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, handled)
 
     def become_worker() -> None:
         os.setsid()
         _die_with_parent(parent)
         stop_on_signals()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # and so for what it runs
 
     worker = fork(work, become_worker)
     lifeline, spare = os.pipe()
@@ -466,6 +472,7 @@ def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
     for sig in STOP_SIGNALS:
         signal.signal(sig, forward)
     signal.signal(signal.SIGTSTP, suspend)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # what came meanwhile is handled now
     ended = wait(worker)
     signal.setitimer(signal.ITIMER_REAL, 0)
     for sig in (*STOP_SIGNALS, signal.SIGALRM, signal.SIGTSTP):
