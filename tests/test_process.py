@@ -69,9 +69,13 @@ def tk_env() -> dict[str, str]:
     return env
 
 
-def start_tk(*args: str, cwd: Path) -> subprocess.Popen:
+def start_tk(*args: str, cwd: Path, blocked: tuple[int, ...] = ()) -> subprocess.Popen:
+    """tk in the background; ``blocked``: signals it starts with blocked (a mask is inherited
+    across exec, as from a test runner's worker that blocks them)."""
     return subprocess.Popen([sys.executable, "-m", "toolkit", *args], cwd=cwd, env=tk_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=(lambda: signal.pthread_sigmask(signal.SIG_BLOCK, blocked))
+                            if blocked else None)
 
 
 def wait_for(what: Callable[[], object], timeout: float = 120, proc: subprocess.Popen | None = None,
@@ -236,10 +240,12 @@ def state_of(pid: int) -> str:
 
 
 @needs_proc
-def test_ctrl_z_stops_the_worker_with_tk_and_fg_resumes_it(tmp_path):
+@pytest.mark.parametrize("blocked", [(), (signal.SIGTSTP, signal.SIGINT)],
+                         ids=["plain", "started-with-them-blocked"])
+def test_ctrl_z_stops_the_worker_with_tk_and_fg_resumes_it(tmp_path, blocked):
     pidfile = tmp_path / "worker.pid"
     (tmp_path / "spin.py").write_text(SPIN.format(pidfile=str(pidfile)))
-    proc = start_tk("run", "spin.py", cwd=tmp_path)
+    proc = start_tk("run", "spin.py", cwd=tmp_path, blocked=blocked)
     worker = wait_for(lambda: pid_in(pidfile), proc=proc)
     try:
         proc.send_signal(signal.SIGTSTP)

@@ -428,15 +428,17 @@ def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
     parent = os.getpid()
     # Until this process's handlers below exist, a signal waits (blocked) rather than taking
     # its default action on tk alone: a Ctrl-Z that came as soon as the worker ran would
-    # stop tk and leave the worker running. The sweeper keeps them blocked: they are for tk.
+    # stop tk and leave the worker running. They are unblocked after, even where tk was
+    # started with them blocked (a mask is inherited: a test runner's worker had SIGTSTP
+    # blocked, and Ctrl-Z never reached tk). The sweeper keeps them blocked: they are for tk.
     handled = (*STOP_SIGNALS, signal.SIGTSTP)
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, handled)
+    signal.pthread_sigmask(signal.SIG_BLOCK, handled)
 
     def become_worker() -> None:
         os.setsid()
         _die_with_parent(parent)
         stop_on_signals()
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # and so for what it runs
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, handled)
 
     worker = fork(work, become_worker)
     lifeline, spare = os.pipe()
@@ -472,7 +474,7 @@ def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
     for sig in STOP_SIGNALS:
         signal.signal(sig, forward)
     signal.signal(signal.SIGTSTP, suspend)
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # what came meanwhile is handled now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, handled)  # what came meanwhile is handled now
     ended = wait(worker)
     signal.setitimer(signal.ITIMER_REAL, 0)
     for sig in (*STOP_SIGNALS, signal.SIGALRM, signal.SIGTSTP):
