@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from tvm026 import python_026
 
 pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bisect"
-# A venv holding the apache-tvm 0.26.0 wheel (CI makes it at this path; see test_dumpir_diff).
-TVM_026 = Path(os.environ.get("TK_TVM026_PYTHON", "/tmp/tk-tvm026/bin/python"))
 
 
-def tvm_026() -> Path:
-    if not TVM_026.exists():
-        pytest.skip(f"no apache-tvm 0.26.0 venv at {TVM_026} (python3 -m venv /tmp/tk-tvm026 && "
-                    "/tmp/tk-tvm026/bin/pip install apache-tvm==0.26.0 click numpy)")
-    proc = subprocess.run([str(TVM_026), "-c", "import tvm; print(tvm.__version__)"],
-                          capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0 or not proc.stdout.startswith("0.26"):
-        pytest.skip(f"{TVM_026} does not import apache-tvm 0.26: {proc.stderr[-300:]}")
-    return TVM_026
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +54,7 @@ def test_an_unknown_good_pipeline_is_one_line(tk):
 def test_another_tvm_is_the_good_side(tk):
     """--python: TVM 0.26's lowering is the good side; its kernels are parsed from their
     TVMScript into the TVM under test, swapped in, and its pass-by-pass texts name the pass."""
-    python = tvm_026()
+    python = python_026()
     r = tk("bisect", "functions", str(FIXTURES / "wrong_gelu.py"), "--target", "llvm",
            "--python", str(python), "--json")
     assert r.returncode == 0, r.stderr

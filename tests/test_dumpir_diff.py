@@ -10,11 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, run_tk
 from test_dumpir import CUSTOM_PASS, dump_ir
+from tvm026 import python_026
 
 from toolkit.dumpir.normalise import NORMALISERS, normalise
-
-# A venv holding the apache-tvm 0.26.0 wheel (.ci/run makes it; see README's dump-ir section).
-TVM_026 = Path(os.environ.get("TK_TVM026_PYTHON", "/tmp/tk-tvm026/bin/python"))
 
 
 def dump_with(python: Path, out: Path, workload: str, target: str) -> None:
@@ -24,21 +22,12 @@ def dump_with(python: Path, out: Path, workload: str, target: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def tvm_026() -> Path:
-    if not TVM_026.exists():
-        pytest.skip(f"no apache-tvm 0.26.0 venv at {TVM_026} (python3 -m venv /tmp/tk-tvm026 && "
-                    "/tmp/tk-tvm026/bin/pip install apache-tvm==0.26.0 click numpy)")
-    proc = subprocess.run([str(TVM_026), "-c", "import tvm; print(tvm.__version__)"],
-                          capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0 or not proc.stdout.startswith("0.26"):
-        pytest.skip(f"{TVM_026} does not import apache-tvm 0.26: {proc.stderr[-300:]}")
-    return TVM_026
 
 
 @pytest.mark.slow
 def test_printer_renames_across_generations_are_normalised_away(tmp_path: Path):
     old, new = tmp_path / "026", tmp_path / "027"
-    dump_with(tvm_026(), old, "builtin:mlp", "llvm")
+    dump_with(python_026(), old, "builtin:mlp", "llvm")
     assert dump_ir(new).returncode == 0
     assert json.loads((old / "index.json").read_text())["summary"]["tvm_version"] == "0.26.0"
 
@@ -59,7 +48,7 @@ def test_printer_renames_across_generations_are_normalised_away(tmp_path: Path):
 @pytest.mark.slow
 def test_real_differences_across_generations_remain(tmp_path: Path):
     old, new = tmp_path / "026", tmp_path / "027"
-    dump_with(tvm_026(), old, "builtin:convnet", "cuda -arch=sm_80")
+    dump_with(python_026(), old, "builtin:convnet", "cuda -arch=sm_80")
     assert dump_ir(new, "builtin:convnet", "cuda -arch=sm_80").returncode == 0
     r = run_tk("dump-ir", "compare", str(old), str(new))
     assert "first divergence: tirx.VectorizeLoop" in r.stdout, r.stdout

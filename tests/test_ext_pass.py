@@ -16,15 +16,13 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_tk
+from tvm026 import python_026
 
 pytestmark = pytest.mark.slow
 
 NAME = "my_passes"
 FIXTURES = os.environ.get("TK_FIXTURES")
 TREE = "tvm-v0.26.0"
-# A venv holding the apache-tvm 0.26.0 wheel (.ci/run makes it), the libraries the tree's
-# headers go with.
-TVM_026 = Path(os.environ.get("TK_TVM026_PYTHON", "/tmp/tk-tvm026/bin/python"))
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +35,7 @@ def work() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def python026() -> str:
-    if not TVM_026.exists():
-        pytest.skip(f"no apache-tvm 0.26.0 venv at {TVM_026} (python3 -m venv /tmp/tk-tvm026 && "
-                    "/tmp/tk-tvm026/bin/pip install apache-tvm==0.26.0 click numpy pytest)")
-    proc = subprocess.run([str(TVM_026), "-c", "import tvm; print(tvm.__version__)"],
-                          capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0 or not proc.stdout.startswith("0.26"):
-        pytest.skip(f"{TVM_026} does not import apache-tvm 0.26: {proc.stderr[-300:]}")
-    return str(TVM_026)
+    return str(python_026())
 
 
 @pytest.fixture(scope="module")
