@@ -70,12 +70,17 @@ def tk_env() -> dict[str, str]:
 
 
 def start_tk(*args: str, cwd: Path, blocked: tuple[int, ...] = ()) -> subprocess.Popen:
-    """tk in the background; ``blocked``: signals it starts with blocked (a mask is inherited
-    across exec, as from a test runner's worker that blocks them)."""
+    """tk as a shell starts a job: in a process group of its own whose parent (this process)
+    is in another group of the session. In the group of a test runner that is a session
+    leader, the group would be orphaned, where the kernel discards a Ctrl-Z (SIGTSTP).
+    ``blocked``: signals tk starts with blocked (a mask is inherited across exec)."""
+    def setup() -> None:
+        os.setpgid(0, 0)
+        signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+
     return subprocess.Popen([sys.executable, "-m", "toolkit", *args], cwd=cwd, env=tk_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=(lambda: signal.pthread_sigmask(signal.SIG_BLOCK, blocked))
-                            if blocked else None)
+                            preexec_fn=setup)
 
 
 def wait_for(what: Callable[[], object], timeout: float = 120, proc: subprocess.Popen | None = None,
