@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from test_dumpir import CUSTOM_PASS
 
 pytest.importorskip("tvm")
 
@@ -186,36 +187,9 @@ def test_bad_input_is_one_line_exit_2(tk, tmp_path: Path) -> None:
     assert not (tmp_path / "a.json").exists()
 
 
-RAISING = '''\
-import tvm
-from tvm import relax
-from tvm.relax.frontend import nn
-
-
-class MLP(nn.Module):
-    def __init__(self):
-        self.fc1 = nn.Linear(8, 4)
-
-    def forward(self, x):
-        return nn.relu(self.fc1(x))
-
-
-model = MLP()
-spec = {"forward": {"x": nn.spec.Tensor((1, 8), "float32")}}
-
-
-@tvm.transform.module_pass(opt_level=0, name="FuseMyOps")
-def fuse_my_ops(mod, ctx):
-    raise ValueError("FuseMyOps: cannot fuse matmul yet")
-
-
-pipeline = tvm.transform.Sequential([relax.transform.LegalizeOps(), fuse_my_ops])
-'''
-
-
 def test_a_pass_that_raises_leaves_a_trace_and_is_named(tk, tmp_path: Path) -> None:
     workload = tmp_path / "raising.py"
-    workload.write_text(RAISING)
+    workload.write_text(CUSTOM_PASS)  # its FuseMyOps raises
     out = tmp_path / "t.json"
     r = tk("trace", str(workload), "-o", str(out))
     assert r.returncode == 1
