@@ -76,6 +76,7 @@ def test_build_keys_follow_what_builds(history):
     assert keys[0] == keys[1]  # Python only: the same build serves both
     assert keys[2] != keys[1]  # C++
     assert keys[3] != keys[2]  # the submodule's recorded commit is part of the key
+    assert source.tree_keys(repo / ".git", shas) == dict(zip(shas, keys, strict=True))
 
 
 def test_submodules_come_from_the_local_clone_and_are_never_fetched(history, tmp_path):

@@ -21,7 +21,8 @@ from minifork import (
     make_minifork,
 )
 
-from toolkit.build.source import tree_key
+from toolkit.build.source import tree_key, tree_keys
+from toolkit.errors import UserError
 
 pytestmark = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")),
                                 reason="needs cmake and ninja")
@@ -120,6 +121,30 @@ def test_repeat_is_served_from_the_store_and_python_only_commits_reuse_it(tk, tm
     log = Path(rebuilt["log"]).read_text()
     assert log.count("Building CXX object") == 1, log  # only module.cc recompiled
     assert rebuilt["timings"]["configure"] == 0.0  # Ninja alone: the plan was configured here
+
+
+def test_keys_of_a_range_at_once_are_each_commits_own(tmp_path):
+    """A bisection keys its whole range with one diff from the first commit: each key must
+    be the one the commit's own listing gives, through edits, deletions, renames and adds."""
+    fork = make_minifork(tmp_path / "tvm")
+    shas = [git(fork, "rev-parse", "HEAD"), add_source_commit(fork, "v2")]
+    shas.append(add_python_commit(fork))
+    cc = sorted((fork / "src").rglob("*.cc"))
+    git(fork, "mv", str(cc[0].relative_to(fork)), "src/renamed_file.cc")
+    git(fork, "commit", "-q", "-m", "rename")
+    shas.append(git(fork, "rev-parse", "HEAD"))
+    git(fork, "rm", "-q", str(cc[1].relative_to(fork)))
+    git(fork, "commit", "-q", "-m", "delete")
+    shas.append(git(fork, "rev-parse", "HEAD"))
+    shas.append(commit_file(fork, "src/new_file.cc", "int added() { return 1; }\n"))
+    alone = {sha: tree_key(fork, sha) for sha in shas}
+    assert tree_keys(fork, shas) == alone
+    assert tree_keys(fork, shas[::-1]) == alone  # any commit may be the one diffed from
+    assert len(set(alone.values())) == len(shas) - 1  # the Python-only commit shares a key
+    assert tree_keys(fork, ["HEAD~1", "HEAD"]) == {"HEAD~1": alone[shas[-2]],
+                                                    "HEAD": alone[shas[-1]]}
+    with pytest.raises(UserError, match="not a commit"):
+        tree_keys(fork, [shas[0], "no-such-ref"])
 
 
 def test_older_builds_are_packed_and_unpacked_when_used(tk, tmp_path, cache):

@@ -64,13 +64,16 @@ class StoreBuilder:
 
         if self._plan is None:
             root = self.worktree if self.worktree.exists() else Path(self.st.source)
-            self._plan, _ = builder.plan(request_of(self.st.build_options), root)
+            self._plan = builder.plan_for(request_of(self.st.build_options), root)
         return self._plan
 
     def key(self, sha: str) -> str:
         if sha not in self._keys:
-            tree = source.tree_key(self.repo_dir, sha)
-            self._keys[sha] = store.build_key(self.plan().hash, tree)
+            # The whole range at once: the search asks for most of it (see tree_keys).
+            wanted = [c for c in dict.fromkeys([*self.st.commits, sha]) if c not in self._keys]
+            plan = self.plan().hash
+            for commit, tree in source.tree_keys(self.repo_dir, wanted).items():
+                self._keys[commit] = store.build_key(plan, tree)
         return self._keys[sha]
 
     def stored(self, sha: str, verify: bool = False) -> BuildRecord | None:
@@ -111,7 +114,7 @@ class StoreBuilder:
             # Beside the worktree (each build slot has both): ccache names both relatively.
             bdir = self.worktree.parent / f"build-{plan.hash[:8]}"
             out = builder.build(plan, tree, build_dir=str(bdir), jobs=self.jobs,
-                                events=self.events, check=False)
+                                events=self.events, check=False, pack=False)
         except UserError as e:
             return BuildResult(ok=False, seconds=time.perf_counter() - start,
                                message=f"cannot build this commit: {e}")

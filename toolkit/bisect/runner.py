@@ -274,8 +274,8 @@ class Bisector:
                 else:
                     self.verdicts.add(sha, verdict.value, verdict.reason, step.returncodes,
                                       step.output_tail)
-            if verdict.value != v.GOOD:
-                from toolkit.explain import best
+            if verdict.value != v.GOOD and outcome.output.strip():
+                from toolkit.explain import best  # a known failure in what the check said
 
                 finding = best(outcome.output)
                 if finding is not None:
@@ -367,7 +367,8 @@ class Bisector:
             for sha in (parent, st.culprit):
                 step = self.probe(sha, "confirm")
                 st.steps.append(step)
-                st.save()
+                if not step.known:
+                    st.save()
                 got[sha] = step.verdict
                 self.events(events.Verdict(sha, "confirm", step.verdict, step.reason))
             st.confirmed = got[parent] == v.GOOD and got[st.culprit] == v.BAD

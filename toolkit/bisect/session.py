@@ -174,9 +174,11 @@ def verdict_cache(st: BisectState, repo: Repo, builder: Any) -> VerdictCache:
 
     def key_of(sha: str) -> str:
         if sha not in keys:
-            tree = repo.git("rev-parse", f"{sha}^{{tree}}")
-            keys[sha] = hashlib.sha256(
-                f"{builder.identity(sha)}\0{tree}\0{check}".encode()).hexdigest()[:32]
+            wanted = [c for c in dict.fromkeys([*st.commits, sha]) if c not in keys]
+            trees = repo.git("rev-parse", *(f"{c}^{{tree}}" for c in wanted)).split()
+            for commit, tree in zip(wanted, trees, strict=True):
+                keys[commit] = hashlib.sha256(
+                    f"{builder.identity(commit)}\0{tree}\0{check}".encode()).hexdigest()[:32]
         return keys[sha]
 
     return VerdictCache(key_of)
@@ -185,7 +187,13 @@ def verdict_cache(st: BisectState, repo: Repo, builder: Any) -> VerdictCache:
 def run(st: BisectState, events: ev.Handler = ev.ignore) -> BisectState:
     """Search to the end, or on from where an interrupted run stopped."""
     with locked(st):
-        return bisector(st, events).run()
+        built = len(st.builds)
+        done = bisector(st, events).run()
+    if st.build_command is None and len(done.builds) > built:
+        from toolkit.build import store
+
+        store.pack_unused()  # the run's builds were stored unpacked (see driver.build)
+    return done
 
 
 def revision(st: BisectState, rev: str | None) -> str:

@@ -117,7 +117,8 @@ class BisectState:
         self.steps.append(step)
         if step.verdict != "stop":
             self.marks[step.commit] = step.verdict
-        self.save()
+        if not step.known:  # a known verdict is found again at once after a kill: no write
+            self.save()
 
     def short(self, sha: str) -> str:
         return sha[:10]

@@ -8,6 +8,7 @@ incrementally from one step to the next.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -67,13 +68,19 @@ class Repo:
 
 
 def open_repo(source: Path) -> Repo:
+    """A new handle on the repository holding ``source`` (each thread wants its own)."""
+    return Repo(_top(source))
+
+
+@functools.cache
+def _top(source: Path) -> Path:
     if not source.exists():
         raise UserError(f"{source}: no such directory")
     proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=source,
                           capture_output=True, text=True)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise UserError(f"{source} is not a git repository (give --source DIR)")
-    return Repo(Path(proc.stdout.strip()))
+    return Path(proc.stdout.strip())
 
 
 def toplevel(source: Path) -> Path:

@@ -36,7 +36,7 @@ from toolkit.build.backends import (
 )
 from toolkit.build.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
 from toolkit.build.record import BuildRecord, PostBuildCheck, RuntimeCheck, SourceRecord
-from toolkit.build.source import SourceTree, inspect
+from toolkit.build.source import SourceTree, detect_layout, inspect
 from toolkit.errors import TkError, UserError
 from toolkit.events import Handler, Stage, ignore
 
@@ -73,17 +73,24 @@ class Outcome:
 
 def plan(req: Request, source_dir: Path | str) -> tuple[BuildPlan, SourceTree]:
     tree = inspect(source_dir)
-    if tree.layout != "extension":
-        plan = resolve(req, tree.root)
-        preflight.adapt_to_host(plan, tree)
-        return plan, tree
+    return plan_for(req, tree.root, tree.layout), tree
+
+
+def plan_for(req: Request, root: Path, layout: str | None = None) -> BuildPlan:
+    """The plan for the tree at ``root``, without looking at its git state: all a bisection
+    needs to name its commits' builds (their trees come from git objects)."""
+    root = Path(root).resolve()
+    if (layout or detect_layout(root)) != "extension":
+        plan = resolve(req, root)
+        preflight.adapt_to_host(plan, root)
+        return plan
     # An extension built against a prebuilt TVM (TVM_PREBUILD_PATH) has no config.cmake to
     # validate against or to read: its options go on CMake's command line instead.
     plan = resolve(req, None)
     for name, value in plan.options.items():
         plan.cmake.setdefault(name, value)
         plan.origin.setdefault(f"cmake.{name}", plan.origin.get(f"options.{name}", "?"))
-    return plan, tree
+    return plan
 
 
 def build_dir_for(plan: BuildPlan, tree: SourceTree, name: str | None = None) -> Path:
@@ -103,10 +110,12 @@ def source_record(tree: SourceTree) -> SourceRecord:
 
 def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
           jobs: int | None = None, events: Handler = ignore,
-          force: bool = False, check: bool = True) -> Outcome:
+          force: bool = False, check: bool = True, pack: bool = True) -> Outcome:
     """Build ``plan`` from ``tree`` (or serve it from the store).
 
     ``events`` hears a ``Stage`` per step and Ninja's ``Progress`` while it compiles.
+    ``pack=False`` leaves the store's other builds unpacked: a bisection packs them when it
+    ends, not between its steps (which may come back to an earlier build).
     """
     def say(message: str) -> None:
         events(Stage(message))
@@ -132,12 +141,12 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
                 raise_if_check_failed(stored)
                 return Outcome(stored, from_store=True)
         return _build(plan, tree, key, started, build_dir=build_dir, jobs=jobs,
-                      events=events, check=check)
+                      events=events, check=check, pack=pack)
 
 
 def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
            build_dir: str | None, jobs: int | None, events: Handler,
-           check: bool) -> Outcome:
+           check: bool, pack: bool) -> Outcome:
     def say(message: str) -> None:
         events(Stage(message))
 
@@ -211,9 +220,10 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
     store.save(record)
     # The other builds' libraries go back to their packs, unless someone may be using them
     # (an extension built against a stored TVM names its lib/ in the plan).
-    plan_text = json.dumps(plan.to_json())
-    store.pack_unused(keep={key, *(r.id for r in store.all_builds()
-                                   if str(store.entry_dir(r.id)) in plan_text)})
+    if pack:
+        plan_text = json.dumps(plan.to_json())
+        store.pack_unused(keep={key, *(r.id for r in store.all_builds()
+                                       if str(store.entry_dir(r.id)) in plan_text)})
     raise_if_check_failed(record)
     return Outcome(record, from_store=False)
 

@@ -96,12 +96,12 @@ def old_cmake_minimums(root: Path) -> list[str]:
     return sorted(found)
 
 
-def adapt_to_host(plan: BuildPlan, tree: SourceTree) -> None:
+def adapt_to_host(plan: BuildPlan, root: Path) -> None:
     """Host facts that change the plan itself (so the plan hash says so): CMake 4 needs
     CMAKE_POLICY_VERSION_MINIMUM to configure vendored projects older than CMake 3.5."""
     if plan.backend != "native" or "CMAKE_POLICY_VERSION_MINIMUM" in plan.cmake:
         return
-    olds = old_cmake_minimums(tree.root)  # reading a few files is cheaper than running cmake
+    olds = old_cmake_minimums(root)  # reading a few files is cheaper than running cmake
     have = version_of(["cmake", "--version"]) if olds else None
     if olds and have and have >= (4, 0):
         plan.cmake["CMAKE_POLICY_VERSION_MINIMUM"] = "3.5"

@@ -16,6 +16,7 @@ import re
 import stat as stat_mod
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,16 +76,71 @@ def is_git(repo: Path) -> bool:
 
 def tree_key(repo: Path | str, commit: str = "HEAD") -> str:
     """Build key of ``commit`` from git objects only: blob and gitlink SHAs of build paths."""
+    return tree_keys(repo, [commit])[commit]
+
+
+def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
+    """``tree_key`` of each commit, from three git processes however many there are: the
+    first commit's listing, then each other's difference from it (a bisection keys every
+    commit of its range; one ``git ls-tree`` each was most of its time outside builds)."""
     repo = Path(repo)
-    proc = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--full-tree", commit],
-                          capture_output=True, text=True, env=git_env())
-    if proc.returncode != 0:
-        raise UserError(f"{commit!r} is not a commit of {repo}: {proc.stderr.strip()}")
-    digest = hashlib.sha256()
-    for line in proc.stdout.splitlines():
-        meta, _, path = line.partition("\t")
-        if build_relevant(path):
+    unique = list(dict.fromkeys(commits))
+    if len(unique) > 1:  # diff-tree --stdin reads full SHAs only
+        full = dict(zip(unique, _git(repo, ["rev-parse", *unique], unique).split(), strict=True))
+    else:
+        full = {c: c for c in unique}
+    if not unique:
+        return {}
+    base, others = unique[0], unique[1:]
+    files: dict[str, tuple[str, str]] = {}
+    for entry in _git(repo, ["ls-tree", "-r", "--full-tree", "-z", base], [base]).split("\0"):
+        meta, _, path = entry.partition("\t")
+        if path:
             mode, _kind, sha = meta.split()
+            files[path] = (mode, sha)
+    keys = {base: _files_key(files)}
+    if not others:
+        return keys
+    # "<commit> <parent>" lines: the difference from base to each commit, under a header
+    # that names the commit; then per change ":<modes> <shas> <status>" and the path.
+    lines = "".join(f"{full[c]} {full[base]}\n" for c in others)
+    tokens = iter(_git(repo, ["diff-tree", "--stdin", "-r", "--no-renames", "-z", "--always"],
+                       others, lines).split("\0"))
+    diffs: dict[str, dict[str, tuple[str, str] | None]] = {}
+    changed: dict[str, tuple[str, str] | None] = {}
+    for token in tokens:
+        if token.startswith(":"):
+            _old_mode, mode, _old_sha, sha, status = token[1:].split()
+            changed[next(tokens)] = None if status == "D" else (mode, sha)
+        elif token.strip():
+            changed = diffs.setdefault(token.strip(), {})
+    for commit in others:
+        now = dict(files)
+        for path, entry in diffs.get(full[commit], {}).items():
+            if entry is None:
+                now.pop(path, None)
+            else:
+                now[path] = entry
+        keys[commit] = _files_key(now)
+    return keys
+
+
+def _git(repo: Path, args: list[str], commits: Sequence[str], stdin: str | None = None) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          env=git_env(), input=stdin)
+    if proc.returncode != 0:
+        what = f"{commits[0]!r} is" if len(commits) == 1 else "one of the commits is"
+        why = (proc.stderr.strip().splitlines() or ["git failed"])[0]
+        raise UserError(f"{what} not a commit of {repo}: {why}")
+    return proc.stdout
+
+
+def _files_key(files: dict[str, tuple[str, str]]) -> str:
+    # In path order (git's own for full paths), build paths only.
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        if build_relevant(path):
+            mode, sha = files[path]
             digest.update(f"{mode} {sha} {path}\n".encode())
     return digest.hexdigest()[:16]
 

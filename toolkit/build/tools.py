@@ -4,6 +4,10 @@ Pre-flight and the toolchain facts of a record run ``cmake``, ``ninja``, ``ccach
 compiler with ``--version``: a quarter of a second each on a loaded machine, and most of a
 no-op rebuild. The answer is kept in ``$TK_CACHE/tools.json`` under the binary's resolved path,
 size and mtime, so an upgraded tool (a new file) is asked again.
+
+The same cache knows which binary ``cmake`` really is (``cmake_binary``): a pyenv shim and
+pip's console script in front of it cost 0.2-0.4 s per call, paid at every build step of a
+bisection.
 """
 
 from __future__ import annotations
@@ -38,6 +42,24 @@ def tool_output(argv: tuple[str, ...]) -> str | None:
     if proc.returncode == 0:
         _save(path, {**_cache()[1], key: out})
     return out
+
+
+def cmake_binary() -> str:
+    """The CMake executable that ``cmake`` on PATH ends up running, as CMake itself names it
+    (``CMAKE_COMMAND``), so that builds start it without the wrappers; ``cmake`` when it
+    cannot tell."""
+    from toolkit.build.store import cache_root
+
+    script = cache_root() / "cmake-command.cmake"
+    if not script.exists():
+        try:
+            script.parent.mkdir(parents=True, exist_ok=True)
+            script.write_text('message("${CMAKE_COMMAND}")\n')
+        except OSError:
+            return "cmake"
+    out = tool_output(("cmake", "-P", str(script)))
+    real = out.strip().splitlines()[-1] if out and out.strip() else ""
+    return real if os.path.isabs(real) and os.access(real, os.X_OK) else "cmake"
 
 
 def _cache() -> tuple[str, dict[str, str]]:

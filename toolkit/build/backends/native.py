@@ -18,7 +18,7 @@ from toolkit.build.backends import (
     shell_line,
 )
 from toolkit.build.recipes import BuildPlan
-from toolkit.build.tools import tool_output
+from toolkit.build.tools import cmake_binary, tool_output
 from toolkit.events import ignore
 
 
@@ -36,10 +36,11 @@ def build(job: BuildJob) -> BackendResult:
     if job.configured:
         steps = steps[1:]
         result.timings["configure"] = 0.0
+    cmake = cmake_binary()  # the reproduce lines say "cmake"; tk runs what it stands for
     for step, argv in steps:
         line = shell_line(argv, env=job.plan.env)
         result.commands.append(line)
-        rc, seconds = run_logged(argv, job.log, env=env, cwd=job.build_dir,
+        rc, seconds = run_logged([cmake, *argv[1:]], job.log, env=env, cwd=job.build_dir,
                                  events=job.events if step == "compile" else ignore)
         result.timings[step] = round(seconds, 3)
         if rc != 0:
