@@ -90,6 +90,25 @@ def test_dry_run_plans_of_both_fixture_trees(tk, tmp_path, name):
     assert src["layout"] == ("main" if "main" in name else src["layout"])
 
 
+def test_cuda_without_libcuda_is_refused_before_cmake(tk, tmp_path, main_tree):
+    """TVM main links libcuda.so (the driver API) and stops configuring without it. A USE_CUDA
+    that names a toolkit confines CMake's search to it, and tk's check to the same places."""
+    toolkit = tmp_path / "cuda"
+    (toolkit / "lib64").mkdir(parents=True)
+    args = ("--cuda", "--runtime-only", "--no-llvm", "--set", f"USE_CUDA={toolkit}")
+    rows = {c["name"]: c for c in dry_run(tk, main_tree, *args)["preflight"]}
+    assert not rows["libcuda"]["ok"] and str(toolkit) in rows["libcuda"]["detail"]
+    assert "stub" in rows["libcuda"]["fix"]
+    r = tk("build", "-C", str(main_tree), *args, env={"TK_CACHE": str(tmp_path / "store")})
+    assert r.returncode != 0 and "libcuda" in r.stderr, r.stderr
+    assert not list(main_tree.glob("build-*/CMakeCache.txt"))  # refused before CMake ran
+    stub = toolkit / "lib64" / "stubs" / "libcuda.so"
+    stub.parent.mkdir()
+    stub.write_bytes(b"")
+    rows = {c["name"]: c for c in dry_run(tk, main_tree, *args)["preflight"]}
+    assert rows["libcuda"]["ok"] and str(stub) in rows["libcuda"]["detail"]
+
+
 def test_tarball_is_found_again_by_content(tk, tmp_path, main_tree):
     first = dry_run(tk, main_tree, "--runtime-only")
     copy = copy_tree(main_tree, tmp_path / "elsewhere")

@@ -7,6 +7,7 @@ that run on the host (a container brings its own).
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 import subprocess
@@ -207,6 +208,55 @@ def check_cuda(plan: BuildPlan) -> Check | None:
                  f"{plan.cmake.get('CMAKE_CUDA_ARCHITECTURES')}")
 
 
+# Where TVM's cmake/utils/FindCUDA.cmake looks for libcuda.so under a CUDA toolkit.
+TOOLKIT_LIB_DIRS = ("lib", "lib64", "targets/x86_64-linux/lib", "targets/x86_64-linux/lib/stubs",
+                    "targets/sbsa-linux/lib", "targets/sbsa-linux/lib/stubs", "lib64/stubs",
+                    "lib/x86_64-linux-gnu")
+SYSTEM_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+                   "/usr/lib", "/usr/local/lib")
+
+
+def links_libcuda(tree: SourceTree) -> bool:
+    """Does the tree stop configuring CUDA without libcuda.so (TVM main's
+    cmake/modules/CUDA.cmake: "USE_CUDA is on but libcuda was not found")?"""
+    cuda = tree.root / "cmake" / "modules" / "CUDA.cmake"
+    return cuda.exists() and re.search(r"if\s*\(\s*NOT\s+CUDA_CUDA_LIBRARY\s*\)",
+                                       cuda.read_text(errors="replace")) is not None
+
+
+def libcuda_dirs(plan: BuildPlan) -> list[Path]:
+    """Where CMake will look for libcuda.so: under USE_CUDA when it names the toolkit (and
+    nowhere else), else under the toolkit nvcc belongs to and the system's library dirs."""
+    value = plan.options.get("USE_CUDA", "")
+    if os.path.isdir(value):
+        return [Path(value, d) for d in TOOLKIT_LIB_DIRS]
+    roots = [os.environ.get(v) for v in ("CUDA_TOOLKIT_ROOT", "CUDA_PATH", "CUDA_HOME")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        roots.append(str(Path(os.path.realpath(nvcc)).parent.parent))
+    roots.append("/usr/local/cuda")
+    dirs = [Path(r, d) for r in dict.fromkeys(r for r in roots if r) for d in TOOLKIT_LIB_DIRS]
+    return dirs + [Path(d) for d in SYSTEM_LIB_DIRS]
+
+
+def check_libcuda(plan: BuildPlan, tree: SourceTree) -> Check | None:
+    """A machine with nvcc but no driver and no stub (a build container, CI) configures no
+    CUDA build of TVM main: say so before the build, not after CMake."""
+    if not plan.wants_cuda or not links_libcuda(tree):
+        return None
+    dirs = libcuda_dirs(plan)
+    found = next((d / "libcuda.so" for d in dirs if (d / "libcuda.so").exists()), None)
+    if found is not None:
+        return Check("libcuda", True, f"links {found}")
+    where = plan.options["USE_CUDA"] if os.path.isdir(plan.options["USE_CUDA"]) else (
+        "the CUDA toolkit or the system's library directories")
+    return Check("libcuda", False, "this tree links libcuda.so (the CUDA driver API; "
+                 "cmake/modules/CUDA.cmake stops without it) and there is none: no driver "
+                 f"here, and no stub in {where} (lib64/stubs/libcuda.so)",
+                 "install the toolkit's driver stub (lib64/stubs/libcuda.so, e.g. the "
+                 "cuda-driver-dev package) or the NVIDIA driver, or --backend docker")
+
+
 def check_ccache(plan: BuildPlan) -> Check | None:
     if plan.options.get("USE_CCACHE", "").upper() != "ON":
         return None
@@ -267,6 +317,7 @@ def run(plan: BuildPlan, tree: SourceTree) -> list[Check]:
     checks = check_submodules(tree, plan)
     if plan.backend == "native":
         checks.append(check_cmake(tree))
-        checks += [c for c in (check_generator(plan), check_cuda(plan), check_ccache(plan)) if c]
+        checks += [c for c in (check_generator(plan), check_cuda(plan),
+                               check_libcuda(plan, tree), check_ccache(plan)) if c]
         checks += check_llvm(plan, tree)
     return checks
