@@ -147,9 +147,9 @@ class Worktree:
             with _RECORDS:
                 self.repo.git("worktree", "add", "--detach", "--force", str(self.path), sha)
         here = self.path
-        dirty = self.repo.git("status", "--porcelain", "--untracked-files=no", cwd=here)
-        if self.head() != sha or dirty:
-            self.repo.git("checkout", "--detach", "--force", sha, cwd=here)
+        # Forced every time: it also undoes whatever a check changed in tracked files, and
+        # costs no more than asking git first whether it is needed.
+        self.repo.git("checkout", "--detach", "--force", sha, cwd=here)
         # Files a previous commit tracked but this one does not; ignored files (build
         # directories) stay, so builds in the worktree stay incremental.
         self.repo.git("clean", "-ffd", "--quiet", cwd=here)
@@ -194,11 +194,6 @@ class Worktree:
             why = lines[-1].strip() if lines else "git submodule update failed"
             raise Untestable(f"{sha[:10]}: its submodules cannot be checked out from the "
                              f"objects of your clones ({why}); tk never fetches")
-
-    def head(self) -> str | None:
-        if not self.exists():
-            return None
-        return self.repo.git("rev-parse", "HEAD", cwd=self.path)
 
     def remove(self) -> None:
         if self.exists():
