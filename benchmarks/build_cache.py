@@ -192,7 +192,9 @@ def real_tree(base_env: dict[str, str], cold_ccache: bool, wheels_from: str | No
 
             shutil.copytree(Path(wheels_from) / "wheels", cache / "wheels")
         load = [Path("/proc/loadavg").read_text().split()[0]]
+        wheels = set((cache / "wheels").glob("*"))
         cold, m = tk_build(tree, env, "--runtime-only")
+        built_wheel = set((cache / "wheels").glob("*")) != wheels
         assert not m["from_store"]
         one = store_bytes(cache)
         noop, m2 = tk_build(tree, env, "--runtime-only", "--force", "--no-check")
@@ -210,8 +212,10 @@ def real_tree(base_env: dict[str, str], cold_ccache: bool, wheels_from: str | No
           f"{', '.join(a['name'] for a in m['artifacts'])}); load average "
           f"{load[0]} at the start, {load[1]} at the end, {os.cpu_count()} cores")
     ccache = "an empty ccache" if cold_ccache else "this machine's ccache"
-    if wheels_from:
+    if wheels_from and not built_wheel:
         print(f"  (the tvm-ffi wheel came from {wheels_from}: the cold build did not build it)")
+    elif wheels_from:
+        print(f"  ({wheels_from} had no wheel of this tvm-ffi: the cold build built it)")
     print(f"  cold build (empty store, {ccache})  {cold:7.2f} s "
           f"(configure {m['timings'].get('configure', 0):.1f} s, compile "
           f"{m['timings'].get('compile', 0):.1f} s, python {m['timings'].get('python', 0):.1f} s, "
