@@ -325,6 +325,39 @@ def test_missing_static_llvm_archives_are_caught_before_cmake(tk, tmp_path):
     assert "libpolly-98-dev" in r.stdout and "--set USE_LLVM=llvm-config-98" in r.stdout
 
 
+def test_incomplete_static_llvm_is_linked_shared_unless_the_user_chose(tk, tmp_path):
+    """Where the static archives the llvm recipe links are incomplete (bookworm's llvm-15-dev)
+    and the shared libLLVM is there, the plan links that and says why; a USE_LLVM given with
+    --set is the user's choice: kept, and pre-flight explains why it cannot build."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    libllvm = tmp_path / "lib" / "libLLVM-97.so"
+    libllvm.parent.mkdir()
+    libllvm.write_bytes(b"")
+    tool = bin_dir / "llvm-config-97"
+    tool.write_text('#!/bin/sh\ncase "$*" in\n  *--version*) echo 97.0.1 ;;\n'
+                    f'  *--link-shared*--libfiles*) echo {libllvm} ;;\n'
+                    '  *--libfiles*) echo /nonexistent/llvm-97/lib/libPolly.a ;;\n'
+                    '  *) echo ;;\nesac\n')
+    tool.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TK_CACHE": str(tmp_path / "c")}
+    fork = make_minifork(tmp_path / "tvm")
+    find = fork / "cmake/utils/FindLLVM.cmake"
+    find.parent.mkdir(parents=True, exist_ok=True)
+    find.write_text("execute_process(COMMAND ${LLVM_CONFIG} --libfiles)\n")
+    r = tk("build", "-C", str(fork), "--llvm", "97", "--dry-run", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert info["plan"]["options"]["USE_LLVM"] == "llvm-config-97 --link-shared"
+    assert "libPolly.a is missing" in info["plan"]["origin"]["options.USE_LLVM"]
+    assert any("linking the shared libLLVM-97.so" in n for n in info["plan"]["notes"])
+    assert not any(c["name"] == "llvm static libraries" for c in info["preflight"])
+    static = "USE_LLVM=llvm-config-97 --ignore-libllvm --link-static"
+    r = tk("build", "-C", str(fork), "--llvm", "97", "--set", static, "--dry-run", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "FAIL llvm static libraries" in r.stdout and "linking the shared" not in r.stdout
+
+
 def test_the_ffi_wheel_key_sees_the_python_package_the_library_key_does_not(tmp_path,
                                                                              cache):
     """A tvm-ffi edit to its Cython core or pyproject.toml changes the wheel (so it is built

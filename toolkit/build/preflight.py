@@ -99,8 +99,12 @@ def old_cmake_minimums(root: Path) -> list[str]:
 
 def adapt_to_host(plan: BuildPlan, root: Path) -> None:
     """Host facts that change the plan itself (so the plan hash says so): CMake 4 needs
-    CMAKE_POLICY_VERSION_MINIMUM to configure vendored projects older than CMake 3.5."""
-    if plan.backend != "native" or "CMAKE_POLICY_VERSION_MINIMUM" in plan.cmake:
+    CMAKE_POLICY_VERSION_MINIMUM to configure vendored projects older than CMake 3.5; an
+    LLVM whose static libraries are incomplete is linked as a shared library."""
+    if plan.backend != "native":
+        return
+    adapt_llvm_link(plan, root)
+    if "CMAKE_POLICY_VERSION_MINIMUM" in plan.cmake:
         return
     olds = old_cmake_minimums(root)  # reading a few files is cheaper than running cmake
     have = version_of(["cmake", "--version"]) if olds else None
@@ -145,7 +149,7 @@ def check_llvm(plan: BuildPlan, tree: SourceTree) -> list[Check]:
         checks.append(Check("llvm", True, f"{config}: LLVM {dotted(have)}"
                             + (f" (>= {need})" if need else "")))
     checks.extend(check_llvm_deps(config, have))
-    if "--link-static" in plan.options.get("USE_LLVM", "").split() and links_libfiles(tree):
+    if "--link-static" in plan.options.get("USE_LLVM", "").split() and links_libfiles(tree.root):
         checks.extend(check_llvm_static(plan.options["USE_LLVM"].split(), have))
     return checks
 
@@ -166,11 +170,42 @@ def check_llvm_deps(config: str, have: tuple[int, ...]) -> list[Check]:
                   "(configure would fail with 'Could NOT find zstd')", "apt-get install libzstd-dev")]
 
 
-def links_libfiles(tree: SourceTree) -> bool:
+def links_libfiles(root: Path) -> bool:
     """Does the tree's FindLLVM.cmake link what ``<USE_LLVM> --libfiles`` names (TVM's does,
     with USE_LLVM's own arguments, e.g. --link-static)?"""
-    find = tree.root / "cmake" / "utils" / "FindLLVM.cmake"
+    find = root / "cmake" / "utils" / "FindLLVM.cmake"
     return find.exists() and "--libfiles" in find.read_text(errors="replace")
+
+
+def missing_libfiles(use_llvm: list[str]) -> list[str] | None:
+    """The files ``<USE_LLVM> --libfiles`` names that do not exist, as TVM's FindLLVM.cmake
+    links them; None when llvm-config does not answer."""
+    out = tool_output((*use_llvm, "--libfiles"))
+    if out is None:
+        return None
+    return [f for f in out.split() if f.startswith("/") and not Path(f).exists()]
+
+
+def adapt_llvm_link(plan: BuildPlan, root: Path) -> None:
+    """The llvm recipe links LLVM's static libraries into libtvm. Debian bookworm's
+    llvm-15-dev names libPolly.a among them, which no bookworm package ships: where the
+    archives are incomplete and the shared libLLVM is there, the plan links that instead and
+    says so. A USE_LLVM the user chose is kept as it is (pre-flight explains it)."""
+    words = plan.options.get("USE_LLVM", "").split()
+    if ("--link-static" not in words or not links_libfiles(root)
+            or not plan.origin.get("options.USE_LLVM", "").startswith("llvm")):
+        return
+    missing = missing_libfiles(words)
+    shared = [words[0], "--link-shared"]
+    if not missing or missing_libfiles(shared) != []:
+        return
+    libllvm = (tool_output((*shared, "--libfiles")) or "").split()
+    plan.options["USE_LLVM"] = " ".join(shared)
+    plan.origin["options.USE_LLVM"] += f" (shared: {Path(missing[0]).name} is missing)"
+    plan.notes.append(f"{' '.join(words)} --libfiles names {missing[0]}, which is missing: "
+                      f"linking the shared {' '.join(Path(f).name for f in libllvm)} instead, "
+                      "which the built libraries then load at run time; "
+                      f"--set USE_LLVM='{' '.join(words)}' insists on the static one")
 
 
 def check_llvm_static(use_llvm: list[str], have: tuple[int, ...]) -> list[Check]:
@@ -178,12 +213,7 @@ def check_llvm_static(use_llvm: list[str], have: tuple[int, ...]) -> list[Check]
     it; Debian's llvm-15-dev names libPolly.a under --link-static, which no bookworm package
     ships (Ninja would stop late with "missing and no known rule to make it")."""
     config = use_llvm[0]
-    try:
-        out = subprocess.run([*use_llvm, "--libfiles"], capture_output=True, text=True,
-                             timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    missing = [f for f in out.split() if f.startswith("/") and not Path(f).exists()]
+    missing = missing_libfiles(use_llvm)
     if not missing:
         return []
     polly = any("Polly" in Path(f).name for f in missing)
