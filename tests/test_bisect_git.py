@@ -54,6 +54,9 @@ def test_finds_culprit_leaves_checkout_alone_and_reuses_builds(tk, tmp_path, env
     assert all("cache_hit" in s and "seconds" in s for s in data["steps"])
     assert data["reproduce"].startswith("tk bisect start")
     assert checkout_fingerprint(repo) == before
+    # Its builds were stored unpacked, then packed when the run ended (none is in use).
+    ls = json.loads(tk("build", "ls", "--json", env=env).stdout)["builds"]
+    assert len(ls) == data["builds"] and all(b["packed"] for b in ls), ls
 
     r = tk("bisect", "reset", "--source", str(repo), env=env)
     assert r.returncode == 0, r.stderr

@@ -189,11 +189,18 @@ def run(st: BisectState, events: ev.Handler = ev.ignore) -> BisectState:
     with locked(st):
         built = len(st.builds)
         done = bisector(st, events).run()
-    if st.build_command is None and len(done.builds) > built:
+    if len(done.builds) > built:
+        pack_others(st)
+    return done
+
+
+def pack_others(st: BisectState, keep: str | None = None) -> None:
+    """Pack the store's builds nobody uses: a bisection stores its own unpacked (see
+    ``driver.build``), and packs once it has them all."""
+    if st.build_command is None:
         from toolkit.build import store
 
-        store.pack_unused()  # the run's builds were stored unpacked (see driver.build)
-    return done
+        store.pack_unused(keep={keep} if keep else None)
 
 
 def revision(st: BisectState, rev: str | None) -> str:
@@ -214,6 +221,8 @@ def checkout_and_build(st: BisectState, sha: str,
         built = b.build(sha)
         st.current = sha
         st.save()
+    if built.ok and not built.cache_hit:
+        pack_others(st, keep=built.key)  # by hand, each build is the one in use next
     return built
 
 
