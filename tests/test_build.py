@@ -143,7 +143,7 @@ def test_keys_of_a_range_at_once_are_each_commits_own(tmp_path):
     assert len(set(alone.values())) == len(shas) - 1  # the Python-only commit shares a key
     assert tree_keys(fork, ["HEAD~1", "HEAD"]) == {"HEAD~1": alone[shas[-2]],
                                                     "HEAD": alone[shas[-1]]}
-    with pytest.raises(UserError, match="not a commit"):
+    with pytest.raises(UserError, match="no-such-ref"):
         tree_keys(fork, [shas[0], "no-such-ref"])
 
 

@@ -61,11 +61,12 @@ def git_env() -> dict[str, str]:
     return {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
 
 
-def git(repo: Path, *args: str, check: bool = True) -> str:
+def git(repo: Path, *args: str, check: bool = True, stdin: str | None = None) -> str:
     proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          env=git_env())
+                          env=git_env(), input=stdin)
     if check and proc.returncode != 0:
-        raise UserError(f"git {' '.join(args)} in {repo}: {proc.stderr.strip().splitlines()[-1:]}")
+        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise UserError(f"git {' '.join(args)[:200]} in {repo}: {why}")
     return proc.stdout
 
 
@@ -86,14 +87,14 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
     repo = Path(repo)
     unique = list(dict.fromkeys(commits))
     if len(unique) > 1:  # diff-tree --stdin reads full SHAs only
-        full = dict(zip(unique, _git(repo, ["rev-parse", *unique], unique).split(), strict=True))
+        full = dict(zip(unique, git(repo, "rev-parse", *unique).split(), strict=True))
     else:
         full = {c: c for c in unique}
     if not unique:
         return {}
     base, others = unique[0], unique[1:]
     files: dict[str, tuple[str, str]] = {}
-    for entry in _git(repo, ["ls-tree", "-r", "--full-tree", "-z", base], [base]).split("\0"):
+    for entry in git(repo, "ls-tree", "-r", "--full-tree", "-z", base).split("\0"):
         meta, _, path = entry.partition("\t")
         if path:
             mode, _kind, sha = meta.split()
@@ -104,8 +105,8 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
     # "<commit> <parent>" lines: the difference from base to each commit, under a header
     # that names the commit; then per change ":<modes> <shas> <status>" and the path.
     lines = "".join(f"{full[c]} {full[base]}\n" for c in others)
-    tokens = iter(_git(repo, ["diff-tree", "--stdin", "-r", "--no-renames", "-z", "--always"],
-                       others, lines).split("\0"))
+    tokens = iter(git(repo, "diff-tree", "--stdin", "-r", "--no-renames", "-z", "--always",
+                      stdin=lines).split("\0"))
     diffs: dict[str, dict[str, tuple[str, str] | None]] = {}
     changed: dict[str, tuple[str, str] | None] = {}
     for token in tokens:
@@ -123,16 +124,6 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
                 now[path] = entry
         keys[commit] = _files_key(now)
     return keys
-
-
-def _git(repo: Path, args: list[str], commits: Sequence[str], stdin: str | None = None) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          env=git_env(), input=stdin)
-    if proc.returncode != 0:
-        what = f"{commits[0]!r} is" if len(commits) == 1 else "one of the commits is"
-        why = (proc.stderr.strip().splitlines() or ["git failed"])[0]
-        raise UserError(f"{what} not a commit of {repo}: {why}")
-    return proc.stdout
 
 
 def _files_key(files: dict[str, tuple[str, str]]) -> str:
