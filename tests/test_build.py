@@ -123,6 +123,28 @@ def test_repeat_is_served_from_the_store_and_python_only_commits_reuse_it(tk, tm
     assert rebuilt["timings"]["configure"] == 0.0  # Ninja alone: the plan was configured here
 
 
+def test_builds_run_cmake_itself_not_the_wrapper_in_front_of_it(tk, tmp_path, cache):
+    """`cmake` on PATH is often a wrapper (a pyenv shim, pip's console script: 0.2-0.4 s a
+    call). tk asks it once where CMake is and runs that; the reproduce lines say `cmake`."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "wrapper-calls"
+    wrapper = bin_dir / "cmake"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {shutil.which("cmake")} "$@"\n')
+    wrapper.chmod(0o755)
+    env = {**cache, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    fork = make_minifork(tmp_path / "tvm")
+    m = build_json(tk, fork, env)
+    ran = [ln.split()[1] for ln in Path(m["log"]).read_text().splitlines()
+           if ln.startswith("$ ") and " -S " in ln or ln.startswith("$ ") and " --build " in ln]
+    assert len(ran) == 2, ran  # configure, build
+    assert all(Path(r).is_absolute() and Path(r).name.startswith("cmake") and Path(r) != wrapper
+               and os.access(r, os.X_OK) for r in ran), ran
+    assert all(c.startswith("cmake ") for c in m["commands"]), m["commands"]
+    asked = calls.read_text().splitlines()
+    assert not any(a.startswith(("-S", "--build")) for a in asked), asked  # only questions
+
+
 def test_keys_of_a_range_at_once_are_each_commits_own(tmp_path):
     """A bisection keys its whole range with one diff from the first commit: each key must
     be the one the commit's own listing gives, through edits, deletions, renames and adds."""
