@@ -136,7 +136,7 @@ def test_builds_run_cmake_itself_not_the_wrapper_in_front_of_it(tk, tmp_path, ca
     fork = make_minifork(tmp_path / "tvm")
     m = build_json(tk, fork, env)
     ran = [ln.split()[1] for ln in Path(m["log"]).read_text().splitlines()
-           if ln.startswith("$ ") and " -S " in ln or ln.startswith("$ ") and " --build " in ln]
+           if ln.startswith("$ ") and (" -S " in ln or " --build " in ln)]
     assert len(ran) == 2, ran  # configure, build
     assert all(Path(r).is_absolute() and Path(r).name.startswith("cmake") and Path(r) != wrapper
                and os.access(r, os.X_OK) for r in ran), ran
