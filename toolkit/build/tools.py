@@ -44,12 +44,25 @@ def tool_output(argv: tuple[str, ...]) -> str | None:
     return out
 
 
+# Wrappers that add nothing to the CMake they start: a pyenv shim, pip's console script.
+PLAIN_WRAPPERS = (b'/libexec/pyenv" exec "$program"', b"\nfrom cmake import cmake\n")
+
+
 def cmake_binary() -> str:
     """The CMake executable that ``cmake`` on PATH ends up running, as CMake itself names it
-    (``CMAKE_COMMAND``), so that builds start it without the wrappers; ``cmake`` when it
-    cannot tell."""
+    (``CMAKE_COMMAND``), when ``cmake`` is a wrapper that adds nothing (``PLAIN_WRAPPERS``), so
+    that builds start it directly; otherwise, or when it cannot tell, ``cmake`` (a site's own
+    wrapper may set what its CMake needs)."""
     from toolkit.build.store import cache_root
 
+    exe = shutil.which("cmake")
+    try:
+        with open(os.path.realpath(exe or ""), "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return "cmake"
+    if not head.startswith(b"#!") or not any(w in head for w in PLAIN_WRAPPERS):
+        return "cmake"
     script = cache_root() / "cmake-command.cmake"
     if not script.exists():
         try:
