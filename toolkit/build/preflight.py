@@ -246,20 +246,26 @@ SYSTEM_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/
                    "/usr/lib", "/usr/local/lib")
 
 
-def links_libcuda(tree: SourceTree) -> bool:
+def links_libcuda(root: Path) -> bool:
     """Does the tree stop configuring CUDA without libcuda.so (TVM main's
     cmake/modules/CUDA.cmake: "USE_CUDA is on but libcuda was not found")?"""
-    cuda = tree.root / "cmake" / "modules" / "CUDA.cmake"
+    cuda = root / "cmake" / "modules" / "CUDA.cmake"
     return cuda.exists() and re.search(r"if\s*\(\s*NOT\s+CUDA_CUDA_LIBRARY\s*\)",
                                        cuda.read_text(errors="replace")) is not None
+
+
+def named_toolkit(plan: BuildPlan) -> str | None:
+    """The CUDA toolkit USE_CUDA names (a directory), if it names one."""
+    value = plan.options.get("USE_CUDA", "")
+    return value if os.path.isdir(value) else None
 
 
 def libcuda_dirs(plan: BuildPlan) -> list[Path]:
     """Where CMake will look for libcuda.so: under USE_CUDA when it names the toolkit (and
     nowhere else), else under the toolkit nvcc belongs to and the system's library dirs."""
-    value = plan.options.get("USE_CUDA", "")
-    if os.path.isdir(value):
-        return [Path(value, d) for d in TOOLKIT_LIB_DIRS]
+    named = named_toolkit(plan)
+    if named:
+        return [Path(named, d) for d in TOOLKIT_LIB_DIRS]
     roots = [os.environ.get(v) for v in ("CUDA_TOOLKIT_ROOT", "CUDA_PATH", "CUDA_HOME")]
     nvcc = shutil.which("nvcc")
     if nvcc:
@@ -272,14 +278,13 @@ def libcuda_dirs(plan: BuildPlan) -> list[Path]:
 def check_libcuda(plan: BuildPlan, tree: SourceTree) -> Check | None:
     """A machine with nvcc but no driver and no stub (a build container, CI) configures no
     CUDA build of TVM main: say so before the build, not after CMake."""
-    if not plan.wants_cuda or not links_libcuda(tree):
+    if not plan.wants_cuda or not links_libcuda(tree.root):
         return None
-    dirs = libcuda_dirs(plan)
-    found = next((d / "libcuda.so" for d in dirs if (d / "libcuda.so").exists()), None)
+    found = next((d / "libcuda.so" for d in libcuda_dirs(plan)
+                  if (d / "libcuda.so").exists()), None)
     if found is not None:
         return Check("libcuda", True, f"links {found}")
-    where = plan.options["USE_CUDA"] if os.path.isdir(plan.options["USE_CUDA"]) else (
-        "the CUDA toolkit or the system's library directories")
+    where = named_toolkit(plan) or "the CUDA toolkit or the system's library directories"
     return Check("libcuda", False, "this tree links libcuda.so (the CUDA driver API; "
                  "cmake/modules/CUDA.cmake stops without it) and there is none: no driver "
                  f"here, and no stub in {where} (lib64/stubs/libcuda.so)",
