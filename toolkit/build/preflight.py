@@ -10,7 +10,6 @@ import functools
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -156,10 +155,8 @@ def check_llvm(plan: BuildPlan, tree: SourceTree) -> list[Check]:
 
 def check_llvm_deps(config: str, have: tuple[int, ...]) -> list[Check]:
     """LLVM's own link dependencies: LLVM 16's CMake package needs zstd."""
-    try:
-        libs = subprocess.run([config, "--system-libs"], capture_output=True, text=True,
-                              timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
+    libs = tool_output((config, "--system-libs"))  # asked once per llvm-config binary
+    if libs is None:
         return []
     wants_zstd = "zstd" in libs or have[0] == 16
     if not wants_zstd:
