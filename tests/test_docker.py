@@ -11,12 +11,15 @@ import io
 import json
 import os
 import re
+import shlex
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
+from bisect_helpers import CHECK, make_history
 from minifork import break_build_commit, git, make_minifork
+from tcp_engine import hidden_from_engine, mount_namespaces_or_reason, tcp_engine
 
 from toolkit.build import image
 from toolkit.build.backends import BuildJob
@@ -324,3 +327,95 @@ def test_cuda_build_in_a_container_without_a_gpu(tk, tmp_path, cuda_base):
     # The library itself says it was built with that CUDA (found by CMake in the container).
     assert m["check"]["cuda"] is True
     assert m["check"]["libinfo"]["USE_CUDA"] == "ON"
+
+
+@pytest.fixture
+def remote_engine(engine, toolchain_image) -> str:
+    """``DOCKER_HOST`` of the local engine reached over TCP: an engine tk takes to be elsewhere."""
+    reason = mount_namespaces_or_reason()
+    if reason:
+        pytest.skip(reason)
+    with tcp_engine() as url:
+        yield url
+
+
+def remove_build_volumes(engine, commands: list[str]) -> None:
+    for name in {w for line in commands for w in re.findall(r"-v (tk-build-\w+):", line)}:
+        engine.volumes.get(name).remove(force=True)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_remote_engine_builds_a_tree_it_cannot_see(tmp_path, engine, remote_engine):
+    fork = make_minifork(tmp_path / "tvm")
+    hidden, out = tmp_path / "hidden", tmp_path / "out"
+    hidden.mkdir(), out.mkdir()
+    tree = hidden / "tvm"
+    script = f"""
+cp -a {fork} {tree}
+$TK build -C {tree} --backend docker --llvm --json > {out}/first.json
+echo 'extern "C" int tk_changed() {{ return 1; }}' >> {tree}/src/runtime/registry.cc
+$TK build -C {tree} --backend docker --llvm --json > {out}/second.json
+find {tree} -name '*.o' | wc -l > {out}/objects
+"""
+    r = hidden_from_engine(script, hidden, {"DOCKER_HOST": remote_engine,
+                                            "TK_CACHE": str(tmp_path / "cache")})
+    first = json.loads((out / "first.json").read_text() or "{}")
+    second = json.loads((out / "second.json").read_text() or "{}") if r.returncode == 0 else {}
+    try:
+        assert r.returncode == 0, r.stderr
+        # The tree went in by copy: a mount of it would be empty in the container.
+        line = first["commands"][0]
+        assert line.startswith(f"tar -C {tree} --exclude=.git -c . | docker run ")
+        assert f"-v {tree}:" not in line and " -v tk-build-" in line
+        assert first["check"]["ok"] and second["check"]["ok"], (first["check"], second["check"])
+        # The second build found its configured build directory in the engine's volume and
+        # compiled the changed file alone.
+        assert second["timings"]["configure"] == 0.0
+        log = Path(second["log"]).read_text()
+        assert "registry.cc.o" in log and "device_api.cc.o" not in log
+        # Libraries came back, new ones where the source changed; objects stayed in the engine.
+        libs = {a["name"]: a["sha256"] for a in second["artifacts"]}
+        assert {"libtvm.so", "libtvm_runtime.so"} <= set(libs)
+        assert libs["libtvm_runtime.so"] != {a["name"]: a["sha256"]
+                                            for a in first["artifacts"]}["libtvm_runtime.so"]
+        assert (out / "objects").read_text().strip() == "0"
+    finally:
+        remove_build_volumes(engine, first.get("commands", []))
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_bisect_slots_build_at_once_on_a_remote_engine(tmp_path, engine, remote_engine):
+    repo = tmp_path / "fork"
+    shas = make_history(repo, commits=16, culprit=11)
+    hidden, out = tmp_path / "hidden", tmp_path / "out"
+    hidden.mkdir(), out.mkdir()
+    # The store and the slots' worktrees live where the engine cannot see them either.
+    script = f"""
+cp -a {repo} {hidden}/fork
+export TK_CACHE={hidden}/cache
+$TK bisect start --source {hidden}/fork --good {shas[0]} --bad HEAD --backend docker \\
+    --parallel 3 --check {shlex.quote(CHECK)}
+$TK bisect run --source {hidden}/fork
+$TK bisect report --json --source {hidden}/fork > {out}/report.json
+cat $TK_CACHE/builds/*/manifest.json > {out}/manifests
+"""
+    r = hidden_from_engine(script, hidden, {"DOCKER_HOST": remote_engine})
+    manifests = (out / "manifests").read_text() if (out / "manifests").exists() else ""
+    commands = [json.loads(m)["commands"][0]
+                for m in re.split(r"(?<=\})\n?(?=\{)", manifests.strip()) if m]
+    try:
+        assert r.returncode == 0, r.stderr
+        report = json.loads((out / "report.json").read_text())
+        assert report["first_bad"]["hash"] == shas[11] and report["confirmed"]
+        # Every build ran on the engine, the tree copied in.
+        assert commands and all(c.startswith("tar -C ") for c in commands)
+        # Spare slots built ahead while slot 0 built: spans of different slots overlap.
+        spans = report["build_spans"]
+        assert report["built_ahead"] >= 1
+        assert any(a["slot"] != b["slot"] and a["started"] < b["started"] + b["seconds"]
+                   and b["started"] < a["started"] + a["seconds"]
+                   for a in spans for b in spans)
+    finally:
+        remove_build_volumes(engine, commands)

@@ -127,8 +127,9 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
     repo = open_repo(Path(st.source))
     wt = Worktree(repo, st.worktree)
     n = slots(st) if prefetch else 1
-    # Slots share the cores: each Ninja gets its part of them (ccache is shared).
-    jobs = max(1, (os.cpu_count() or 1) // n) if n > 1 else None
+    # Slots share the cores: each Ninja gets its part of them (ccache is shared). Slots
+    # building on a Docker engine elsewhere use that machine's cores.
+    jobs = max(1, (os.cpu_count() or 1) // n) if n > 1 and builds_here(st) else None
     builder = builds.builder_for(st, repo, wt.path, events, jobs=jobs)
     verdicts = None if st.recheck else verdict_cache(st, repo, builder)
     spare = None
@@ -147,6 +148,12 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
         test_run=test_run, verdicts=verdicts, events=events, prefetch=spare,
         identity=builder.identity,
     )
+
+
+def builds_here(st: BisectState) -> bool:
+    from toolkit.build import image
+
+    return st.build_options.get("backend", "native") != "docker" or image.shares_files()
 
 
 def slot_builder(st: BisectState, k: int, jobs: int | None) -> Slot:

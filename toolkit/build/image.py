@@ -57,6 +57,14 @@ def connect(timeout: int = 60) -> docker.DockerClient:
     return client
 
 
+def shares_files() -> bool:
+    """Whether the engine sees this machine's files. One reached through a local socket does
+    (builds mount the tree); one behind ``DOCKER_HOST=tcp://`` or ``ssh://`` is taken to be
+    another machine's, whose containers get the tree copied in and give the libraries back."""
+    host = os.environ.get("DOCKER_HOST", "")
+    return not host or host.startswith(("unix://", "npipe://"))
+
+
 def default_tag(suite: str) -> str:
     return f"tk/debian:{suite}"
 

@@ -162,8 +162,10 @@ def bisect_group() -> None:
 @click.option("--parallel", type=click.IntRange(min=1), default=None, metavar="N",
               help="Build slots (TVM trees): slot 0 builds the probe, the others build the "
                    "probes that may come next, each in its own worktree and build directory, "
-                   "sharing ccache. Default: 1, plus one prefetch slot on a machine with at "
-                   "least 4 cores and 2 of them idle (1-minute load average).")
+                   "sharing ccache; with --backend docker and DOCKER_HOST=tcp://HOST or "
+                   "ssh://HOST, on that engine, sharing its ccache volume. Default: 1, plus "
+                   "one prefetch slot on a machine with at least 4 cores and 2 of them idle "
+                   "(1-minute load average).")
 @click.option("--recheck", is_flag=True,
               help="Run the check everywhere, even where its verdict on the same build and tree "
                    "is known from an earlier bisection.")

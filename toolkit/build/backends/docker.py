@@ -7,23 +7,31 @@ the layers after the first changed line. The build then runs in a container of t
 mounts the source tree at its own path (so CMake's cache, the manifest and the log name the same
 paths inside and out), keeps a ccache volume per user across builds, and runs as the calling
 user, so every file it writes belongs to them.
+
+An engine on another machine (``DOCKER_HOST=tcp://`` or ``ssh://``) cannot mount the tree: its
+containers get the tree copied in, keep the build directory in a volume of that engine between
+builds (incremental, as on the host), and copy the build directory back without its objects.
+Several bisection slots can build on one such engine at once, sharing its ccache volume.
 """
 
 from __future__ import annotations
 
 import codecs
 import contextlib
+import hashlib
 import io
 import os
 import re
 import shlex
 import socket
 import subprocess
+import tarfile
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from toolkit.build import image, ownership
 from toolkit.build.backends import (
@@ -244,38 +252,161 @@ def build(job: BuildJob) -> BackendResult:
                              "steps": built.steps, "cached_steps": built.cached_steps}
     # The container writes as the tree's owner into the build directory tk made (as root).
     ownership.hand_over(job.build_dir, ownership.owner_of(job.source_dir))
-    volume = f"tk-ccache-{uid}"
     env = {**job.plan.env, "CCACHE_DIR": CCACHE_DIR, "HOME": "/home/tk",
            # git (run by CMake for the commit id) refuses trees of other owners otherwise.
            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
            "GIT_CONFIG_VALUE_0": "*"}
-    binds = {p: {"bind": p, "mode": mode} for p, mode in mounts(job).items()}
-    binds[volume] = {"bind": CCACHE_DIR, "mode": "rw"}
+    local = image.shares_files()
+    if local:
+        binds = {p: {"bind": p, "mode": mode} for p, mode in mounts(job).items()}
+    else:
+        binds = {build_volume(job): {"bind": str(job.build_dir), "mode": "rw"}}
+    binds[f"tk-ccache-{uid}"] = {"bind": CCACHE_DIR, "mode": "rw"}
     run_prefix = (["docker", "run", "--rm", "--network", NETWORK, "-u", f"{uid}:{gid}",
-                   "-w", str(job.build_dir)]
+                   "-w", str(job.build_dir)] + ([] if local else ["-i"])
                   + [a for src, b in binds.items()
                      for a in ("-v", f"{src}:{b['bind']}" + (":ro" if b["mode"] == "ro" else ""))]
                   + [a for k, v in env.items() for a in ("-e", f"{k}={v}")] + [built.tag])
     labels = {"org.tk.plan": job.plan.hash}
     with build_container(client, built.image_id, user=f"{uid}:{gid}", binds=binds, env=env,
                          workdir=str(job.build_dir), labels=labels) as container_id:
+        configured = job.configured
+        if not local:
+            start = time.monotonic()
+            copy_tree_in(client, container_id, job, uid, gid)
+            result.timings["copy in"] = round(time.monotonic() - start, 3)
+            configured = remote_build_dir(client, container_id, job) and configured
         # The image always has ccache, and the volume keeps its cache across builds.
         steps = [("configure", configure_argv(job) + ccache_args(job.plan, available=True)),
                  ("compile", compile_argv(job))]
-        if job.configured:
+        if configured:
             steps = steps[1:]
             result.timings["configure"] = 0.0
         for step, argv in steps:
-            line = shlex.join(run_prefix + argv)
+            line = shlex.join(run_prefix + argv) if local else remote_line(job, run_prefix, argv)
             result.commands.append(line)
             rc, seconds = exec_logged(client, container_id, argv, job,
                                       events=job.events if step == "compile" else ignore)
             result.timings[step] = round(seconds, 3)
             if rc != 0:
                 raise BuildFailed(step, job, reproduce=line)
+        if not local:
+            start = time.monotonic()
+            copy_outputs_back(client, container_id, job)
+            result.timings["copy out"] = round(time.monotonic() - start, 3)
         result.toolchain = toolchain(client, container_id, job.plan)
         result.toolchain["image"] = built.tag
     return result
+
+
+# What stays in the engine's volume when a build directory is copied back: the objects the
+# next incremental build needs and nothing on this side reads (a Debug TVM's run to GBs).
+KEPT_REMOTE = ("*.o", "*.o.d", "*.a", ".ninja_deps")
+
+
+def build_volume(job: BuildJob) -> str:
+    """The remote engine's volume that keeps this machine's build directory between builds."""
+    where = f"{socket.gethostname()}:{job.build_dir.resolve()}"
+    return f"tk-build-{hashlib.sha256(where.encode()).hexdigest()[:16]}"
+
+
+def tree_archive(job: BuildJob, uid: int, gid: int) -> IO[bytes]:
+    """The source tree as a tar, owned by the build's user. Files keep their mtimes, so Ninja
+    in the engine's volume rebuilds what changed since the last copy. Left out: ``.git`` (a
+    worktree's names a repository elsewhere) and build directories, any that holds a
+    CMakeCache.txt (GBs of objects)."""
+    src = job.source_dir.resolve()
+    skip = job.build_dir.resolve()
+
+    def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid, info.gid, info.uname, info.gname = uid, gid, "", ""
+        return info
+
+    out = tempfile.TemporaryFile()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for top, dirs, files in os.walk(src):
+            here = Path(top)
+            dirs[:] = sorted(d for d in dirs if d != ".git" and here / d != skip
+                             and not (here / d / "CMakeCache.txt").exists())
+            for name in [*dirs, *sorted(f for f in files if f != ".git")]:
+                path = here / name
+                tar.add(path, str(path.relative_to(src)), recursive=False, filter=owned)
+    out.seek(0)
+    return out
+
+
+def copy_tree_in(client: docker.DockerClient, container_id: str, job: BuildJob, uid: int,
+                 gid: int) -> None:
+    src = job.source_dir.resolve()
+    dirs = shlex.join([str(src), str(job.build_dir)])
+    rc, out = run_quiet(client, container_id,
+                        ["sh", "-c", f"mkdir -p {dirs} && chown {uid}:{gid} {dirs}"], user="0")
+    if rc != 0:
+        raise TkError(f"cannot make {src} in the build container: {out.strip()[-300:]}")
+    with tree_archive(job, uid, gid) as tar:
+        client.api.put_archive(container_id, str(src), tar)
+
+
+def remote_build_dir(client: docker.DockerClient, container_id: str, job: BuildJob) -> bool:
+    """Make the engine's copy of the build directory match this side's: emptied when this
+    side has none (removing a build directory means a clean build, wherever it ran); whether
+    it still holds a configured build (the host's stamp says what was configured)."""
+    bdir = str(job.build_dir)
+    if not (job.build_dir / "CMakeCache.txt").exists():
+        run_quiet(client, container_id, ["find", bdir, "-mindepth", "1", "-delete"])
+        return False
+    return run_quiet(client, container_id, ["test", "-f", f"{bdir}/build.ninja"])[0] == 0
+
+
+def copy_outputs_back(client: docker.DockerClient, container_id: str, job: BuildJob) -> None:
+    """The build directory, less ``KEPT_REMOTE``, into the host's build directory."""
+    bundle = "/tmp/tk-outputs.tar"
+    rc, out = run_quiet(client, container_id,
+                        ["tar", "-C", str(job.build_dir), "-cf", bundle,
+                         *(f"--exclude={p}" for p in KEPT_REMOTE), "."])
+    if rc != 0:
+        raise TkError(f"cannot pack the build directory in the container: {out.strip()[-300:]}")
+    stream, _ = client.api.get_archive(container_id, bundle)
+    with tempfile.TemporaryFile() as outer:
+        for chunk in stream:
+            outer.write(chunk)
+        outer.seek(0)
+        with tarfile.open(fileobj=outer) as wrapper:  # get_archive wraps the file in a tar
+            inner = wrapper.extractfile(os.path.basename(bundle))
+            with tarfile.open(fileobj=inner) as tar:
+                extract_into(tar, job.build_dir)
+
+
+def extract_into(tar: tarfile.TarFile, dest: Path) -> None:
+    """Extract what an engine sent, refusing anything that would land outside ``dest``."""
+    if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later (PEP 706)
+        tar.extractall(dest, filter="data")
+        return
+    base = dest.resolve()
+    for m in tar.getmembers():
+        link = m.linkname if m.issym() else ""
+        if (not (base / m.name).resolve().is_relative_to(base) or m.isdev()
+                or os.path.isabs(link)
+                or (link and not (base / m.name).parent.joinpath(link).resolve().is_relative_to(base))):
+            raise TkError(f"the engine sent {m.name!r}, which would land outside {dest}")
+    tar.extractall(dest)
+
+
+def remote_line(job: BuildJob, run_prefix: list[str], argv: list[str]) -> str:
+    """The shell line that does a step on a remote engine by hand: the tree piped in."""
+    src = str(job.source_dir.resolve())
+    ship = ["tar", "-C", src, "--exclude=.git", "-c", "."]
+    inside = f"mkdir -p {shlex.quote(src)} && tar -x -C {shlex.quote(src)} && {shlex.join(argv)}"
+    return f"{shlex.join(ship)} | {shlex.join([*run_prefix, 'sh', '-c', inside])}"
+
+
+def run_quiet(client: docker.DockerClient, container_id: str, argv: list[str],
+              user: str = "") -> tuple[int, str]:
+    """Run ``argv`` in the container; (exit code, output)."""
+    ex = client.api.exec_create(container_id, argv, user=user)
+    out = client.api.exec_start(ex["Id"]).decode(errors="replace")
+    rc = client.api.exec_inspect(ex["Id"])["ExitCode"]
+    return (rc if rc is not None else 1), out
 
 
 OWNER_PID, OWNER_START, OWNER_HOST = "org.tk.owner-pid", "org.tk.owner-start", "org.tk.owner-host"
@@ -387,8 +518,7 @@ def toolchain(client: docker.DockerClient, container_id: str, plan: BuildPlan) -
     script = "".join(
         f"echo @@{name}; if command -v {cmd.split()[0]} >/dev/null; then {cmd} 2>&1; "
         "else echo absent; fi; " for name, cmd in probes.items())
-    ex = client.api.exec_create(container_id, ["sh", "-c", script])
-    out = client.api.exec_start(ex["Id"]).decode(errors="replace")
+    _, out = run_quiet(client, container_id, ["sh", "-c", script])
     versions: dict[str, str] = {}
     for block in out.split("@@")[1:]:
         name, _, text = block.partition("\n")
