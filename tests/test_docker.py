@@ -7,11 +7,13 @@ are content-addressed, so a second session (or CI after ``tk image bootstrap``) 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
 import shlex
+import socket
 import subprocess
 import tarfile
 from pathlib import Path
@@ -340,13 +342,16 @@ def remote_engine(engine, toolchain_image) -> str:
 
 
 def remove_build_volumes(engine, commands: list[str]) -> None:
+    import docker
+
     for name in {w for line in commands for w in re.findall(r"-v (tk-build-\w+):", line)}:
-        engine.volumes.get(name).remove(force=True)
+        with contextlib.suppress(docker.errors.NotFound):
+            engine.volumes.get(name).remove(force=True)
 
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_a_remote_engine_builds_a_tree_it_cannot_see(tmp_path, engine, remote_engine):
+def test_a_remote_engine_builds_a_tree_it_cannot_see(tk, tmp_path, engine, remote_engine):
     fork = make_minifork(tmp_path / "tvm")
     hidden, out = tmp_path / "hidden", tmp_path / "out"
     hidden.mkdir(), out.mkdir()
@@ -380,6 +385,23 @@ find {tree} -name '*.o' | wc -l > {out}/objects
         assert libs["libtvm_runtime.so"] != {a["name"]: a["sha256"]
                                             for a in first["artifacts"]}["libtvm_runtime.so"]
         assert (out / "objects").read_text().strip() == "0"
+        # The build directory is gone with the namespace's tmpfs: gc removes its volume, and
+        # only that one (a volume of another machine's, or of a directory that exists, stays).
+        volume = re.search(r"-v (tk-build-\w+):", line).group(1)
+        assert engine.volumes.get(volume).attrs["Labels"]["org.tk.build-dir"] == str(
+            Path(first["build_dir"]))
+        kept = [engine.volumes.create(f"tk-test-{tmp_path.name}-{i}", labels=labels)
+                for i, labels in enumerate([
+                    {"org.tk.build-host": "another-machine", "org.tk.build-dir": "/gone"},
+                    {"org.tk.build-host": socket.gethostname(), "org.tk.build-dir": str(out)}])]
+        gc = tk("build", "gc", env={"DOCKER_HOST": remote_engine,
+                                    "TK_CACHE": str(tmp_path / "cache")})
+        assert gc.returncode == 0, gc.stderr
+        assert "removed 1 build volumes on tcp://" in gc.stdout
+        names = {v.name for v in engine.volumes.list()}
+        assert volume not in names and {v.name for v in kept} <= names
+        for v in kept:
+            v.remove()
     finally:
         remove_build_volumes(engine, first.get("commands", []))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -106,12 +107,26 @@ def rm_cmd(term: Terminal, build_ids: tuple[str, ...]) -> None:
 @build_group.command("gc")
 @pass_terminal
 def gc_cmd(term: Terminal) -> None:
-    """Remove incomplete entries and stored files no build uses any more."""
+    """Remove incomplete entries and stored files no build uses any more; with a remote
+    DOCKER_HOST, that engine's build volumes whose build directory here is gone."""
     from toolkit.build import report, store
+    from toolkit.errors import UserError
 
     done = store.gc()
     term.echo(f"removed {done['entries']} incomplete entries and {done['objects']} unused "
               f"files ({report.size(done['bytes'])}); store now {report.size(store.store_usage())}")
+    from toolkit.build import image
+
+    if not image.shares_files():  # builds there keep their build directories in volumes
+        from toolkit.build.backends import docker
+
+        try:
+            gone = docker.remove_stale_volumes(image.connect())
+        except UserError as e:
+            term.echo(f"build volumes on {os.environ['DOCKER_HOST']}: not looked at ({e})")
+        else:
+            term.echo(f"removed {len(gone)} build volumes on {os.environ['DOCKER_HOST']} whose "
+                      "build directory here is gone")
 
 
 @click.command("env")

@@ -260,7 +260,7 @@ def build(job: BuildJob) -> BackendResult:
     if local:
         binds = {p: {"bind": p, "mode": mode} for p, mode in mounts(job).items()}
     else:
-        binds = {build_volume(job): {"bind": str(job.build_dir), "mode": "rw"}}
+        binds = {build_volume(client, job): {"bind": str(job.build_dir), "mode": "rw"}}
     binds[f"tk-ccache-{uid}"] = {"bind": CCACHE_DIR, "mode": "rw"}
     run_prefix = (["docker", "run", "--rm", "--network", NETWORK, "-u", f"{uid}:{gid}",
                    "-w", str(job.build_dir)] + ([] if local else ["-i"])
@@ -304,10 +304,34 @@ def build(job: BuildJob) -> BackendResult:
 KEPT_REMOTE = ("*.o", "*.o.d", "*.a", ".ninja_deps")
 
 
-def build_volume(job: BuildJob) -> str:
-    """The remote engine's volume that keeps this machine's build directory between builds."""
+# Labels of a remote build directory's volume: whose machine, which directory there.
+VOLUME_HOST, VOLUME_DIR = "org.tk.build-host", "org.tk.build-dir"
+
+
+def build_volume(client: docker.DockerClient, job: BuildJob) -> str:
+    """The remote engine's volume that keeps this machine's build directory between builds,
+    labelled with both, so ``remove_stale_volumes`` knows when the directory is gone."""
     where = f"{socket.gethostname()}:{job.build_dir.resolve()}"
-    return f"tk-build-{hashlib.sha256(where.encode()).hexdigest()[:16]}"
+    name = f"tk-build-{hashlib.sha256(where.encode()).hexdigest()[:16]}"
+    client.volumes.create(name, labels={VOLUME_HOST: socket.gethostname(),
+                                        VOLUME_DIR: str(job.build_dir.resolve())})
+    return name  # creating an existing volume returns it as it is
+
+
+def remove_stale_volumes(client: docker.DockerClient) -> list[str]:
+    """Remove this machine's build volumes whose build directory here is gone (``tk build
+    gc``); the names removed. A volume a build is using stays."""
+    import docker as docker_sdk
+
+    removed = []
+    for vol in client.volumes.list(filters={"label": VOLUME_HOST}):
+        labels = vol.attrs.get("Labels") or {}
+        if labels.get(VOLUME_HOST) != socket.gethostname() or Path(labels[VOLUME_DIR]).exists():
+            continue
+        with contextlib.suppress(docker_sdk.errors.APIError):
+            vol.remove()
+            removed.append(vol.name)
+    return removed
 
 
 def tree_archive(job: BuildJob, uid: int, gid: int) -> IO[bytes]:
