@@ -15,7 +15,7 @@ from pathlib import Path
 
 from toolkit.build.recipes import BuildPlan, is_on
 from toolkit.build.source import SourceTree
-from toolkit.build.tools import tool_output
+from toolkit.build.tools import cmake_binary, tool_output
 
 FFI_MIN_CMAKE = (3, 26)
 
@@ -73,7 +73,7 @@ def required_llvm(tree: SourceTree) -> int | None:
 
 def check_cmake(tree: SourceTree) -> Check:
     need, why = required_cmake(tree)
-    have = version_of(["cmake", "--version"])
+    have = version_of([cmake_binary(), "--version"])
     if have is None:
         return Check("cmake", False, "cmake not found on PATH",
                      f"pip install 'cmake>={dotted(need)}'")
@@ -106,7 +106,7 @@ def adapt_to_host(plan: BuildPlan, root: Path) -> None:
     if "CMAKE_POLICY_VERSION_MINIMUM" in plan.cmake:
         return
     olds = old_cmake_minimums(root)  # reading a few files is cheaper than running cmake
-    have = version_of(["cmake", "--version"]) if olds else None
+    have = version_of([cmake_binary(), "--version"]) if olds else None
     if olds and have and have >= (4, 0):
         plan.cmake["CMAKE_POLICY_VERSION_MINIMUM"] = "3.5"
         plan.origin["cmake.CMAKE_POLICY_VERSION_MINIMUM"] = f"host cmake {dotted(have)}"

@@ -7,7 +7,8 @@ size and mtime, so an upgraded tool (a new file) is asked again.
 
 The same cache knows which binary ``cmake`` really is (``cmake_binary``): a pyenv shim and
 pip's console script in front of it cost 0.2-0.4 s per call, paid at every build step of a
-bisection.
+bisection. Its version is asked of that binary too, so a machine's first build runs the
+wrappers once, not once per question.
 """
 
 from __future__ import annotations

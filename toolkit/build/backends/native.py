@@ -76,7 +76,7 @@ def ccache_args(plan: BuildPlan, available: bool | None = None) -> list[str]:
 
 def toolchain(plan: BuildPlan) -> dict[str, str]:
     """Versions of the tools this build runs, as this machine reports them."""
-    tools = {"cmake": ["cmake", "--version"], "ninja": ["ninja", "--version"]}
+    tools = {"cmake": [cmake_binary(), "--version"], "ninja": ["ninja", "--version"]}
     if plan.llvm_config:
         tools["llvm"] = [plan.llvm_config, "--version"]
     if plan.wants_cuda:
