@@ -357,6 +357,20 @@ def test_prefetch_rule():
     assert prefetch_slots(16, 3.0) == 1
 
 
+def test_builds_on_a_remote_engine_get_a_spare_slot_on_any_machine(tmp_path, monkeypatch):
+    from toolkit.bisect import session
+
+    monkeypatch.setattr(session.os, "cpu_count", lambda: 2)  # no spare core here
+    docker = make_state(tmp_path, monkeypatch, build_options={"backend": "docker"})
+    native = make_state(tmp_path, monkeypatch)
+    monkeypatch.setenv("DOCKER_HOST", "tcp://build-farm:2376")
+    assert (session.slots(docker), session.slots(native)) == (2, 1)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///var/run/docker.sock")  # this machine builds
+    assert session.slots(docker) == 1
+    docker.parallel = 4
+    assert session.slots(docker) == 4
+
+
 def python_only(i: int) -> int:
     """Every third commit touches only Python: it shares its parent's build."""
     return i - 1 if i % 3 == 0 and i else i

@@ -113,11 +113,14 @@ def check_env(build_env: dict[str, str]) -> dict[str, str]:
 
 
 def slots(st: BisectState) -> int:
-    """Build slots: ``--parallel N``, else 1 plus the spare one ``prefetch_slots`` allows."""
+    """Build slots: ``--parallel N``, else 1 plus the spare one ``prefetch_slots`` allows
+    (always, when the builds run on a remote Docker engine)."""
     if st.parallel:
         return st.parallel
     if st.build_command is not None:
         return 1  # no store: a build in another directory would not serve the step
+    if not builds_here(st):
+        return 2  # builds run on an engine elsewhere: this machine's cores only check
     return 1 + prefetch_slots(os.cpu_count() or 1, os.getloadavg()[0])
 
 

@@ -165,7 +165,7 @@ def bisect_group() -> None:
                    "sharing ccache; with --backend docker and DOCKER_HOST=tcp://HOST or "
                    "ssh://HOST, on that engine, sharing its ccache volume. Default: 1, plus "
                    "one prefetch slot on a machine with at least 4 cores and 2 of them idle "
-                   "(1-minute load average).")
+                   "(1-minute load average), or building on a remote engine.")
 @click.option("--recheck", is_flag=True,
               help="Run the check everywhere, even where its verdict on the same build and tree "
                    "is known from an earlier bisection.")
