@@ -326,7 +326,8 @@ def remove_stale_volumes(client: docker.DockerClient) -> list[str]:
     removed = []
     for vol in client.volumes.list(filters={"label": VOLUME_HOST}):
         labels = vol.attrs.get("Labels") or {}
-        if labels.get(VOLUME_HOST) != socket.gethostname() or Path(labels[VOLUME_DIR]).exists():
+        if (labels.get(VOLUME_HOST) != socket.gethostname()
+                or Path(labels.get(VOLUME_DIR) or ".").exists()):
             continue
         with contextlib.suppress(docker_sdk.errors.APIError):
             vol.remove()
