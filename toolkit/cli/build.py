@@ -109,24 +109,24 @@ def rm_cmd(term: Terminal, build_ids: tuple[str, ...]) -> None:
 def gc_cmd(term: Terminal) -> None:
     """Remove incomplete entries and stored files no build uses any more; with a remote
     DOCKER_HOST, that engine's build volumes whose build directory here is gone."""
-    from toolkit.build import report, store
+    from toolkit.build import image, report, store
     from toolkit.errors import UserError
 
     done = store.gc()
     term.echo(f"removed {done['entries']} incomplete entries and {done['objects']} unused "
               f"files ({report.size(done['bytes'])}); store now {report.size(store.store_usage())}")
-    from toolkit.build import image
+    if image.shares_files():
+        return  # the engine (if any) builds in directories of this machine: nothing kept there
+    from toolkit.build.backends import docker
 
-    if not image.shares_files():  # builds there keep their build directories in volumes
-        from toolkit.build.backends import docker
-
-        try:
-            gone = docker.remove_stale_volumes(image.connect())
-        except UserError as e:
-            term.echo(f"build volumes on {os.environ['DOCKER_HOST']}: not looked at ({e})")
-        else:
-            term.echo(f"removed {len(gone)} build volumes on {os.environ['DOCKER_HOST']} whose "
-                      "build directory here is gone")
+    engine = os.environ["DOCKER_HOST"]
+    try:
+        gone = docker.remove_stale_volumes()
+    except UserError as e:
+        term.echo(f"build volumes on {engine}: not looked at ({e})")
+    else:
+        term.echo(f"removed {len(gone)} build volumes on {engine} whose build directory here "
+                  "is gone")
 
 
 @click.command("env")

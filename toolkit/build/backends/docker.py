@@ -275,7 +275,8 @@ def build(job: BuildJob) -> BackendResult:
             start = time.monotonic()
             copy_tree_in(client, container_id, job, uid, gid)
             result.timings["copy in"] = round(time.monotonic() - start, 3)
-            configured = remote_build_dir(client, container_id, job) and configured
+            kept = remote_build_dir(client, container_id, job)  # first: it may empty it
+            configured = configured and kept
         # The image always has ccache, and the volume keeps its cache across builds.
         steps = [("configure", configure_argv(job) + ccache_args(job.plan, available=True)),
                  ("compile", compile_argv(job))]
@@ -318,11 +319,12 @@ def build_volume(client: docker.DockerClient, job: BuildJob) -> str:
     return name  # creating an existing volume returns it as it is
 
 
-def remove_stale_volumes(client: docker.DockerClient) -> list[str]:
-    """Remove this machine's build volumes whose build directory here is gone (``tk build
-    gc``); the names removed. A volume a build is using stays."""
+def remove_stale_volumes() -> list[str]:
+    """Remove this machine's build volumes whose build directory here is gone from the engine
+    ``DOCKER_HOST`` names (``tk build gc``); the names removed. A volume in use stays."""
     import docker as docker_sdk
 
+    client = image.connect()
     removed = []
     for vol in client.volumes.list(filters={"label": VOLUME_HOST}):
         labels = vol.attrs.get("Labels") or {}
