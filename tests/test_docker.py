@@ -421,12 +421,11 @@ $TK bisect start --source {hidden}/fork --good {shas[0]} --bad HEAD --backend do
     --parallel 3 --check {shlex.quote(CHECK)}
 $TK bisect run --source {hidden}/fork
 $TK bisect report --json --source {hidden}/fork > {out}/report.json
-cat $TK_CACHE/builds/*/manifest.json > {out}/manifests
+for m in $TK_CACHE/builds/*/manifest.json; do cp $m {out}/$(basename $(dirname $m)).json; done
 """
     r = hidden_from_engine(script, hidden, {"DOCKER_HOST": remote_engine})
-    manifests = (out / "manifests").read_text() if (out / "manifests").exists() else ""
-    commands = [json.loads(m)["commands"][0]
-                for m in re.split(r"(?<=\})\n?(?=\{)", manifests.strip()) if m]
+    commands = [json.loads(m.read_text())["commands"][0] for m in out.glob("*.json")
+                if m.name != "report.json"]
     try:
         assert r.returncode == 0, r.stderr
         report = json.loads((out / "report.json").read_text())
