@@ -405,18 +405,20 @@ def copy_outputs_back(client: docker.DockerClient, container_id: str, job: Build
 
 
 def extract_into(tar: tarfile.TarFile, dest: Path) -> None:
-    """Extract what an engine sent, refusing anything that would land outside ``dest``."""
-    if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later (PEP 706)
-        tar.extractall(dest, filter="data")
-        return
+    """Extract what an engine sent, refusing anything that would land outside ``dest``
+    (checked here on every Python; 3.10.12+/3.11.4+ also apply PEP 706's "data" filter)."""
     base = dest.resolve()
     for m in tar.getmembers():
+        # Where the member lands, without following the member itself (an earlier build's
+        # symlink of the same name is replaced, not entered).
+        name = os.path.normpath(m.name)  # "." is the directory itself
+        where = base if name == "." else (base / name).parent.resolve()
         link = m.linkname if m.issym() else ""
-        if (not (base / m.name).resolve().is_relative_to(base) or m.isdev()
-                or os.path.isabs(link)
-                or (link and not (base / m.name).parent.joinpath(link).resolve().is_relative_to(base))):
+        if (os.path.isabs(m.name) or ".." in Path(m.name).parts or m.isdev()
+                or not where.is_relative_to(base) or os.path.isabs(link)
+                or (link and not (where / link).resolve().is_relative_to(base))):
             raise TkError(f"the engine sent {m.name!r}, which would land outside {dest}")
-    tar.extractall(dest)
+    tar.extractall(dest, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
 
 
 def remote_line(job: BuildJob, run_prefix: list[str], argv: list[str]) -> str:
