@@ -66,8 +66,8 @@ def tk_bisect(repo: Path, good: str, env: dict[str, str],
 
 def git_bisect(repo: Path, good: str, work: Path) -> tuple[float, str, int]:
     """git bisect run in a clone, rebuilding from scratch at every step, as people do."""
-    from toolkit.build import driver as build
-    from toolkit.build.recipes import Request
+    from toolkit.builds import driver as build
+    from toolkit.builds.recipes import Request
 
     plan, _ = build.plan(Request(), repo)
     clone = work / "git-bisect-clone"

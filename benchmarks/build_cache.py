@@ -67,7 +67,7 @@ def docker_ready() -> bool:
         docker.from_env().ping()
     except Exception:  # noqa: BLE001 - any failure means: no engine to measure
         return False
-    return (REPO / "toolkit/build/backends/docker.py").exists()
+    return (REPO / "toolkit/builds/backends/docker.py").exists()
 
 
 def main() -> None:
@@ -156,12 +156,12 @@ def in_process_hit(tree: Path, env: dict[str, str]) -> float:
     starting Python), median of 5."""
     code = (
         "import sys, time, statistics\n"
-        "from toolkit.build import driver\n"
-        "from toolkit.build.recipes import Request\n"
+        "from toolkit.builds import driver\n"
+        "from toolkit.builds.recipes import Request\n"
         "times = []\n"
         "for _ in range(5):\n"
         "    t = time.perf_counter()\n"
-        "    plan, tree = driver.plan(Request(runtime_only=True), sys.argv[1])\n"
+        "    plan, tree = driver.plan(Request(fragments={'runtime-only': ''}), sys.argv[1])\n"
         "    out = driver.build(plan, tree)\n"
         "    assert out.from_store\n"
         "    times.append(time.perf_counter() - t)\n"

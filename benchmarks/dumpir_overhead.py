@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolkit.tvm_side import stack  # noqa: E402
-from toolkit.tvm_side import workload as workloads  # noqa: E402
-from toolkit.tvm_side.dumpir import dump as dumper  # noqa: E402
+from toolkit import stack  # noqa: E402
+from toolkit.dumpir.in_tvm import dump as dumper  # noqa: E402
+from toolkit.stack import workload as workloads  # noqa: E402
 
 
 def disk(directory: Path) -> tuple[int, int]:

@@ -84,8 +84,8 @@ def alone_us(prepared, rows) -> dict[str, float]:
     100, repeat 5: TVM's device timer - CUDA events on a GPU)."""
     import numpy as np
 
-    from toolkit.tvm_side import stack
-    from toolkit.tvm_side.profile.timing import describe_args
+    from toolkit import stack
+    from toolkit.profile.in_tvm.timing import describe_args
 
     modules = list(stack._modules(prepared.compiled.executable.mod))
     wanted = {(r.name, r.args) for r in rows.itertuples()
@@ -120,9 +120,11 @@ def main() -> int:
 
     from toolkit.errors import DeviceAbsent
     from toolkit.profile import report
-    from toolkit.tvm_side import target as targets
-    from toolkit.tvm_side import workload as workloads
-    from toolkit.tvm_side.profile import header_for, prepare, timing
+    from toolkit.profile.in_tvm import timing
+    from toolkit.profile.in_tvm.measure import header_for, prepare
+    from toolkit.profile.records import Measured
+    from toolkit.stack import target as targets
+    from toolkit.stack import workload as workloads
 
     target = targets.resolve(args.target)
     try:
@@ -149,7 +151,7 @@ def main() -> int:
                                  clock=(time.perf_counter, "wall") if args.wall else None)
         header = header_for(workload, args.target, p.target, p.dev, p.gpu, args.repeat,
                             args.warmup, timings.method, p.workload.entry)
-        rep = report.build(timings, p.kernels, header)
+        rep = report.build(Measured(timings, p.kernels, header))
         s = rep.summary
         e2e = s["e2e_median_us"]
         busy, host, rest = s["split_us"].values()

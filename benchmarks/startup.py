@@ -61,7 +61,7 @@ def main() -> None:
             ("tk compile builtin:mlp", tk + ["compile", "builtin:mlp", "--target", "llvm",
                                              "-o", lib],
              "plain script", [sys.executable, str(script), lib,
-                               str(REPO / "toolkit" / "tvm_side" / "workloads" / "mlp.py")], 1.2),
+                               str(REPO / "toolkit" / "stack" / "workloads" / "mlp.py")], 1.2),
         ]
         print(f"{'measured':26} {'median s':>9}   {'baseline':16} {'median s':>9}  ratio  goal")
         for name, cmd, base_name, base_cmd, goal in rows:

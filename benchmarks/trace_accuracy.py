@@ -1,7 +1,7 @@
 """How true ``tk trace``'s compile time is: traced (tk's hooks taken out) against plain.
 
 Compiles one workload (default ``builtin:mlp`` for ``llvm``) in this one process, plain
-``stack.compile`` and ``toolkit.tvm_side.trace.trace`` interleaved so both see the same
+``stack.compile`` and ``toolkit.trace.in_tvm.record.trace`` interleaved so both see the same
 machine load, and prints the best compile time of each, their ratio (traced / plain: 1.0
 means the trace's spans add up to what an untraced compile takes), the best wall time of a
 traced compile with its hooks (what tracing costs the user), and the machine load (1-minute
@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolkit.tvm_side import stack  # noqa: E402
-from toolkit.tvm_side import trace as tracer  # noqa: E402
-from toolkit.tvm_side import workload as workloads  # noqa: E402
+from toolkit import stack  # noqa: E402
+from toolkit.stack import workload as workloads  # noqa: E402
+from toolkit.trace.in_tvm import record as tracer  # noqa: E402
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """What MetaSchedule tuning buys on llvm, and what it costs per trial.
 
 Tunes a matmul-heavy builtin (default ``builtin:matmul``: one 128x128x128 float32 product)
-for N trials with ``toolkit.tvm_side.tune`` (what ``tk tune`` runs), then compiles it twice
+for N trials with ``toolkit.stack.tune`` (what ``tk tune`` runs), then compiles it twice
 - TVM's default schedule, and with the database applied (``--db``) - and times both side by
 side in one run (alternating rounds of ``time_evaluator``, median of the rounds), so machine
 load hits both alike. Prints the tuned/default speedup and the tuning time per trial.
@@ -23,9 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toolkit.tvm_side import stack, tune  # noqa: E402
-from toolkit.tvm_side import target as targets  # noqa: E402
-from toolkit.tvm_side import workload as workloads  # noqa: E402
+from toolkit import stack  # noqa: E402
+from toolkit.stack import target as targets  # noqa: E402
+from toolkit.stack import tune  # noqa: E402
+from toolkit.stack import workload as workloads  # noqa: E402
 
 
 def timer(compiled: stack.Compiled, inputs: list, number: int):
@@ -66,7 +67,7 @@ def main() -> int:
             print(f"no candidate built and ran in {result.seconds:.0f} s: nothing to compare")
             return 1
         default = stack.compile(wl, target)
-        tuned = stack.compile(wl, target, options=stack.build_options(database=db))
+        tuned = stack.compile(wl, target, options=stack.compile_options(database=db))
         inputs = wl.make_inputs()
         cmp = stack.compare(stack.run(tuned, inputs).outputs,
                             stack.run(default, inputs).outputs, "default schedule")

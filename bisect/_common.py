@@ -3,7 +3,7 @@
 A baseline (the good commit's outputs, or its latency) is written when the step is the good
 end (``TK_BISECT_PHASE=good-end``), which tk always checks first, into the bisection's own
 directory (``TK_BISECT_DIR``); later steps compare with it. The environment of a check is
-written down in ``toolkit.process``; these checks spell its names out, so that they start
+written down in ``toolkit.bisect.protocol``; these checks spell its names out, so that they start
 where toolkit is not importable.
 """
 
@@ -34,8 +34,9 @@ def is_good_end() -> bool:
 
 def compile_and_inputs(args: argparse.Namespace):
     """Compile with the TVM under test; a failure to compile is the regression (exit 1)."""
+    from toolkit import stack
     from toolkit.errors import TkError
-    from toolkit.tvm_side import stack, workload
+    from toolkit.stack import workload
 
     try:
         wl = workload.load(args.workload, seed=args.seed)

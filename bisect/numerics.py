@@ -22,8 +22,8 @@ def main() -> int:
     p.add_argument("--rtol", type=float, default=1e-3)
     p.add_argument("--atol", type=float, default=1e-4)
     args = p.parse_args()
+    from toolkit import stack
     from toolkit.errors import TkError
-    from toolkit.tvm_side import stack
 
     compiled, inputs = compile_and_inputs(args)
     try:

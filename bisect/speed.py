@@ -19,8 +19,8 @@ from _common import baseline_path, compile_and_inputs, is_good_end, parser  # no
 
 
 def median_latency(compiled, inputs, repeat: int) -> float:
-    from toolkit.tvm_side import stack
-    from toolkit.tvm_side import target as targets
+    from toolkit import stack
+    from toolkit.stack import target as targets
 
     dev = targets.device_for(compiled.target)
     vm = stack.virtual_machine(compiled, dev)

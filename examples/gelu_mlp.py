@@ -11,7 +11,7 @@ arguments - inputs, then params - as numpy arrays.
 
 from tvm.relax.frontend import nn
 
-from toolkit.tvm_side.reference import gelu, linear
+from toolkit.stack.reference import gelu, linear
 
 
 class GeluMLP(nn.Module):

@@ -37,7 +37,7 @@ def copy_tvm(dest: Path) -> Path:
 def new_build_id(path: Path) -> None:
     """Give the library another GNU build id: to every tool it is now another build (as a
     fork's runtime is), while the code is unchanged."""
-    from toolkit.tvm_side.probes import elfread
+    from toolkit.probes import elfread
 
     old = bytes.fromhex(elfread.read(path).build_id)
     data = path.read_bytes()

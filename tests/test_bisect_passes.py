@@ -9,7 +9,7 @@ import pytest
 
 from toolkit.bisect import events as ev
 from toolkit.bisect.passes import PassBisector, markdown
-from toolkit.process import PASS_NO_COMPILE as NO_COMPILE
+from toolkit.bisect.protocol import PASS_NO_COMPILE as NO_COMPILE
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bisect" / "miscompile.py"
 UNITS = ["Canon", "Fold", "Lower", "Fuse", "Bug", "Tidy", "Codegen"]
@@ -136,7 +136,7 @@ def test_a_probe_that_ends_its_process_early_is_no_compile():
     prefix that does not compile, never a server that dies reading an empty file."""
     import os
 
-    from toolkit.tvm_side.passes import _forked
+    from toolkit.bisect.in_tvm.passes import _forked
 
     out = _forked(lambda: os._exit(0), None)
     assert out == {"status": NO_COMPILE,

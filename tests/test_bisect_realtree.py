@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolkit.bisect.worktree import Untestable, Worktree, open_repo
-from toolkit.build import source
+from toolkit.builds import source
 
 FIXTURES = os.environ.get("TK_FIXTURES")
 pytestmark = [

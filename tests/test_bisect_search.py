@@ -10,7 +10,8 @@ import pytest
 
 from toolkit.bisect import events as ev
 from toolkit.bisect import search
-from toolkit.bisect import verdict as v
+from toolkit.bisect import verdicts as v
+from toolkit.bisect.protocol import BAD, GOOD, SKIP, STOP
 from toolkit.bisect.runner import (
     Bisector,
     BisectStopped,
@@ -20,6 +21,7 @@ from toolkit.bisect.runner import (
 )
 from toolkit.bisect.state import BisectState, load
 from toolkit.bisect.verdicts import VerdictCache
+from toolkit.builds.recipes import Request
 
 COMMITS = [f"{i:040x}" for i in range(65)]  # 0 good .. 64 bad
 
@@ -97,23 +99,23 @@ def verdict_cache(tmp_path: Path) -> VerdictCache:
 
 
 def test_classify_modes():
-    assert v.classify(v.Outcome(0)).value == v.GOOD
-    assert v.classify(v.Outcome(3)).value == v.BAD
-    assert v.classify(v.Outcome(125)).value == v.SKIP
-    assert v.classify(v.Outcome(127)).value == v.STOP
-    assert v.classify(v.Outcome(126), "success").value == v.STOP
-    assert v.classify(v.Outcome(0), "success").value == v.BAD
-    assert v.classify(v.Outcome(1), "success").value == v.GOOD
-    assert v.classify(v.Outcome(1), "crash").value == v.GOOD
-    assert v.classify(v.Outcome(-11), "crash").value == v.BAD
-    assert v.classify(v.Outcome(139), "crash").value == v.BAD
+    assert v.classify(v.Outcome(0)).value == GOOD
+    assert v.classify(v.Outcome(3)).value == BAD
+    assert v.classify(v.Outcome(125)).value == SKIP
+    assert v.classify(v.Outcome(127)).value == STOP
+    assert v.classify(v.Outcome(126), "success").value == STOP
+    assert v.classify(v.Outcome(0), "success").value == BAD
+    assert v.classify(v.Outcome(1), "success").value == GOOD
+    assert v.classify(v.Outcome(1), "crash").value == GOOD
+    assert v.classify(v.Outcome(-11), "crash").value == BAD
+    assert v.classify(v.Outcome(139), "crash").value == BAD
     assert v.classify(v.Outcome(0, "x\nInternalError: boom\n"), "match:^InternalError").value \
-        == v.BAD
-    assert v.classify(v.Outcome(1, "fine"), "match:InternalError").value == v.GOOD
-    assert v.classify(v.Outcome(None, timed_out=True)).value == v.SKIP
-    assert v.classify(v.Outcome(None, timed_out=True), timeout="bad").value == v.BAD
-    flaky = v.combine([v.Verdict(v.GOOD, "exit 0"), v.Verdict(v.BAD, "exit 1")])
-    assert flaky.value == v.SKIP and "flaky" in flaky.reason
+        == BAD
+    assert v.classify(v.Outcome(1, "fine"), "match:InternalError").value == GOOD
+    assert v.classify(v.Outcome(None, timed_out=True)).value == SKIP
+    assert v.classify(v.Outcome(None, timed_out=True), timeout="bad").value == BAD
+    flaky = v.combine([v.Verdict(GOOD, "exit 0"), v.Verdict(BAD, "exit 1")])
+    assert flaky.value == SKIP and "flaky" in flaky.reason
 
 
 def test_parse_regress_rejects_garbage():
@@ -145,7 +147,7 @@ def test_prefers_stored_build_near_midpoint(tmp_path, monkeypatch):
     # Commits 30..34 share one build (Python-only changes); 30 is already stored.
     world = World(40, same_build=lambda i: 30 if 30 <= i <= 34 else i)
     world.built.add(30)
-    marks = {COMMITS[0]: v.GOOD, COMMITS[64]: v.BAD}
+    marks = {COMMITS[0]: GOOD, COMMITS[64]: BAD}
     assert search.next_probe(COMMITS, marks, world.cached) in range(30, 35)
     assert search.next_probe(COMMITS, marks) == 32
 
@@ -156,7 +158,7 @@ def test_skips_and_unbuildable_range(tmp_path, monkeypatch):
     world.bisector(st).run()
     assert st.culprit is None
     assert st.culprit_candidates == COMMITS[18:24]  # 23 tested bad: it may be it
-    assert {s.reason for s in st.steps if s.verdict == v.SKIP} == {"build failed"}
+    assert {s.reason for s in st.steps if s.verdict == SKIP} == {"build failed"}
 
 
 def test_unbuildable_are_bad_when_told(tmp_path, monkeypatch):
@@ -172,7 +174,7 @@ def test_flaky_commit_is_skipped_not_believed(tmp_path, monkeypatch):
     world.bisector(st).run()
     assert st.culprit == COMMITS[40]
     flaky = [s for s in st.steps if s.commit == COMMITS[32]]
-    assert flaky and flaky[0].verdict == v.SKIP and flaky[0].reason.startswith("flaky")
+    assert flaky and flaky[0].verdict == SKIP and flaky[0].reason.startswith("flaky")
     assert world.calls[40] >= 2
 
 
@@ -231,9 +233,9 @@ def test_manual_marks(tmp_path, monkeypatch):
     st = make_state(tmp_path, monkeypatch)
     world = World(5)
     b = world.bisector(st)
-    nxt = b.mark(COMMITS[0], v.GOOD)
+    nxt = b.mark(COMMITS[0], GOOD)
     while nxt is not None:
-        nxt = b.mark(COMMITS[nxt], v.BAD if nxt >= 5 else v.GOOD)
+        nxt = b.mark(COMMITS[nxt], BAD if nxt >= 5 else GOOD)
     assert st.culprit == COMMITS[5] and st.status == "done"
 
 
@@ -241,7 +243,7 @@ def test_run_check_timeout_missing_and_not_executable(tmp_path):
     from toolkit.bisect.runner import run_check
 
     out = run_check(["sh", "-c", "sleep 30 & sleep 30"], {"PATH": "/usr/bin:/bin"}, tmp_path, 0.5)
-    assert out.timed_out and v.classify(out).value == v.SKIP
+    assert out.timed_out and v.classify(out).value == SKIP
     assert run_check(["no-such-check-xyz"], {}, tmp_path, None).returncode == 127
     script = tmp_path / "check.sh"
     script.write_text("#!/bin/sh\nexit 0\n")
@@ -259,7 +261,7 @@ def test_a_run_reaches_its_handler_as_typed_events(tmp_path, monkeypatch):
     # The good end first, built then checked then judged; the search; confirmation; the end.
     assert kinds[:4] == [ev.StepStarted, ev.BuildDone, ev.CheckStarted, ev.Verdict]
     assert seen[0] == ev.StepStarted(COMMITS[0], "good-end", 0, 64)
-    assert seen[3] == ev.Verdict(COMMITS[0], "good-end", v.GOOD, "exit 0")
+    assert seen[3] == ev.Verdict(COMMITS[0], "good-end", GOOD, "exit 0")
     assert seen[4] == ev.Window(2, 63, COMMITS[0], COMMITS[64], 6)
     assert kinds[-1] is ev.Finished
     assert seen[-1] == ev.Finished(COMMITS[10], (COMMITS[10],), True)
@@ -280,7 +282,7 @@ def test_a_run_reaches_its_handler_as_typed_events(tmp_path, monkeypatch):
     assert isinstance(failed, ev.BuildDone) and failed.started > 0
     assert (failed.commit, failed.ok, failed.message, failed.slot, failed.prefetch) == \
         (COMMITS[16], False, "error: expected expression", 0, False)
-    assert seen[at + 2] == ev.Verdict(COMMITS[16], "search", v.SKIP, "build failed")
+    assert seen[at + 2] == ev.Verdict(COMMITS[16], "search", SKIP, "build failed")
     assert all(isinstance(e, ev.Event) for e in seen)
 
 
@@ -330,24 +332,24 @@ def test_a_flaky_verdict_is_never_kept_as_firm(tmp_path, monkeypatch):
     st = make_state(tmp_path / "again", monkeypatch, count=2)
     world.bisector(st, verdicts=cache).run()
     assert world.calls[32] > calls  # probed again, not believed
-    assert [s.verdict for s in st.steps if s.commit == COMMITS[32]] == [v.SKIP]
+    assert [s.verdict for s in st.steps if s.commit == COMMITS[32]] == [SKIP]
     # A single run that disagrees with a kept verdict spoils it for good.
-    cache.add(COMMITS[5], v.GOOD, "exit 0", [0], "")
-    cache.add(COMMITS[5], v.BAD, "exit 1", [1], "")
-    cache.add(COMMITS[5], v.GOOD, "exit 0", [0], "")
+    cache.add(COMMITS[5], GOOD, "exit 0", [0], "")
+    cache.add(COMMITS[5], BAD, "exit 1", [1], "")
+    cache.add(COMMITS[5], GOOD, "exit 0", [0], "")
     assert cache.lookup(COMMITS[5], 1) is None
     # Skips and timeouts teach nothing.
-    cache.add(COMMITS[6], v.SKIP, "timed out", [None], "")
+    cache.add(COMMITS[6], SKIP, "timed out", [None], "")
     assert cache.lookup(COMMITS[6], 1) is None
 
 
 def test_ahead_is_the_next_probe_either_way_then_theirs():
-    marks = {COMMITS[0]: v.GOOD}
+    marks = {COMMITS[0]: GOOD}
     assert search.ahead(COMMITS, marks, 32, 2) == [48, 16]  # 32 good: 48 next; bad: 16
     assert search.ahead(COMMITS, marks, 32, 6) == [48, 16, 56, 40, 24, 8]
     # The good end: bad, it leaves nothing to probe; good, the midpoint, then what follows it.
     assert search.ahead(COMMITS, {}, 0, 2) == [32, 48]
-    assert search.ahead(COMMITS, {COMMITS[31]: v.GOOD, COMMITS[33]: v.BAD}, 32, 2) == []
+    assert search.ahead(COMMITS, {COMMITS[31]: GOOD, COMMITS[33]: BAD}, 32, 2) == []
 
 
 def test_prefetch_rule():
@@ -361,7 +363,7 @@ def test_builds_on_a_remote_engine_get_a_spare_slot_on_any_machine(tmp_path, mon
     from toolkit.bisect import session
 
     monkeypatch.setattr(session.os, "cpu_count", lambda: 2)  # no spare core here
-    docker = make_state(tmp_path, monkeypatch, build_options={"backend": "docker"})
+    docker = make_state(tmp_path, monkeypatch, request=Request(backend="docker"))
     native = make_state(tmp_path, monkeypatch)
     monkeypatch.setenv("DOCKER_HOST", "tcp://build-farm:2376")
     assert (session.slots(docker), session.slots(native)) == (2, 1)

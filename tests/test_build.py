@@ -21,8 +21,8 @@ from minifork import (
     make_minifork,
 )
 
-from toolkit.build.source import tree_key, tree_keys
-from toolkit.build.tools import PLAIN_WRAPPERS
+from toolkit.builds.source import tree_key, tree_keys
+from toolkit.builds.tools import PLAIN_WRAPPERS
 from toolkit.errors import UserError
 
 pytestmark = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")),
@@ -460,7 +460,7 @@ def test_extension_against_a_prebuilt_tvm(tk, tmp_path, cache):
 
 
 def test_cmake4_gets_a_policy_minimum_for_old_vendored_projects(tk, tmp_path, cache):
-    from toolkit.build.preflight import version_of
+    from toolkit.builds.preflight import version_of
 
     if (version_of(["cmake", "--version"]) or (0,)) < (4, 0):
         pytest.skip("cmake here is older than 4")

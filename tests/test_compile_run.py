@@ -9,7 +9,8 @@ import pytest
 from conftest import REPO
 from workload_files import add_square, write
 
-from toolkit.tvm_side import stack, workload
+from toolkit import stack
+from toolkit.stack import workload
 
 
 @pytest.mark.parametrize("name", ["mlp", "convnet", "attention",

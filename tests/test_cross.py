@@ -19,7 +19,7 @@ import pytest
 from rpc_helpers import free_port, listening
 from workload_files import te_matmul
 
-from toolkit.tvm_side import stack
+from toolkit import stack
 
 CROSS_CC = "aarch64-linux-gnu-gcc"
 pytestmark = [

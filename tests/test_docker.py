@@ -23,10 +23,10 @@ from bisect_helpers import CHECK, make_history
 from minifork import break_build_commit, git, make_minifork
 from tcp_engine import hidden_from_engine, mount_namespaces_or_reason, tcp_engine
 
-from toolkit.build import image
-from toolkit.build.backends import BuildJob
-from toolkit.build.backends import docker as docker_backend
-from toolkit.build.recipes import Request, resolve
+from toolkit.builds import image
+from toolkit.builds.backends import BuildJob
+from toolkit.builds.backends import docker as docker_backend
+from toolkit.builds.recipes import Request, resolve
 from toolkit.errors import TkError, UserError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,15 +56,15 @@ def base_image(engine) -> image.BootstrapResult:
         pytest.skip(f"no base image can be made here: {e}")
 
 
-def docker_plan(tmp_path_factory, **req):
+def docker_plan(tmp_path_factory, fragments=None, **req):
     fork = make_minifork(tmp_path_factory.mktemp("plan") / "tvm")
-    return resolve(Request(backend="docker", **req), fork)
+    return resolve(Request(fragments=fragments or {}, backend="docker", **req), fork)
 
 
 @pytest.fixture(scope="session")
 def toolchain_image(engine, base_image, tmp_path_factory) -> docker_backend.BuiltImage:
     """The CPU toolchain image every container build here uses (built once, minutes when cold)."""
-    plan = docker_plan(tmp_path_factory, llvm="")
+    plan = docker_plan(tmp_path_factory, {"llvm": ""})
     log = tmp_path_factory.mktemp("image") / "image.log"
     return docker_backend.ensure_image(plan, engine, log)
 
@@ -123,14 +123,14 @@ def test_apt_mirror_is_read_from_apt_sources(tmp_path):
 
 
 def test_dockerfiles_render_from_the_plan(tmp_path_factory):
-    cpu = docker_backend.render_dockerfile(docker_plan(tmp_path_factory, llvm="16"))
+    cpu = docker_backend.render_dockerfile(docker_plan(tmp_path_factory, {"llvm": "16"}))
     assert "ARG BASE=tk/debian:bookworm\nFROM ${BASE}" in cpu
     assert "ARG LLVM_VERSION=16\n" in cpu and "llvm-${LLVM_VERSION}-dev" in cpu
     assert "ARG CMAKE_VERSION=>=3.26,<4\n" in cpu
     # The base recipe's packages are all installed by the template: no extra layer.
     assert "ARG PACKAGES=\n" in cpu
 
-    cuda = docker_backend.render_dockerfile(docker_plan(tmp_path_factory, llvm="", cuda=True))
+    cuda = docker_backend.render_dockerfile(docker_plan(tmp_path_factory, {"llvm": "", "cuda": ""}))
     assert "ARG BASE=nvidia/cuda:12.4.0-devel-ubuntu22.04\n" in cuda
     assert "ARG CUDA_VERSION=12.4\n" in cuda and "ARG LLVM_VERSION=15\n" in cuda
     assert 'grep -q "release ${CUDA_VERSION}"' in cuda
@@ -139,7 +139,7 @@ def test_dockerfiles_render_from_the_plan(tmp_path_factory):
     recipe.write_text('[container]\nbase = "registry.site/cuda:12.2"\ncuda = "12.2"\n'
                       'packages = ["git", "libopenblas-dev"]\n')
     site = docker_backend.render_dockerfile(
-        docker_plan(tmp_path_factory, cuda=True, recipe_files=[recipe]))
+        docker_plan(tmp_path_factory, {"cuda": ""}, recipe_files=[recipe]))
     assert "ARG BASE=registry.site/cuda:12.2\n" in site and "ARG CUDA_VERSION=12.2\n" in site
     assert "ARG PACKAGES=libopenblas-dev\n" in site
 
@@ -222,7 +222,7 @@ def test_a_worktree_mounts_its_repository_read_only(tmp_path):
 @pytest.mark.slow
 def test_unchanged_plan_reuses_its_image_and_a_changed_one_reuses_layers(
         engine, toolchain_image, tmp_path_factory):
-    plan = docker_plan(tmp_path_factory, llvm="")
+    plan = docker_plan(tmp_path_factory, {"llvm": ""})
     log = tmp_path_factory.mktemp("again") / "image.log"
     again = docker_backend.ensure_image(plan, engine, log)
     assert again.cached and again.image_id == toolchain_image.image_id
@@ -231,7 +231,7 @@ def test_unchanged_plan_reuses_its_image_and_a_changed_one_reuses_layers(
     # One more apt package: a new image, but every layer before PACKAGES comes from the cache.
     recipe = tmp_path_factory.mktemp("recipe") / "more.toml"
     recipe.write_text('[container]\npackages = ["less"]\n')
-    plan = docker_plan(tmp_path_factory, llvm="", recipe_files=[recipe])
+    plan = docker_plan(tmp_path_factory, {"llvm": ""}, recipe_files=[recipe])
     more = docker_backend.ensure_image(plan, engine, log)
     assert not more.cached and more.image_id != toolchain_image.image_id
     steps = [ln for ln in log.read_text().splitlines() if ln.startswith("Step ")]

@@ -130,7 +130,8 @@ def load_index(directory: Path) -> dict:
 def test_index_matches_an_independent_count_of_the_passes(mlp_dump: Path):
     from tvm.ir.instrument import pass_instrument
 
-    from toolkit.tvm_side import compat, stack, workload
+    from toolkit import stack
+    from toolkit.stack import compat, workload
 
     equal = compat.structural_equal()
     seen: list[str] = []

@@ -228,8 +228,8 @@ def test_item8_numbers_from_the_command_line_are_validated(tk, tmp_path, args, n
 
 HOLD_CONTAINER = """
 import sys, time
-from toolkit.build import image
-from toolkit.build.backends import docker as d
+from toolkit.builds import image
+from toolkit.builds.backends import docker as d
 client = image.connect()
 with d.build_container(client, sys.argv[1], user="0:0", binds={}, env={}, workdir="/",
                        labels={"org.tk.test": sys.argv[2]}) as cid:
@@ -244,7 +244,7 @@ with d.build_container(client, sys.argv[1], user="0:0", binds={}, env={}, workdi
 def docker_image():
     """An image to start containers of: the offline base image tk makes (skip, with the
     reason, without an engine or a way to make it)."""
-    from toolkit.build import image
+    from toolkit.builds import image
     from toolkit.errors import TkError, UserError
 
     try:
@@ -273,7 +273,7 @@ def gone_within(client, test: str, seconds: float) -> bool:
 
 @pytest.mark.docker
 def test_item3_build_container_removed_on_every_exit_path(docker_image, tmp_path):
-    from toolkit.build.backends import docker as d
+    from toolkit.builds.backends import docker as d
 
     client, tag = docker_image
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -316,7 +316,7 @@ def test_item3_killed_docker_build_leaves_no_container(docker_image, tmp_path):
     """The real thing: tk build --backend docker, killed while its container compiles."""
     from minifork import make_minifork
 
-    from toolkit.build.backends import docker as d
+    from toolkit.builds.backends import docker as d
 
     client, _ = docker_image
     fork = make_minifork(tmp_path / "tvm")

@@ -369,10 +369,10 @@ def test_every_probe_stage_is_written_down():
     """The protocol's one description stays true: each stage a probe emits is named there."""
     import re
 
-    probes = REPO / "toolkit" / "tvm_side" / "probes"
+    probes = REPO / "toolkit" / "probes"
     source = "".join(p.read_text() for p in probes.glob("*.py"))
     stages = set(re.findall(r'(?:emit|load_and_report)\(\s*"(\w+)"', source))
     assert {"python", "import", "mapped", "globals", "where"} <= stages
     doc = process.__doc__ or ""
-    section = doc[doc.index("Probes (``run_probe``)"):doc.index("The pass-probe server")]
+    section = doc[doc.index("Probes (``run_probe``)"):doc.index("toolkit.bisect.protocol")]
     assert not [s for s in sorted(stages) if not re.search(rf"\b{s}\b", section)]

@@ -72,13 +72,15 @@ def test_report_agrees_with_independent_timing() -> None:
     import tvm
     from tvm import relax
 
-    from toolkit.tvm_side import stack, workload
-    from toolkit.tvm_side import target as targets
-    from toolkit.tvm_side.profile import profile
+    from toolkit import stack
+    from toolkit.profile import report as reporting
+    from toolkit.profile.in_tvm.measure import profile
+    from toolkit.stack import target as targets
+    from toolkit.stack import workload
 
     wl = workload.load("builtin:mlp")
     target = targets.resolve("llvm")
-    report = profile(wl, target, repeat=15, warmup=2)  # as the command does: loaded once
+    report = reporting.build(profile(wl, target, repeat=15, warmup=2))  # loaded once, as tk does
     compiled = stack.compile(wl, target)
     assert compiled.target is target.tvm  # passed down, not parsed again
     dev = tvm.cpu()
@@ -283,8 +285,10 @@ def test_fused_kernels_name_their_relax_ops() -> None:
     import tvm
     from tvm import relax
 
-    from toolkit.tvm_side import workload
-    from toolkit.tvm_side.profile import cost, profile
+    from toolkit.profile import report as reporting
+    from toolkit.profile.in_tvm import cost
+    from toolkit.profile.in_tvm.measure import profile
+    from toolkit.stack import workload
 
     capture = cost.KernelCapture()
     fuse = tvm.transform.Sequential([
@@ -297,8 +301,8 @@ def test_fused_kernels_name_their_relax_ops() -> None:
     assert seen["fused_matmul_add_relu"] == ["matmul", "add", "relu"]
     assert seen["fused_matmul1_add1"] == ["matmul", "add"]
 
-    report = profile(workload.load(str(HERE / "profile_prefused.py")), "llvm", repeat=3,
-                     warmup=1)
+    report = reporting.build(profile(workload.load(str(HERE / "profile_prefused.py")), "llvm",
+                                     repeat=3, warmup=1))
     rows = report.operators.set_index("name")
     assert rows.at["fused_matmul_add_relu", "fused_ops"] == "matmul+add+relu"
     assert rows.at["fused_matmul1_add1", "fused_ops"] == "matmul+add"
@@ -308,8 +312,8 @@ def test_fused_kernels_name_their_relax_ops() -> None:
 
 
 def test_shape_strings() -> None:
+    from toolkit.profile.in_tvm.timing import _old_shapes
     from toolkit.profile.report import tensor_bytes
-    from toolkit.tvm_side.profile.timing import _old_shapes
 
     # vm.profile()'s "Argument Shapes" (TVM < 0.24) in the instrument path's spelling
     assert _old_shapes("float32[1, 784], int8[784, 256]") == ("float32[1,784]", "int8[784,256]")
@@ -503,8 +507,10 @@ def test_gpu_orchestration_runs_on_the_cpu_device() -> None:
     The queue here reports "drained" for the first two device runs, as a GPU whose filler ran
     out would."""
     from toolkit.profile import report
-    from toolkit.tvm_side import workload
-    from toolkit.tvm_side.profile import devtimer, prepare, timing
+    from toolkit.profile.in_tvm import devtimer, timing
+    from toolkit.profile.in_tvm.measure import prepare
+    from toolkit.profile.records import Measured
+    from toolkit.stack import workload
 
     class DrainsTwice(devtimer.HostTimer):
         def __init__(self) -> None:
@@ -528,7 +534,7 @@ def test_gpu_orchestration_runs_on_the_cpu_device() -> None:
     for run in t.runs:
         for call in run:
             assert (call.device is None) == call.symbol.startswith("vm.builtin."), call
-    rep = report.build(t, p.kernels, {"workload": "builtin:mlp"})
+    rep = report.build(Measured(t, p.kernels, {"workload": "builtin:mlp"}))
     s = rep.summary
     assert list(s["split_us"]) == ["GPU busy", "host overhead", "idle gaps"]
     assert sum(s["split_us"].values()) == pytest.approx(s["e2e_median_us"])
@@ -544,8 +550,10 @@ def test_gpu_without_a_device_timer_says_host_side() -> None:
     timed on the host with a sync around it, and the report says the figures are host-side.
     Driven on the CPU device, whose sync is real but instant."""
     from toolkit.profile import report
-    from toolkit.tvm_side import workload
-    from toolkit.tvm_side.profile import prepare, timing
+    from toolkit.profile.in_tvm import timing
+    from toolkit.profile.in_tvm.measure import prepare
+    from toolkit.profile.records import Measured
+    from toolkit.stack import workload
 
     p = prepare(workload.load("builtin:mlp"), "llvm")
     why = "host-side: no device timer for this test; rows include launch and sync latency"
@@ -557,6 +565,6 @@ def test_gpu_without_a_device_timer_says_host_side() -> None:
         builtin = call.symbol.startswith("vm.builtin.")
         assert (call.device is None) == builtin
         assert builtin or call.device == pytest.approx(call.host)
-    s = report.build(t, p.kernels, {}).summary
+    s = report.build(Measured(t, p.kernels, {})).summary
     assert why in s["warnings"] and s["device_timer"] == why
     assert sum(s["split_us"].values()) == pytest.approx(s["e2e_median_us"])

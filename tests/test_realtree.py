@@ -193,7 +193,7 @@ def test_runtime_build_of_the_real_tree(tk, tmp_path, main_tree, cache):
 
 @pytest.mark.slow
 def test_container_build_of_the_real_tree(tk, tmp_path, main_tree, cache):
-    from toolkit.build import image
+    from toolkit.builds import image
     from toolkit.errors import TkError, UserError
 
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from minifork import commit_file, make_minifork
 
-from toolkit.build.recipes import Request, resolve
+from toolkit.builds.recipes import Request, resolve
 from toolkit.errors import UserError
 
 
@@ -33,7 +33,7 @@ def one_line_exit2(result) -> str:
 
 
 def test_fragments_compose_in_order_with_origin(fork):
-    plan = resolve(Request(llvm="16", cuda=True, debug=True, sets=["USE_CUBLAS=ON"]), fork)
+    plan = resolve(Request(fragments={"llvm": "16", "cuda": "", "debug": ""}, sets=["USE_CUBLAS=ON"]), fork)
     assert plan.recipes == ["base", "llvm", "cuda", "debug"]
     assert plan.options["USE_LLVM"] == "llvm-config-16 --ignore-libllvm --link-static"
     assert plan.cmake["CMAKE_BUILD_TYPE"] == "Debug"  # debug wins over base
@@ -47,8 +47,8 @@ def test_fragments_compose_in_order_with_origin(fork):
 
 
 def test_plan_hash_is_stable_and_ignores_provenance(fork, tmp_path):
-    a = resolve(Request(cuda=True, no_llvm=True), fork)
-    b = resolve(Request(cuda=True, no_llvm=True), fork)
+    a = resolve(Request(fragments={"cuda": ""}, no_llvm=True), fork)
+    b = resolve(Request(fragments={"cuda": ""}, no_llvm=True), fork)
     assert a.hash == b.hash
     # The same values from a user's recipe instead of the built-in fragment: the same build.
     own = tmp_path / "mine.toml"
@@ -56,7 +56,7 @@ def test_plan_hash_is_stable_and_ignores_provenance(fork, tmp_path):
     c = resolve(Request(recipe_files=[own], cuda_arch="75"), fork)
     assert c.options == a.options and c.cmake == a.cmake
     assert c.hash == a.hash
-    assert resolve(Request(cuda=True, debug=True), fork).hash != a.hash
+    assert resolve(Request(fragments={"cuda": "", "debug": ""}), fork).hash != a.hash
 
 
 def test_typo_gets_a_suggestion(tk, fork):
@@ -99,7 +99,7 @@ def test_option_declared_only_in_cmakelists_is_known(fork):
      "a container build sees none"),
 ])
 def test_conflicts_say_why(tk, fork, args, reason):
-    from toolkit.build.recipes import gpu_visible
+    from toolkit.builds.recipes import gpu_visible
 
     if "--backend" not in args and "native" in " ".join(args) and gpu_visible():
         pytest.skip("a GPU is visible here")
@@ -108,7 +108,7 @@ def test_conflicts_say_why(tk, fork, args, reason):
 
 
 def test_debug_makes_hide_private_symbols_inert_note(fork):
-    plan = resolve(Request(debug=True), fork)
+    plan = resolve(Request(fragments={"debug": ""}), fork)
     assert any("HIDE_PRIVATE_SYMBOLS=ON is inert in a Debug build" in n for n in plan.notes)
 
 
@@ -119,13 +119,13 @@ def test_hide_private_symbols_note_is_true_for_a_tree_that_excludes_libs(tmp_pat
     lib = fork / "cmake/utils/Library.cmake"
     lib.parent.mkdir(parents=True, exist_ok=True)
     lib.write_text('target_link_options(${t} PRIVATE "-Wl,--exclude-libs,ALL")\n')
-    notes = resolve(Request(debug=True), fork).notes
+    notes = resolve(Request(fragments={"debug": ""}), fork).notes
     assert not any("inert" in n for n in notes)
     assert any("LLVM's) are hidden in every build type" in n for n in notes)
 
 
 def test_gpu_backends_bring_llvm_unless_told_not_to(fork):
-    plan = resolve(Request(cuda=True, cuda_arch="80"), fork)
+    plan = resolve(Request(fragments={"cuda": ""}, cuda_arch="80"), fork)
     assert plan.recipes == ["base", "llvm", "cuda"]
     assert plan.options["USE_LLVM"].startswith("llvm-config ")
     assert plan.origin["options.USE_LLVM"] == "llvm (brought by --cuda)"
@@ -135,26 +135,26 @@ def test_gpu_backends_bring_llvm_unless_told_not_to(fork):
     via_set = resolve(Request(sets=["USE_CUDA=ON", "CMAKE_CUDA_ARCHITECTURES=80"]), fork)
     assert "USE_LLVM" in via_set.options
     # Not for the runtime alone, nor with --no-llvm (which says what that costs).
-    assert "USE_LLVM" not in resolve(Request(cuda=True, cuda_arch="80", runtime_only=True),
+    assert "USE_LLVM" not in resolve(Request(fragments={"cuda": "", "runtime-only": ""}, cuda_arch="80"),
                                      fork).options
-    bare = resolve(Request(cuda=True, cuda_arch="80", no_llvm=True), fork)
+    bare = resolve(Request(fragments={"cuda": ""}, cuda_arch="80", no_llvm=True), fork)
     assert "USE_LLVM" not in bare.options
     assert any("target.build.llvm is missing" in n for n in bare.notes)
     # An explicit --llvm VER is kept as asked.
-    assert resolve(Request(cuda=True, cuda_arch="80", llvm="16"), fork).options[
+    assert resolve(Request(fragments={"cuda": "", "llvm": "16"}, cuda_arch="80"), fork).options[
         "USE_LLVM"].startswith("llvm-config-16 ")
     with pytest.raises(UserError, match="contradict"):
-        resolve(Request(llvm="", no_llvm=True), fork)
+        resolve(Request(fragments={"llvm": ""}, no_llvm=True), fork)
 
 
 def test_cuda_arch_default_follows_the_gpus_visible(fork):
-    from toolkit.build.recipes import gpu_visible
+    from toolkit.builds.recipes import gpu_visible
 
-    plan = resolve(Request(cuda=True, no_llvm=True), fork)
+    plan = resolve(Request(fragments={"cuda": ""}, no_llvm=True), fork)
     want = "native" if gpu_visible() else "75"
     assert plan.cmake["CMAKE_CUDA_ARCHITECTURES"] == want
     # A container sees no GPU: always the pinned default there.
-    assert resolve(Request(cuda=True, no_llvm=True, backend="docker"), fork).cmake[
+    assert resolve(Request(fragments={"cuda": ""}, no_llvm=True, backend="docker"), fork).cmake[
         "CMAKE_CUDA_ARCHITECTURES"] == "75"
 
 
@@ -242,7 +242,7 @@ def test_preflight_old_cmake_for_tvm_ffi_tree(tk, tmp_path, cache):
 
 
 def test_layouts_are_detected(tmp_path):
-    from toolkit.build.source import inspect
+    from toolkit.builds.source import inspect
 
     assert inspect(make_minifork(tmp_path / "a")).layout == "python"
     assert inspect(make_minifork(tmp_path / "b", layout="pyproject")).layout == "pyproject"
@@ -256,8 +256,8 @@ def test_layouts_are_detected(tmp_path):
 def test_optional_submodules_matter_only_when_their_option_is_on(tmp_path):
     from minifork import git
 
-    from toolkit.build import preflight
-    from toolkit.build.source import inspect, tree_key
+    from toolkit.builds import preflight
+    from toolkit.builds.source import inspect, tree_key
 
     fork = make_minifork(tmp_path / "tvm", ffi_submodule=True)
     git(fork, "submodule", "add", "-q", str(tmp_path / "tvm-tvm-ffi"), "3rdparty/cutlass")
@@ -268,7 +268,7 @@ def test_optional_submodules_matter_only_when_their_option_is_on(tmp_path):
     plain = {c.name: c for c in preflight.check_submodules(tree, resolve(Request(), fork))}
     assert plain["submodule 3rdparty/cutlass"].ok
     assert "only USE_CUTLASS=ON needs it" in plain["submodule 3rdparty/cutlass"].detail
-    cutlass = resolve(Request(cuda=True, sets=["USE_CUTLASS=ON"]), fork)
+    cutlass = resolve(Request(fragments={"cuda": ""}, sets=["USE_CUTLASS=ON"]), fork)
     checks = {c.name: c for c in preflight.check_submodules(tree, cutlass)}
     assert not checks["submodule 3rdparty/cutlass"].ok
     assert checks["submodule 3rdparty/cutlass"].fix == "git submodule update --init --recursive"
@@ -362,7 +362,7 @@ def test_the_ffi_wheel_key_sees_the_python_package_the_library_key_does_not(tmp_
                                                                              cache):
     """A tvm-ffi edit to its Cython core or pyproject.toml changes the wheel (so it is built
     again) but not the libraries' key (so the libraries are not)."""
-    from toolkit.build.source import content_key
+    from toolkit.builds.source import content_key
 
     ffi = tmp_path / "tvm-ffi"
     for rel, text in {"src/ffi/object.cc": "int x;\n", "pyproject.toml": "[project]\n",
@@ -377,3 +377,65 @@ def test_the_ffi_wheel_key_sees_the_python_package_the_library_key_does_not(tmp_
         wheel = content_key(ffi, whole=True)
     (ffi / "src/ffi/object.cc").write_text("int y;\n")
     assert content_key(ffi) != library and content_key(ffi, whole=True) != wheel
+
+
+def test_a_new_fragment_reaches_the_cli_the_plan_and_a_bisections_saved_request(
+        fork, tmp_path, monkeypatch):
+    """Adding a recipe flag is one file: a fragment in recipes/ with a [flag] table."""
+    import shutil
+
+    import click
+    from click.testing import CliRunner
+
+    from toolkit.bisect import report, state
+    from toolkit.builds import recipes
+    from toolkit.cli.options import recipe_options
+
+    monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "recipes"
+    shutil.copytree(recipes.RECIPE_DIR, mine)
+    (mine / "mini-extra.toml").write_text(
+        'description = "the fork\'s extra"\n'
+        '[flag]\nhelp = "Build the fork\'s extra."\norder = 35\n'
+        '[options]\nUSE_MINI_EXTRA = "ON"\n')
+    monkeypatch.setattr(recipes, "RECIPE_DIR", mine)
+
+    seen: list[Request] = []
+
+    @click.command()
+    @recipe_options
+    def cmd(request: Request) -> None:
+        seen.append(request)
+
+    assert "--mini-extra" in CliRunner().invoke(cmd, ["--help"]).output
+    result = CliRunner().invoke(cmd, ["--mini-extra", "--debug", "--set", "USE_X=1"])
+    assert result.exit_code == 0, result.output
+    (req,) = seen
+    assert req.fragments == {"mini-extra": "", "debug": ""} and req.sets == ["USE_X=1"]
+
+    plan = resolve(Request(fragments=req.fragments), fork)
+    assert plan.options["USE_MINI_EXTRA"] == "ON"
+    assert plan.origin["options.USE_MINI_EXTRA"] == "mini-extra"
+    assert plan.recipes == ["base", "debug", "mini-extra"]  # composed in its order
+
+    st = state.BisectState(source=str(fork), good="a" * 40, bad="b" * 40,
+                           commits=["a" * 40, "b" * 40], check=["true"], check_display="true",
+                           request=req)
+    st.save()
+    back = state.load(fork)
+    assert back is not None and back.request == req
+    assert "--debug --mini-extra --set USE_X=1" in report.start_command(back, "A", "B")
+
+
+def test_a_saved_request_with_a_field_tk_does_not_know_is_refused_not_dropped():
+    assert Request.from_json(Request(fragments={"cuda": ""}, sets=["A=1"]).to_json()) == \
+        Request(fragments={"cuda": ""}, sets=["A=1"])
+    with pytest.raises(ValueError, match="no rocm_arch"):
+        Request.from_json({**Request().to_json(), "rocm_arch": "gfx90a"})
+
+
+def test_a_recipe_file_of_the_users_cannot_declare_a_flag(fork, tmp_path):
+    own = tmp_path / "mine.toml"
+    own.write_text('[flag]\nhelp = "x"\norder = 1\n')
+    with pytest.raises(UserError, match=r"\[flag\]"):
+        resolve(Request(recipe_files=[own]), fork)

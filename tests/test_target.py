@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit import target
+from toolkit import target_spec as target
 from toolkit.errors import UserError
-from toolkit.tvm_side import target as tvm_target
+from toolkit.stack import target as tvm_target
 
 
 def test_parse_string_with_options_to_dict():
@@ -48,8 +48,9 @@ def test_absent_device_is_refused(absent_gpu):
 
 def test_a_target_is_parsed_once_and_passed_down(tmp_path):
     """Commands resolve the target at the edge; everything below takes the object as it is."""
-    from toolkit.tvm_side import stack, workload
-    from toolkit.tvm_side.dumpir import dump
+    from toolkit import stack
+    from toolkit.dumpir.in_tvm import dump
+    from toolkit.stack import workload
 
     t = tvm_target.resolve("llvm -mcpu=skylake")
     assert tvm_target.resolve(t) is t

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from workload_files import PRELUDE, te_matmul, tir_scale, write
 
+from toolkit import stack
 from toolkit.errors import UserError
-from toolkit.tvm_side import stack, workload
+from toolkit.stack import workload
 
 
 def test_te_prim_func_sizes_inputs_from_buffers_and_checks_reference(tk, tmp_path):
@@ -82,7 +83,7 @@ inputs = [np.full((4,), 3.0, "float32")]
 
 
 def test_pass_config_is_typed_and_applied(tk, tmp_path):
-    options = stack.build_options(pass_config=["tirx.disable_vectorize=true",
+    options = stack.compile_options(pass_config=["tirx.disable_vectorize=true",
                                                "relax.FuseOps.max_depth=2"], opt_level=2)
     assert options.pass_config == {"tirx.disable_vectorize": True, "relax.FuseOps.max_depth": 2}
     result = tk("run", str(te_matmul(tmp_path)), "--pass-config", "tirx.disable_vectorize=1",
@@ -99,7 +100,7 @@ def test_pass_config_is_typed_and_applied(tk, tmp_path):
     (["--pipeline", "zer"], "--pipeline 'zer' is not a pipeline this TVM has — did you mean zero?"),
     (["--db", "nowhere"], "--db nowhere: not a tuning database"),
 ])
-def test_bad_build_options_are_one_line_exit_2(tk, args, message):
+def test_bad_compile_options_are_one_line_exit_2(tk, args, message):
     result = tk("compile", "builtin:mlp", *args)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
@@ -172,7 +173,7 @@ def test_builtin_tir_matmul_runs_checked(tk):
     assert report["check"]["against"] == "reference" and report["check"]["ok"]
 
 
-def test_profile_takes_build_options(tk):
+def test_profile_takes_compile_options(tk):
     result = tk("profile", "builtin:mlp", "--opt-level", "2", "--pass-config",
                 "tirx.disable_vectorize=1", "-n", "2", "--warmup", "1", "--json")
     assert result.returncode == 0, result.stderr

@@ -99,8 +99,8 @@ def test_python_calls_of_the_compile_stack_above_the_threshold(mlp_trace) -> Non
     assert calls and all(e["dur"] >= 1000 - EPS for e in calls)  # --min-us. default
     assert {e["tid"] for e in calls} == {2}
     assert all(e["name"].startswith(("tvm.", "tvm_ffi.", "toolkit.")) for e in calls)
-    assert not any(e["name"].startswith("toolkit.tvm_side.trace") for e in calls)
-    (root,) = [e for e in calls if e["name"] == "toolkit.tvm_side.stack.compile"]
+    assert not any(e["name"].startswith("toolkit.trace.in_tvm") for e in calls)
+    (root,) = [e for e in calls if e["name"] == "toolkit.stack.compile"]
     (compile_,) = [e for e in events if e["cat"] == "compile"]
     assert 0.9 * compile_["dur"] <= root["dur"] <= compile_["dur"]
     assert any(e["name"].startswith("tvm.relax.transform.legalize_ops.") for e in calls)

@@ -15,7 +15,7 @@ import pytest
 from workload_files import te_matmul
 
 from toolkit.errors import TkError
-from toolkit.tvm_side import tune
+from toolkit.stack import tune
 
 
 def _tuning_works() -> str | None:
@@ -64,7 +64,7 @@ def test_broken_serialisation_is_one_line_exit_1(tk, tmp_path):
 REPAIR = """
 import json
 import tvm
-from toolkit.tvm_side import compat, tune
+from toolkit.stack import compat, tune
 from workload_files import TE_MATMUL
 
 raw = tune._serialises()

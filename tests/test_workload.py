@@ -7,7 +7,7 @@ import pytest
 from workload_files import PRELUDE, add_square, write
 
 from toolkit.errors import UserError
-from toolkit.tvm_side import workload
+from toolkit.stack import workload
 
 
 @pytest.mark.parametrize("name", ["mlp", "mlp40", "convnet", "attention"])

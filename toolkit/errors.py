@@ -1,6 +1,10 @@
-"""The three ways a tk command can fail, each with its own exit code."""
+"""The three ways a tk command can fail, each with its own exit code, and the did-you-mean
+that a user mistake's one line ends with."""
 
 from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
 
 
 class TkError(Exception):
@@ -31,3 +35,9 @@ class TvmFailure(TkError):
 
 class DeviceAbsent(UserError):
     """The target's device is not present on this machine."""
+
+
+def suggest(name: str, known: Iterable[str]) -> str:
+    """`` — did you mean X?`` for the known name closest to a mistyped one, else ``""``."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" — did you mean {close[0]}?" if close else ""

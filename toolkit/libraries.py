@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.outputs import sha256_file
-from toolkit.tvm_side.probes import elfread
+from toolkit.probes import elfread
 
 # Library families whose two copies in one process crash it. The CUDA/extra runtimes are
 # TVM-related too, but they register nothing twice on their own.

@@ -32,7 +32,7 @@ The worker (``guard``)
     (SIGTERM: 143, SIGKILL: 137) - said so, never called a crash.
 
 Probes (``run_probe``)
-    Stdlib-only scripts under ``toolkit/tvm_side/probes``, run by path in the interpreter
+    Stdlib-only scripts under ``toolkit/probes``, run by path in the interpreter
     under test: ``python PROBE.py [MODE ARGS...]``. They print one JSON object per line,
     flushed, each with a ``STAGE`` key naming what it holds, so a crash mid-way leaves the
     stages before it; other lines (TVM's own logging) are ignored. ``doctor.py`` emits
@@ -42,26 +42,8 @@ Probes (``run_probe``)
     library; ``environment`` -> environment; ``where`` -> where. (The probes spell ``"stage"``
     themselves: they cannot import toolkit.)
 
-The pass-probe server (``toolkit.bisect.passes`` <-> ``toolkit.tvm_side.passes``)
-    ``python -m toolkit.tvm_side.passes serve --workload W --target T [--rtol --atol
-    --timeout]`` in the environment of the build under test. Requests: one JSON object per
-    line on its stdin, ``{"k": int|null, "required": [pass names], "diff_unit": int|null,
-    "baseline": path, "save": path|null}`` (run the first ``k`` units, null: all). Results:
-    one line per request on stdout starting with ``PASS_RESULT_MARKER``, then JSON
-    ``{"k", "status": "good"|"bad"|PASS_NO_COMPILE, "detail", "compared", "units",
-    "skipped", "tvm", "before", "after"}``. Each probe runs in a forked child
-    (``fork_and_wait``): a crash or a timeout is a ``PASS_NO_COMPILE`` result, not a dead
-    server.
-
-Bisect checks (``tk bisect run --check CMD``)
-    A check runs in the step's worktree, in a process group of its own (killed whole on a
-    timeout), with the step's build in its environment plus ``BISECT_COMMIT`` (the commit's
-    sha), ``BISECT_PHASE`` (good-end, bad-end, search or confirm), ``BISECT_DIR`` (the
-    bisection's directory, for baselines) and, for builds tk does not know,
-    ``BISECT_BUILD_DIR`` (a build directory kept between steps). Its exit status: 0 good,
-    ``CHECK_SKIP`` (125, as ``git bisect run``) cannot test this commit, ``CHECK_NOT_EXECUTABLE``
-    (126) and ``CHECK_NOT_FOUND`` (127) stop the bisection, anything else bad; ``--regress``
-    changes which outcome is bad (``toolkit.bisect.verdict``).
+The protocols between a bisection and the processes it starts (checks, the pass-probe
+server, function bisection) are written down in ``toolkit.bisect.protocol``.
 """
 
 from __future__ import annotations
@@ -101,22 +83,6 @@ FINISHED = b"F"  # a forked child's last write before it exits, on its own pipe
 
 # --- probes -----------------------------------------------------------------------------
 STAGE = "stage"
-
-# --- the pass-probe server --------------------------------------------------------------
-PASS_RESULT_MARKER = "TK-PASSES-RESULT "
-PASS_NO_COMPILE = "no-compile"
-# Function bisection (``python -m toolkit.tvm_side.funcs``) answers with one line on stdout:
-# this marker, then the JSON of a ``FunctionBisection`` or ``{"error", "user_error"}``.
-FUNCS_RESULT_MARKER = "TK-FUNCS-RESULT "
-
-# --- bisect checks ----------------------------------------------------------------------
-BISECT_COMMIT = "TK_BISECT_COMMIT"
-BISECT_PHASE = "TK_BISECT_PHASE"
-BISECT_DIR = "TK_BISECT_DIR"
-BISECT_BUILD_DIR = "TK_BISECT_BUILD_DIR"
-CHECK_SKIP = 125  # git bisect's "cannot test this commit"
-CHECK_NOT_EXECUTABLE = 126
-CHECK_NOT_FOUND = 127
 
 
 def signal_name(signum: int) -> str:
@@ -161,7 +127,7 @@ def run_probe(name: str, *args: str, python: str = sys.executable,
     that crashes or times out is a result (``code``), never an exception."""
     import subprocess  # here, not at the top: tk's parent process imports this module
 
-    from toolkit.tvm_side.probes import path_of
+    from toolkit.probes import path_of
 
     try:
         proc = subprocess.run([python, str(path_of(name)), *args], capture_output=True,

@@ -21,31 +21,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit import events as ev
+from toolkit.bisect.protocol import BISECT_BUILD_DIR
 from toolkit.bisect.runner import BuildResult
 from toolkit.bisect.state import BisectState
 from toolkit.bisect.worktree import Repo
-from toolkit.build import source, store
+from toolkit.builds import source, store
 from toolkit.errors import TkError, UserError
-from toolkit.process import BISECT_BUILD_DIR
 
 if TYPE_CHECKING:
-    from toolkit.build.recipes import BuildPlan, Request
-    from toolkit.build.record import BuildRecord
+    from toolkit.builds.recipes import BuildPlan
+    from toolkit.builds.record import BuildRecord
 
 # tk build's planner and driver (and the failure explainer) are imported where they are
 # used: 'tk bisect start' and the other quick commands never load them.
-
-
-def request_of(options: dict) -> Request:
-    from toolkit.build.recipes import Request
-
-    return Request(llvm=options.get("llvm"), no_llvm=bool(options.get("no_llvm")),
-                   cuda=bool(options.get("cuda")),
-                   cuda_arch=options.get("cuda_arch"), debug=bool(options.get("debug")),
-                   ccache=bool(options.get("ccache")),
-                   runtime_only=bool(options.get("runtime_only")),
-                   recipe_files=[Path(p) for p in options.get("recipe_files", [])],
-                   sets=list(options.get("sets", [])), backend=options.get("backend", "native"))
 
 
 class StoreBuilder:
@@ -60,11 +48,11 @@ class StoreBuilder:
         self._keys: dict[str, str] = {}
 
     def plan(self) -> BuildPlan:
-        from toolkit.build import driver as builder
+        from toolkit.builds import driver as builder
 
         if self._plan is None:
             root = self.worktree if self.worktree.exists() else Path(self.st.source)
-            self._plan = builder.plan_for(request_of(self.st.build_options), root)
+            self._plan = builder.plan_for(self.st.request, root)
         return self._plan
 
     def key(self, sha: str) -> str:
@@ -107,10 +95,10 @@ class StoreBuilder:
             return BuildResult(ok=True, env=store.env_of(record, self.worktree),
                                cache_hit=True, key=record.id,
                                seconds=time.perf_counter() - start, log=record.log)
-        from toolkit.build import driver as builder
+        from toolkit.builds import driver as builder
 
         try:
-            plan, tree = builder.plan(request_of(self.st.build_options), self.worktree)
+            plan, tree = builder.plan(self.st.request, self.worktree)
             # Beside the worktree (each build slot has both): ccache names both relatively.
             bdir = self.worktree.parent / f"build-{plan.hash[:8]}"
             out = builder.build(plan, tree, build_dir=str(bdir), jobs=self.jobs,
@@ -194,7 +182,7 @@ class CommandBuilder:
                                  stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - start
         if rc != 0:
-            from toolkit.explain.cause import first_cause
+            from toolkit.cause import first_cause
 
             text = log.read_text(errors="replace")
             why = first_cause(text).text[:200] if text.strip() else f"exit {rc}"

@@ -1,9 +1,9 @@
-"""Function bisection, host side: run ``python -m toolkit.tvm_side.funcs`` in the build's
+"""Function bisection, host side: run ``python -m toolkit.bisect.in_tvm.functions`` in the build's
 environment and render what it found - the kernel whose code breaks the check, the first
 pass where its good and bad texts part, the IR diff, and a command that reproduces it.
 
 The search itself (swapping good PrimFuncs into the bad module, half at a time) runs inside
-the TVM under test; see ``toolkit.tvm_side.funcs``. The good side is the same TVM with
+the TVM under test; see ``toolkit.bisect.in_tvm.functions``. The good side is the same TVM with
 ``--good-pipeline``, or another TVM's interpreter (``python``): that one lowers and checks
 the workload first, in its own process, and the search reads its kernels back.
 """
@@ -16,41 +16,12 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from toolkit.bisect.protocol import FUNCS_RESULT_MARKER, FunctionBisection
 from toolkit.errors import TkError, UserError
-from toolkit.process import FUNCS_RESULT_MARKER, with_toolkit
-
-
-@dataclass
-class FunctionBisection:
-    workload: str
-    target: str
-    good_pipeline: str
-    status: str = "done"  # done / stopped
-    stop_reason: str | None = None
-    differing: list[str] = field(default_factory=list)  # kernels whose good and bad code differ
-    # Kernels that cannot be swapped: the good lowering lacks them, or calls them otherwise.
-    unswappable: list[str] = field(default_factory=list)
-    kernel: str | None = None  # the kernel whose bad code breaks the check
-    candidates: list[str] = field(default_factory=list)  # when no single kernel does
-    probes: list[dict[str, Any]] = field(default_factory=list)  # swapped kernels -> verdict
-    detail: str = ""  # what the check said of the bad compile
-    pass_name: str | None = None  # the first pass after which the two sides' kernels differ
-    pass_index: int | None = None  # its place among the passes that changed a kernel
-    pass_kernels: list[str] = field(default_factory=list)  # kernels differing after it
-    diff: str = ""  # good vs bad text of those kernels, after that pass
-    tvm: str = ""
-    good_tvm: str = ""  # the good side's TVM, when another interpreter's (--python)
-    good_python: str | None = None  # that interpreter
-    reproduce: str = ""  # commands that reproduce the finding (set on the host side)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> FunctionBisection:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+from toolkit.process import with_toolkit
 
 
 def run(workload: str, target: str, good_pipeline: str, *, env: dict[str, str] | None = None,
@@ -67,14 +38,14 @@ def run(workload: str, target: str, good_pipeline: str, *, env: dict[str, str] |
         # The other interpreter's own TVM: none of the build under test's paths.
         theirs = with_toolkit({k: v for k, v in os.environ.items()
                                if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")})
-        _side([python, "-m", "toolkit.tvm_side.funcs", *args, "--good-side", tmp], theirs,
+        _side([python, "-m", "toolkit.bisect.in_tvm.functions", *args, "--good-side", tmp], theirs,
               workload, timeout, f"the good side ({python})", f"the good side ({python}): ")
         return _search([*args, "--good-from", tmp], env, workload, timeout, python)
 
 
 def _search(args: list[str], env: dict[str, str], workload: str, timeout: float | None,
             python: str | None = None) -> FunctionBisection:
-    out = _side([sys.executable, "-m", "toolkit.tvm_side.funcs", *args], env, workload, timeout,
+    out = _side([sys.executable, "-m", "toolkit.bisect.in_tvm.functions", *args], env, workload, timeout,
                 "the function bisection")
     result = FunctionBisection.from_json(out)
     result.good_python = python

@@ -9,7 +9,7 @@ search of ``toolkit.bisect.search`` over the list ``0..N``.
 Units of the search are the passes the pipeline runs at top level: ``sequential`` and
 ``_pipeline`` containers always run (their contents are units), and a pass's nested passes
 belong to it. A unit is named by its pass number in the full compile, the number dump-ir
-gives the same pass (``toolkit.tvm_side.dumpir.numbering``: wrappers, nested passes and
+gives the same pass (``toolkit.stack.numbering``: wrappers, nested passes and
 wrappers' own work count), so ``#N`` means the same pass in both. Some passes must always
 run, or nothing compiles (LegalizeOps, the VM lowering, MakePackedAPI...): they are
 *required*, listed (``--required``, plus the ones known below) or *learned*: when a prefix
@@ -17,10 +17,10 @@ does not compile, the shortest longer prefix that does tells which skipped pass 
 and that pass becomes required. A prefix that still does not compile is reported as such,
 never taken as a verdict.
 
-Probes run in a subprocess (``python -m toolkit.tvm_side.passes serve``, its target-side
+Probes run in a subprocess (``python -m toolkit.bisect.in_tvm.passes serve``, its target-side
 half) in the build's environment, which loads the workload once and forks a child per probe:
 skipping passes can crash TVM outright, and the TVM under test may not be tk's. The protocol
-between the two is written down in ``toolkit.process``.
+between the two is written down in ``toolkit.bisect.protocol``.
 """
 
 from __future__ import annotations
@@ -39,12 +39,11 @@ from typing import Any
 
 from toolkit import events as ev
 from toolkit.bisect import events, search
-from toolkit.bisect.verdict import BAD, GOOD, SKIP
+from toolkit.bisect.protocol import BAD, GOOD, PASS_NO_COMPILE, PASS_RESULT_MARKER, SKIP
+from toolkit.cause import one_line
 from toolkit.errors import TkError
-from toolkit.explain.cause import one_line
-from toolkit.process import PASS_NO_COMPILE, PASS_RESULT_MARKER, with_toolkit
+from toolkit.process import with_toolkit
 
-CONTAINERS = frozenset({"sequential", "_pipeline"})
 # Passes without which the default pipelines of TVM 0.2x do not compile for llvm/cuda:
 # lowering to the VM and to packed functions. Learning finds others (forks, new TVMs).
 KNOWN_REQUIRED = (
@@ -162,7 +161,7 @@ class PassBisector:
 
     def _start_server(self) -> subprocess.Popen:
         env = with_toolkit(dict(self.env if self.env is not None else os.environ))
-        argv = [sys.executable, "-m", "toolkit.tvm_side.passes", "serve",
+        argv = [sys.executable, "-m", "toolkit.bisect.in_tvm.passes", "serve",
                 "--workload", self.result.workload, "--target", self.result.target,
                 "--rtol", str(self.rtol), "--atol", str(self.atol)]
         if self.timeout:
@@ -196,8 +195,8 @@ class PassBisector:
         next pass bisection on that TVM starts knowing them."""
         if self.run_probe != self._subprocess_probe or not self.result.tvm:
             return None
-        from toolkit.build.store import cache_root
-        from toolkit.target import kind_of
+        from toolkit.paths import cache_root
+        from toolkit.target_spec import kind_of
 
         kind = kind_of(self.result.target)
         safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in f"{self.result.tvm}-{kind}")

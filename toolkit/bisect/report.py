@@ -23,15 +23,7 @@ def start_command(st: BisectState, good: str, bad: str) -> str:
         words += ["--timeout", f"{st.timeout:g}", "--on-timeout", st.on_timeout]
     if st.count > 1:
         words += ["--count", str(st.count)]
-    flags = {"recipe_files": "--recipe", "sets": "--set"}
-    for name, value in sorted(st.build_options.items()):
-        if name == "backend" and value == "native":
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if item is None or item is False:
-                continue
-            flag = flags.get(name, f"--{name.replace('_', '-')}")
-            words += [flag] if item is True else [flag, str(item)]
+    words += st.request.flags()
     if st.build_command == "":
         words.append("--no-build")
     elif st.build_command is not None:

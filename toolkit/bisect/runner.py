@@ -21,19 +21,23 @@ from pathlib import Path
 
 from toolkit import events as ev
 from toolkit.bisect import events, search
-from toolkit.bisect import verdict as v
-from toolkit.bisect.state import BisectState, BuildSpan, Step
-from toolkit.bisect.verdicts import VerdictCache
-from toolkit.bisect.worktree import Untestable
-from toolkit.errors import TkError
-from toolkit.process import (
+from toolkit.bisect import verdicts as v
+from toolkit.bisect.protocol import (
+    BAD,
     BISECT_COMMIT,
     BISECT_DIR,
     BISECT_PHASE,
     CHECK_NOT_EXECUTABLE,
     CHECK_NOT_FOUND,
-    own_group,
+    GOOD,
+    SKIP,
+    STOP,
 )
+from toolkit.bisect.state import BisectState, BuildSpan, Step
+from toolkit.bisect.verdicts import VerdictCache
+from toolkit.bisect.worktree import Untestable
+from toolkit.errors import TkError
+from toolkit.process import own_group
 
 
 @dataclass
@@ -236,7 +240,7 @@ class Bisector:
         except Untestable as e:
             if phase in ("good-end", "bad-end"):
                 raise  # the range cannot be bisected here: one line, exit 2
-            return Step(commit=sha, phase=phase, verdict=v.SKIP, reason=str(e),
+            return Step(commit=sha, phase=phase, verdict=SKIP, reason=str(e),
                         seconds=round(time.perf_counter() - start, 3))
         st.current = sha
         waiting = time.perf_counter()
@@ -247,7 +251,7 @@ class Bisector:
         built.started = started
         self._built(sha, built, 0, prefetch=False)
         # The time the step waited for its build: building it, or a slot finishing it.
-        step = Step(commit=sha, phase=phase, verdict=v.SKIP, reason="",
+        step = Step(commit=sha, phase=phase, verdict=SKIP, reason="",
                     build_seconds=round(time.perf_counter() - waiting, 3),
                     cache_hit=built.cache_hit,
                     build_key=built.key, log=built.log)
@@ -265,7 +269,7 @@ class Bisector:
                 step.output_tail = tail(outcome.output)
                 one = v.classify(outcome, st.regress, st.on_timeout)
                 verdicts.append(one)
-                if one.value == v.STOP:
+                if one.value == STOP:
                     break
             verdict = v.combine(verdicts)
             if self.verdicts is not None:
@@ -274,7 +278,7 @@ class Bisector:
                 else:
                     self.verdicts.add(sha, verdict.value, verdict.reason, step.returncodes,
                                       step.output_tail)
-            if verdict.value != v.GOOD and outcome.output.strip():
+            if verdict.value != GOOD and outcome.output.strip():
                 from toolkit.explain import best  # a known failure in what the check said
 
                 finding = best(outcome.output)
@@ -297,7 +301,7 @@ class Bisector:
         step = self.probe(sha, phase)
         st.record(step)
         self.events(events.Verdict(sha, phase, step.verdict, step.reason))
-        if step.verdict == v.STOP:
+        if step.verdict == STOP:
             self._stop(f"{sha[:10]}: {step.reason}")
         return step
 
@@ -326,7 +330,7 @@ class Bisector:
         st.save()
         try:
             self._ahead(0)
-            self._end(st.good, "good-end", v.GOOD)
+            self._end(st.good, "good-end", GOOD)
             while (i := search.next_probe(st.commits, st.marks, self.stored)) is not None:
                 b = search.bounds(st.commits, st.marks)
                 self.events(events.Window(len(st.steps) + 1, len(b.candidates),
@@ -334,7 +338,7 @@ class Bisector:
                 self._ahead(i)
                 self._step(st.commits[i], "search")
             if st.bad in search.answer(st.commits, st.marks):
-                self._end(st.bad, "bad-end", v.BAD)
+                self._end(st.bad, "bad-end", BAD)
             self.finish(confirm=True)
         except KeyboardInterrupt:
             st.status, st.stop_reason = "interrupted", "interrupted: 'tk bisect run' continues"
@@ -371,7 +375,7 @@ class Bisector:
                     st.save()
                 got[sha] = step.verdict
                 self.events(events.Verdict(sha, "confirm", step.verdict, step.reason))
-            st.confirmed = got[parent] == v.GOOD and got[st.culprit] == v.BAD
+            st.confirmed = got[parent] == GOOD and got[st.culprit] == BAD
         st.status = "done"
         st.save()
         self.events(events.Finished(st.culprit, tuple(found),

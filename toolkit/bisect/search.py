@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from toolkit.bisect.verdict import BAD, GOOD, SKIP
+from toolkit.bisect.protocol import BAD, GOOD, SKIP
 
 
 @dataclass(frozen=True)

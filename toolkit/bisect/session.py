@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import events as ev
-from toolkit.bisect import checks, search, verdict
+from toolkit.bisect import checks, search, verdicts
 from toolkit.bisect import state as states
 from toolkit.bisect.runner import Bisector, BuildResult, Prefetcher, Slot, prefetch_slots, run_check
 from toolkit.bisect.state import BisectState
 from toolkit.bisect.verdicts import VerdictCache, check_identity
 from toolkit.bisect.worktree import Repo, Worktree, commit_range, open_repo, resolve, toplevel
+from toolkit.builds.recipes import Request
 from toolkit.errors import TkError, UserError
 from toolkit.process import with_toolkit
 
@@ -29,7 +30,7 @@ def source_of(source: Path | None) -> Path:
 def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: str = "error",
           build_failure: str | None = None, timeout: float | None = None,
           on_timeout: str = "skip", count: int = 1,
-          build_options: dict[str, Any] | None = None, build_cmd: str | None = None,
+          request: Request | None = None, build_cmd: str | None = None,
           no_build: bool = False, recheck: bool = False,
           parallel: int | None = None) -> BisectState:
     """Validate everything first, so a mistake changes nothing; then save the new state."""
@@ -45,7 +46,7 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
     from toolkit.bisect.artifacts import choose_command
 
     build_command = choose_command(repo, bad_sha, build_cmd, no_build)
-    regress = verdict.parse_regress(regress)
+    regress = verdicts.parse_regress(regress)
     if count < 1:
         raise UserError("--count must be at least 1")
     if parallel is not None and parallel < 1:
@@ -59,7 +60,7 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
     st = BisectState(source=str(root), good=good_sha, bad=bad_sha, commits=commits,
                      check=argv, check_display=display, regress=regress,
                      build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
-                     count=count, build_options=dict(build_options or {}),
+                     count=count, request=request or Request(),
                      build_command=build_command, recheck=recheck, parallel=parallel)
     st.save()
     return st
@@ -142,7 +143,7 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
             [slot_builder(st, k, jobs) for k in range(1, n)],
             needed=lambda sha: not builder.cached(sha) and (
                 verdicts is None or verdicts.lookup(sha, runs) is None))
-    def test_run(sha: str, env: dict[str, str]) -> verdict.Outcome:
+    def test_run(sha: str, env: dict[str, str]) -> verdicts.Outcome:
         with builder.in_use(sha):
             return run_check(st.check, check_env(dict(env)), wt.path, st.timeout)
 
@@ -154,9 +155,9 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
 
 
 def builds_here(st: BisectState) -> bool:
-    from toolkit.build import image
+    from toolkit.builds import image
 
-    return st.build_options.get("backend", "native") != "docker" or image.shares_files()
+    return st.request.backend != "docker" or image.shares_files()
 
 
 def slot_builder(st: BisectState, k: int, jobs: int | None) -> Slot:
@@ -208,9 +209,9 @@ def pack_others(st: BisectState, keep: str | None = None) -> None:
     """Pack the store's builds nobody uses: a bisection stores its own unpacked (see
     ``driver.build``), and packs once it has them all."""
     if st.build_command is None:
-        from toolkit.build import store
+        from toolkit.builds import gc
 
-        store.pack_unused(keep={keep} if keep else None)
+        gc.pack_unused(keep={keep} if keep else None)
 
 
 def revision(st: BisectState, rev: str | None) -> str:

@@ -16,12 +16,12 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from toolkit.build.store import cache_root
+from toolkit.builds.recipes import Request
 from toolkit.errors import UserError
+from toolkit.paths import cache_root
 
-FORMAT = 1
+FORMAT = 2  # 2: the build request as a Request (1 kept tk build's flags as a dict)
 
 
 def state_dir(source: Path) -> Path:
@@ -78,7 +78,7 @@ class BisectState:
     count: int = 1  # runs per probe; disagreement between them is flaky (skip)
     parallel: int | None = None  # build slots (--parallel); None: 1, plus prefetch by rule
     recheck: bool = False  # run every check, even where its verdict is known
-    build_options: dict[str, Any] = field(default_factory=dict)  # as given to tk build
+    request: Request = field(default_factory=Request)  # the build, as tk build takes it
     # How a step builds: None = tk build through the artifact store (TVM trees); a shell
     # command = run in the worktree, incrementally (other trees); "" = the check builds.
     build_command: str | None = None
@@ -109,7 +109,8 @@ class BisectState:
         path = self.directory / "state.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(dataclasses.asdict(self), indent=2))
+        data = {**dataclasses.asdict(self), "request": self.request.to_json()}
+        tmp.write_text(json.dumps(data, indent=2))
         os.replace(tmp, path)
         return path
 
@@ -134,8 +135,13 @@ def load(source: Path) -> BisectState | None:
         return None
     try:
         data = json.loads(path.read_text())
+        if data.get("format") != FORMAT:
+            raise CorruptState(f"the bisection state {path} was written by another version of "
+                               f"tk (format {data.get('format')}, this tk reads {FORMAT}): "
+                               "'tk bisect reset' drops it")
         data["steps"] = [Step(**s) for s in data.get("steps", [])]
         data["builds"] = [BuildSpan(**b) for b in data.get("builds", [])]
+        data["request"] = Request.from_json(data.get("request", {}))
         known = {f.name for f in dataclasses.fields(BisectState)}
         st = BisectState(**{k: v for k, v in data.items() if k in known})
         if not (isinstance(st.commits, list) and st.commits and isinstance(st.marks, dict)

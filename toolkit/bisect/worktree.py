@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from toolkit.build import ownership
+from toolkit.builds import ownership
 from toolkit.errors import TkError, UserError
 
 

@@ -120,9 +120,9 @@ def _main(argv: list[str] | None) -> None:
 
 def _record_failure(argv: list[str] | None, message: str, exc: BaseException) -> None:
     """Keep the failure's log for ``tk explain --last`` (the exception chain, TVM's frames)."""
-    from toolkit.build.store import cache_root
+    from toolkit.cause import exception_text
     from toolkit.explain import last
-    from toolkit.explain.cause import exception_text
+    from toolkit.paths import cache_root
 
     args = list(sys.argv[1:] if argv is None else argv)
     if next((a for a in args if not a.startswith("-")), None) == "explain":

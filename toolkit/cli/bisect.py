@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,10 @@ from toolkit.cli.options import (
     target_option,
     workload_argument,
 )
+
+if TYPE_CHECKING:
+    from toolkit.builds.recipes import Request
+
 from toolkit.cli.terminal import Terminal, describe, pass_terminal
 
 source_option = click.option(
@@ -173,7 +177,7 @@ def bisect_group() -> None:
 @pass_terminal
 def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_text: str | None, regress: str,
               build_failure: str | None, timeout: float | None, on_timeout: str, count: int,
-              recipe: dict[str, Any], build_cmd: str | None,
+              request: Request, build_cmd: str | None,
               no_build: bool, parallel: int | None, recheck: bool,
               check_args: tuple[str, ...]) -> None:
     """Start a bisection between GOOD and BAD (nothing is built until 'run').
@@ -192,7 +196,7 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
         words = [*(split_check(check_text) if check_text else []), *check_args]
     st = session.start(source or Path.cwd(), good, bad, words, regress=regress,
                        build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
-                       count=count, build_options=recipe, build_cmd=build_cmd,
+                       count=count, request=request, build_cmd=build_cmd,
                        no_build=no_build, recheck=recheck, parallel=parallel)
     how = {None: "tk build (artifact store)", "": "none (the check builds)"}.get(
         st.build_command, st.build_command)
@@ -314,7 +318,7 @@ def env_cmd(term: Terminal, rev: str | None, source: Path | None, as_json: bool)
     """Build REV (default: the commit being tested) in the bisection's worktree, through the
     store, and print the exports that put it in use: eval "$(tk bisect env REV)"."""
     from toolkit.bisect import session
-    from toolkit.build import store
+    from toolkit.builds import store
 
     st = session.current(source)
     sha = session.revision(st, rev)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from toolkit.cli.options import COUNT, json_option, recipe_options
+
+if TYPE_CHECKING:
+    from toolkit.builds.recipes import Request
+
 from toolkit.cli.terminal import Terminal, pass_terminal
 
 
@@ -24,7 +27,7 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @json_option
 @click.pass_context
 @pass_terminal
-def build_group(term: Terminal, ctx: click.Context, source: str, recipe: dict[str, Any],
+def build_group(term: Terminal, ctx: click.Context, source: str, request: Request,
                 build_dir: str | None,
                 jobs: int | None, dry_run: bool, force: bool,
                 no_check: bool, as_json: bool) -> int | None:
@@ -39,12 +42,10 @@ def build_group(term: Terminal, ctx: click.Context, source: str, recipe: dict[st
     """
     if ctx.invoked_subcommand:
         return None
-    from toolkit.build import driver as builder
-    from toolkit.build import report
-    from toolkit.build.recipes import Request
+    from toolkit.builds import driver as builder
+    from toolkit.builds import report
 
-    req = Request(**{**recipe, "recipe_files": [Path(p) for p in recipe["recipe_files"]]})
-    plan, tree = builder.plan(req, source)
+    plan, tree = builder.plan(request, source)
     if dry_run:
         term.result(builder.dry_run(plan, tree, build_dir), report.dry_run_text)
         return 0
@@ -61,12 +62,13 @@ def build_group(term: Terminal, ctx: click.Context, source: str, recipe: dict[st
 def ls_cmd(term: Terminal, as_json: bool) -> None:
     """List stored builds, newest first, with their sizes (files shared by content between
     builds count once in the store's total)."""
-    from toolkit.build import report, store
+    from toolkit import paths
+    from toolkit.builds import gc, report, store
 
-    builds = [report.summary(r, store.usage(r)) for r in store.all_builds()]
-    total = store.store_usage()
+    builds = [report.summary(r, gc.usage(r)) for r in store.all_builds()]
+    total = gc.store_usage()
     if as_json:
-        term.json({"builds": builds, "store": str(store.cache_root()), "total_bytes": total})
+        term.json({"builds": builds, "store": str(paths.cache_root()), "total_bytes": total})
         return
     if not builds:
         term.echo(f"no stored builds in {store.builds_root()}")
@@ -76,7 +78,7 @@ def ls_cmd(term: Terminal, as_json: bool) -> None:
                  report.size(s["unique_bytes"]), s["recipes"], s["source"]]
                 for s in builds],
                header=["ID", "CREATED", "COMMIT", "SIZE", "OWN", "RECIPES", "SOURCE"])
-    term.echo(f"store {store.cache_root()}: {report.size(total)} on disk for {len(builds)} builds "
+    term.echo(f"store {paths.cache_root()}: {report.size(total)} on disk for {len(builds)} builds "
               "(OWN: what tk build rm ID frees; packed: libraries compressed until used)")
 
 
@@ -86,7 +88,7 @@ def ls_cmd(term: Terminal, as_json: bool) -> None:
 @pass_terminal
 def show_cmd(term: Terminal, build_id: str, as_json: bool) -> None:
     """Show a stored build's record (what was really built)."""
-    from toolkit.build import report, store
+    from toolkit.builds import report, store
 
     record = store.find(build_id)
     term.result(record.to_json(), lambda _: report.record_text(record))
@@ -97,11 +99,11 @@ def show_cmd(term: Terminal, build_id: str, as_json: bool) -> None:
 @pass_terminal
 def rm_cmd(term: Terminal, build_ids: tuple[str, ...]) -> None:
     """Remove stored builds (and the stored files no other build shares)."""
-    from toolkit.build import report, store
+    from toolkit.builds import gc, report, store
 
     for build_id in build_ids:
         record = store.find(build_id)
-        term.echo(f"removed {record.id} ({report.size(store.remove(record))} freed)")
+        term.echo(f"removed {record.id} ({report.size(gc.remove(record))} freed)")
 
 
 @build_group.command("gc")
@@ -109,15 +111,15 @@ def rm_cmd(term: Terminal, build_ids: tuple[str, ...]) -> None:
 def gc_cmd(term: Terminal) -> None:
     """Remove incomplete entries and stored files no build uses any more; with a remote
     DOCKER_HOST, that engine's build volumes whose build directory here is gone."""
-    from toolkit.build import image, report, store
+    from toolkit.builds import gc, image, report
     from toolkit.errors import UserError
 
-    done = store.gc()
+    done = gc.gc()
     term.echo(f"removed {done['entries']} incomplete entries and {done['objects']} unused "
-              f"files ({report.size(done['bytes'])}); store now {report.size(store.store_usage())}")
+              f"files ({report.size(done['bytes'])}); store now {report.size(gc.store_usage())}")
     if image.shares_files():
         return  # the engine (if any) builds in directories of this machine: nothing kept there
-    from toolkit.build.backends import docker
+    from toolkit.builds.backends import docker
 
     engine = os.environ["DOCKER_HOST"]
     try:
@@ -137,6 +139,6 @@ def gc_cmd(term: Terminal) -> None:
 @pass_terminal
 def env_cmd(term: Terminal, build_id: str, source: str | None, as_json: bool) -> None:
     """Print shell exports that put a stored build in use: eval "$(tk env ID)"."""
-    from toolkit.build import store
+    from toolkit.builds import store
 
     term.result(store.env_of(store.find(build_id, use=True), source), store.shell_exports)

@@ -6,7 +6,7 @@ from typing import Any
 import click
 
 from toolkit.cli.options import (
-    build_options,
+    compile_options,
     entry_option,
     ext_option,
     json_option,
@@ -21,7 +21,7 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @target_option
 @ext_option
 @entry_option
-@build_options
+@compile_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Export the library here (.so), and its params beside it (.params.npz): "
                    "'tk run model.so' runs the pair.")
@@ -33,14 +33,14 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @json_option
 @pass_terminal
 def compile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, ...],
-                entry: str | None, build: dict[str, Any], output: Path | None, cc: str | None,
+                entry: str | None, compiling: dict[str, Any], output: Path | None, cc: str | None,
                 emit_source: Path | None, as_json: bool) -> None:
     """Compile WORKLOAD (builtin:NAME, a .py or an .onnx file) for a target."""
+    from toolkit import stack
     from toolkit.errors import UserError
     from toolkit.ext.loader import use
-    from toolkit.tvm_side import stack
-    from toolkit.tvm_side import target as targets
-    from toolkit.tvm_side import workload as workloads
+    from toolkit.stack import target as targets
+    from toolkit.stack import workload as workloads
 
     if cc and not output:
         raise UserError("--cc links the library -o writes; give -o too")
@@ -50,7 +50,7 @@ def compile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[st
         probe_writable(output.parent, f"-o {output}")
     for ext in extensions:
         use(ext)
-    options = stack.build_options(**build)
+    options = stack.compile_options(**compiling)
     wl = workloads.load(workload, entry=entry)
     compiled = stack.compile(wl, targets.resolve(target), options=options)
     exported = stack.export(compiled, output, cc) if output else None

@@ -13,7 +13,7 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 def doctor_cmd(term: Terminal, python: str, as_json: bool) -> int:
     """Check the TVM install: version, libraries, runtimes, smoke tests, environment."""
     from toolkit import doctor
-    from toolkit.build import store
+    from toolkit.builds import store
 
     record = store.in_use()  # a tk build put in use by tk env: doctor knows what it asked for
     report = doctor.run(python, asked=store.asked_of(record) if record else None)

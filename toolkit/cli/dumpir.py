@@ -46,10 +46,10 @@ def dump_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, 
              assembly: bool, as_json: bool) -> int:
     """Compile WORKLOAD for a target, recording what every pass did into DIR."""
     from toolkit.dumpir import directory
+    from toolkit.dumpir.in_tvm import dump as dumper
     from toolkit.ext.loader import use
-    from toolkit.tvm_side import target as targets
-    from toolkit.tvm_side import workload as workloads
-    from toolkit.tvm_side.dumpir import dump as dumper
+    from toolkit.stack import target as targets
+    from toolkit.stack import workload as workloads
 
     directory.check_output_dir(out)  # before the slow part: a refused directory costs nothing
     for ext in extensions:

@@ -29,7 +29,7 @@ def explain_cmd(term: Terminal, logfile: str, last: bool, as_json: bool) -> int:
     from toolkit.explain import last as last_failure
 
     if last:
-        from toolkit.build.store import cache_root
+        from toolkit.paths import cache_root
 
         text = last_failure.load(cache_root())
         if text is None:

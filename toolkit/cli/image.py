@@ -28,7 +28,7 @@ def bootstrap_cmd(term: Terminal, suite: str, tag: str | None, mirror: str | Non
     """Debootstrap a minimal Debian and docker-import it as a base image (needs root)."""
     from dataclasses import asdict
 
-    from toolkit.build import image
+    from toolkit.builds import image
 
     result = image.bootstrap(suite=suite, tag=tag, mirror=mirror, force=force,
                              events=term.handle)
@@ -54,10 +54,11 @@ def build_cmd(term: Terminal, llvm: str | None, cuda: bool, recipes: tuple[Path,
     """
     from dataclasses import asdict
 
-    from toolkit.build.backends import docker
-    from toolkit.build.recipes import Request, resolve
+    from toolkit.builds.backends import docker
+    from toolkit.builds.recipes import Request, resolve
 
-    plan = resolve(Request(llvm=llvm, cuda=cuda, recipe_files=list(recipes), backend="docker"))
+    fragments = {**({"llvm": llvm} if llvm is not None else {}), **({"cuda": ""} if cuda else {})}
+    plan = resolve(Request(fragments=fragments, recipe_files=list(recipes), backend="docker"))
     built, log = docker.prepare_image(plan, events=term.handle)
     term.result({**asdict(built), "log": str(log)}, lambda b: (
         f"{b['tag']} exists ({b['image_id'][:19]}); nothing to build" if b["cached"]

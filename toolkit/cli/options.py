@@ -88,42 +88,31 @@ def python_option(help: str, dest: str = "python", default: str | None = sys.exe
                         callback=_interpreter, help=help)
 
 
-# The flags that choose a build plan (fields of toolkit.build.recipes.Request); tk build, tk bisect
-# and anything else that builds take the same ones.
-_RECIPE_OPTIONS = [
-    click.option("--llvm", "llvm", is_flag=False, flag_value="", default=None, metavar="[VER]",
-                 help="Build with LLVM; --llvm 16 uses llvm-config-16."),
-    click.option("--no-llvm", is_flag=True,
-                 help="No LLVM, not even the one a GPU backend brings (codegen-only work)."),
-    click.option("--cuda", is_flag=True, help="Build with CUDA, and LLVM for the host side "
-                 "(see --cuda-arch, --no-llvm)."),
-    click.option("--cuda-arch", metavar="LIST",
-                 help="CMAKE_CUDA_ARCHITECTURES, e.g. 80 or '80;90'."),
-    click.option("--debug", is_flag=True, help="Debug build (-O0 -g)."),
-    click.option("--ccache", is_flag=True, help="Compile through ccache."),
-    click.option("--runtime-only", is_flag=True, help="Build the runtime library alone."),
-    click.option("--recipe", "recipe_files", multiple=True, metavar="FILE",
-                 help="Add your own recipe (TOML), after the built-in ones."),
-    click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
-                 help="Override one option (USE_X=VALUE, or CMAKE_X=VALUE for a CMake argument)."),
-    click.option("--backend", type=click.Choice(["native", "docker"]), default="native",
-                 show_default=True, help="Where the build runs."),
-]
-_RECIPE_FIELDS = ("llvm", "no_llvm", "cuda", "cuda_arch", "debug", "ccache", "runtime_only",
-                  "recipe_files", "sets", "backend")
-
-
 def recipe_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the build-plan flags; the command receives them as one JSON-able ``recipe`` dict."""
+    """Add the flags that choose a build plan (``toolkit.builds.recipes.request_flags``: the
+    fragments' and the request's own; tk build, tk bisect and anything else that builds take
+    the same ones); the command receives them as one ``request`` (a ``Request``)."""
+    from toolkit.builds.recipes import Request, request_flags
+
+    flags = request_flags()
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        recipe = {name: kwargs.pop(name) for name in _RECIPE_FIELDS}
-        recipe["recipe_files"] = list(recipe["recipe_files"])
-        recipe["sets"] = list(recipe["sets"])
-        return func(*args, recipe=recipe, **kwargs)
+        request = Request.from_flags({f.dest: kwargs.pop(f.dest) for f in flags})
+        return func(*args, request=request, **kwargs)
 
-    for option in reversed(_RECIPE_OPTIONS):
+    for f in reversed(flags):
+        if f.optional_value:
+            option = click.option(f"--{f.name}", f.dest, is_flag=False, flag_value="",
+                                  default=None, metavar=f.value, help=f.help)
+        elif f.value is None and not f.choices:
+            option = click.option(f"--{f.name}", f.dest, is_flag=True, help=f.help)
+        elif f.choices:
+            option = click.option(f"--{f.name}", f.dest, type=click.Choice(list(f.choices)),
+                                  default=f.choices[0], show_default=True, help=f.help)
+        else:
+            option = click.option(f"--{f.name}", f.dest, multiple=f.multiple, metavar=f.value,
+                                  help=f.help)
         wrapper = option(wrapper)
     return wrapper
 
@@ -132,9 +121,9 @@ entry_option = click.option(
     "--entry", metavar="NAME",
     help="The function to compile and run (default: main, else forward, else the first).")
 
-# How to compile beyond the target; the command receives them as one ``build`` dict, checked
-# against the TVM at hand by ``toolkit.tvm_side.stack.build_options(**build)``.
-_BUILD_OPTIONS = [
+# How to compile beyond the target; the command receives them as one ``compiling`` dict, checked
+# against the TVM at hand by ``toolkit.stack.compile_options(**compiling)``.
+_COMPILE_OPTIONS = [
     click.option("--opt-level", type=int, default=3, show_default=True,
                  help="PassContext opt_level (0..3)."),
     click.option("--pass-config", "pass_config", multiple=True, metavar="KEY=VALUE",
@@ -146,17 +135,17 @@ _BUILD_OPTIONS = [
     click.option("--host", metavar="TARGET",
                  help="The target's host, e.g. 'llvm -mtriple=aarch64-linux-gnu'."),
 ]
-_BUILD_FIELDS = ("opt_level", "pass_config", "pipeline", "database", "host")
+_COMPILE_FIELDS = ("opt_level", "pass_config", "pipeline", "database", "host")
 
 
-def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        build = {name: kwargs.pop(name) for name in _BUILD_FIELDS}
-        build["pass_config"] = list(build["pass_config"])
-        return func(*args, build=build, **kwargs)
+        compiling = {name: kwargs.pop(name) for name in _COMPILE_FIELDS}
+        compiling["pass_config"] = list(compiling["pass_config"])
+        return func(*args, compiling=compiling, **kwargs)
 
-    for option in reversed(_BUILD_OPTIONS):
+    for option in reversed(_COMPILE_OPTIONS):
         wrapper = option(wrapper)
     return wrapper
 

@@ -12,7 +12,7 @@ from toolkit.cli.options import (
     COUNT,
     SEED,
     Number,
-    build_options,
+    compile_options,
     entry_option,
     ext_option,
     json_option,
@@ -39,7 +39,7 @@ def profile_group() -> None:
 @target_option
 @ext_option
 @entry_option
-@build_options
+@compile_options
 @remote_options
 @click.option("--repeat", "-n", type=COUNT, default=20, show_default=True, help="Timed runs.")
 @click.option("--warmup", type=Number(int, min=0), default=3, show_default=True, help="Untimed runs first.")
@@ -56,7 +56,7 @@ def profile_group() -> None:
 @json_option
 @pass_terminal
 def profile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, ...],
-                entry: str | None, build: dict[str, Any], remote: dict[str, Any] | None, repeat: int,
+                entry: str | None, compiling: dict[str, Any], remote: dict[str, Any] | None, repeat: int,
                 warmup: int, inputs: Path | None,
                 seed: int, output: Path | None, formats: str, trace: Path | None, top: int,
                 as_json: bool) -> int:
@@ -67,9 +67,10 @@ def profile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[st
     """
     from toolkit import reports
     from toolkit.cli.run import read_inputs
-    from toolkit.tvm_side import target as targets
-    from toolkit.tvm_side import workload as workloads
-    from toolkit.tvm_side.profile import profile
+    from toolkit.profile import report as reporting
+    from toolkit.profile.in_tvm.measure import profile
+    from toolkit.stack import target as targets
+    from toolkit.stack import workload as workloads
 
     wanted = reports.parse_formats(formats)
     if output:  # before minutes of profiling, not after
@@ -78,24 +79,26 @@ def profile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[st
         from toolkit.profile.timeline import check_trace_path
 
         check_trace_path(trace)
+    from toolkit import stack
     from toolkit.ext.loader import use
-    from toolkit.tvm_side import stack
 
     for ext in extensions:
         use(ext)
-    options = stack.build_options(**build)
+    options = stack.compile_options(**compiling)
     wl = workloads.load(workload, seed=seed, entry=entry)
     arrays = read_inputs(inputs, wl) if inputs else None
     if remote is not None:
-        from toolkit.tvm_side import remote as remotes
-        from toolkit.tvm_side.profile import remote as remote_profile
+        from toolkit.profile.in_tvm import remote as remote_profile
+        from toolkit.stack import remote as remotes
 
-        report = remote_profile.profile(wl, targets.resolve(target), remotes.connect(**remote),
-                                        repeat=repeat, warmup=warmup, seed=seed, inputs=arrays,
-                                        options=options)
+        measured = remote_profile.profile(wl, targets.resolve(target),
+                                          remotes.connect(**remote), repeat=repeat,
+                                          warmup=warmup, seed=seed, inputs=arrays,
+                                          options=options)
     else:
-        report = profile(wl, targets.resolve(target), repeat=repeat, warmup=warmup, seed=seed,
-                         inputs=arrays, options=options)
+        measured = profile(wl, targets.resolve(target), repeat=repeat, warmup=warmup,
+                           seed=seed, inputs=arrays, options=options)
+    report = reporting.build(measured)
     written = report.write(output, wanted) if output else {}
     if trace:
         written["trace"] = report.write_trace(trace)

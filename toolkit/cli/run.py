@@ -8,7 +8,7 @@ import click
 from toolkit.cli.options import (
     SEED,
     TOLERANCE,
-    build_options,
+    compile_options,
     entry_option,
     ext_option,
     json_option,
@@ -24,7 +24,7 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @target_option
 @ext_option
 @entry_option
-@build_options
+@compile_options
 @remote_options
 @click.option("--inputs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help=".npz with the inputs, by argument name or in order (arr_0, arr_1, ...).")
@@ -37,24 +37,24 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @json_option
 @pass_terminal
 def run_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, ...],
-            entry: str | None, build: dict[str, Any], remote: dict[str, Any] | None,
+            entry: str | None, compiling: dict[str, Any], remote: dict[str, Any] | None,
             inputs: Path | None, seed: int, check: bool, rtol: float, atol: float,
             as_json: bool) -> int:
     """Run WORKLOAD (or a library from 'tk compile -o') on the target's device, or a remote one."""
+    from toolkit import stack
     from toolkit.ext.loader import use
-    from toolkit.tvm_side import stack
-    from toolkit.tvm_side import target as targets
-    from toolkit.tvm_side import workload as workloads
+    from toolkit.stack import target as targets
+    from toolkit.stack import workload as workloads
 
     for ext in extensions:
         use(ext)
-    options = stack.build_options(**build)
+    options = stack.compile_options(**compiling)
     wl = workloads.load(workload, seed=seed, entry=entry)
     args = read_inputs(inputs, wl) if inputs else wl.make_inputs(seed)
     t = targets.resolve(target)  # once: the device check and the compile share it
     session = None
     if remote is not None:
-        from toolkit.tvm_side import remote as remotes
+        from toolkit.stack import remote as remotes
 
         session = remotes.connect(**remote)
     if wl.library is None:  # refuse before a compile that could not run

@@ -10,7 +10,7 @@ import click
 from toolkit.cli.options import (
     COUNT,
     Number,
-    build_options,
+    compile_options,
     entry_option,
     json_option,
     target_option,
@@ -23,7 +23,7 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @workload_argument
 @target_option
 @entry_option
-@build_options
+@compile_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The trace file (Chrome trace-event JSON: ui.perfetto.dev, chrome://tracing).")
 @click.option("--min-us", type=Number(float, min=0), default=1000.0, show_default=True,
@@ -33,19 +33,19 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @json_option
 @pass_terminal
 def trace_cmd(term: Terminal, workload: str, target: str, entry: str | None,
-              build: dict[str, Any], output: Path, min_us: float, top: int | None,
+              compiling: dict[str, Any], output: Path, min_us: float, top: int | None,
               as_json: bool) -> int:
     """Compile WORKLOAD once and write where the time went: passes as nested spans, dlight
     rules and codegen, and the Python calls of the compile stack."""
-    from toolkit import trace as traces
+    from toolkit import stack
     from toolkit.profile import timeline
-    from toolkit.tvm_side import stack
-    from toolkit.tvm_side import target as targets
-    from toolkit.tvm_side import trace as tracer
-    from toolkit.tvm_side import workload as workloads
+    from toolkit.stack import target as targets
+    from toolkit.stack import workload as workloads
+    from toolkit.trace import report as traces
+    from toolkit.trace.in_tvm import record as tracer
 
     timeline.check_trace_path(output, "-o")  # before the compile, not after
-    options = stack.build_options(**build)
+    options = stack.compile_options(**compiling)
     wl = workloads.load(workload, entry=entry)
     traced = tracer.trace(wl, targets.resolve(target), min_seconds=min_us / 1e6, options=options)
     timeline.write_document(output, traces.chrome_trace(traced.spans, traced.header), "-o")
@@ -62,7 +62,7 @@ def trace_cmd(term: Terminal, workload: str, target: str, entry: str | None,
 
 
 def _text(r: dict[str, Any], top: int | None) -> str:
-    from toolkit import trace as traces
+    from toolkit.trace import report as traces
 
     head = (f"traced {r['workload']} for {r['target']}: compile "
             f"{r['compile_seconds'] * 1e3:.1f} ms (tracing added {r['hook_seconds'] * 1e3:.1f} "

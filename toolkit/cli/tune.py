@@ -32,15 +32,15 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 def tune_cmd(term: Terminal, workload: str, target: str, entry: str | None, trials: int,
              output: Path, remote: dict[str, Any] | None, as_json: bool) -> None:
     """Tune WORKLOAD's kernels with MetaSchedule; the database goes to -o DIR."""
-    from toolkit.tvm_side import target as targets
-    from toolkit.tvm_side import tune
-    from toolkit.tvm_side import workload as workloads
+    from toolkit.stack import target as targets
+    from toolkit.stack import tune
+    from toolkit.stack import workload as workloads
 
     wl = workloads.load(workload, entry=entry)
     t = targets.resolve(target)
     runner = None
     if remote is not None:
-        from toolkit.tvm_side import remote as remotes
+        from toolkit.stack import remote as remotes
 
         runner = remotes.tuning_runner(**remote)
     result = tune.tune(wl, t.tvm, trials, output, events=term.handle, runner=runner)

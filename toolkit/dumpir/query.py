@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolkit.cause import one_line
 from toolkit.dumpir import index
 from toolkit.dumpir.index import DumpIndex, PassRecord, canonical_pass_name
 from toolkit.dumpir.normalise import normalise
 from toolkit.dumpir.store import PACK, FunctionStore
 from toolkit.errors import UserError
-from toolkit.explain.cause import one_line
 
 State = dict[str, "str | None"]  # function name -> store key (None: not stored)
 

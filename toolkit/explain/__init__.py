@@ -1,6 +1,6 @@
 """What a TVM failure means and what to do about it.
 
-- :mod:`toolkit.explain.cause`: the first cause of any failure, read from an exception or a
+- :mod:`toolkit.cause`: the first cause of any failure, read from an exception or a
   log (tracebacks, ScheduleErrors, CMake, Ninja, nvcc); every failure tk reports goes
   through it.
 - :mod:`toolkit.explain.rules`: the corpus of known failures, each with a cause and a fix.
@@ -10,7 +10,7 @@
 Host-side safe: no tvm import here, so build, bisect and doctor route their logs through it.
 """
 
-from toolkit.explain.cause import Cause, first_cause, one_line
+from toolkit.cause import Cause, first_cause, one_line
 from toolkit.explain.match import Finding, best, explain, hint, pick
 from toolkit.explain.rules import RULES, Rule
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from toolkit.explain.cause import exception_text
+from toolkit.cause import exception_text
 from toolkit.explain.rules import RULES, Rule
 
 BEHIND = 300  # characters before a needle a match may start (a library path, a block name)

@@ -49,7 +49,7 @@ DEVICE_NAMES = {
 def _target_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     import json
 
-    from toolkit.target import parse
+    from toolkit.target_spec import parse
 
     spec = groups.get("target", "").strip()
     try:

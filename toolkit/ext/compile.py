@@ -1,6 +1,6 @@
 """``tk ext build DIR``: configure and compile an extension, then write its manifest.
 
-The build goes through the build capability (``toolkit.build.backends``): an extension is a
+The build goes through the build capability (``toolkit.builds.backends``): an extension is a
 ``BuildPlan`` of recipe kind ``ext`` whose CMake arguments name the TVM to build against;
 the native backend runs CMake and Ninja. Host-side: tvm is never imported here; what the
 library registers is learnt by loading it in a subprocess of the target Python.
@@ -60,9 +60,9 @@ def build(source_dir: str | Path, python: str = sys.executable,
     """Configure and build the extension in ``source_dir`` against ``python``'s TVM (or the
     given one), after checking its headers against its libraries; ``events`` hears a
     ``Stage`` and the compile's ``Progress``."""
-    from toolkit.build import ownership
-    from toolkit.build.backends import BuildFailed, BuildJob, backend
-    from toolkit.build.recipes import BuildPlan
+    from toolkit.builds import ownership
+    from toolkit.builds.backends import BuildFailed, BuildJob, backend
+    from toolkit.builds.recipes import BuildPlan
 
     src = Path(source_dir).resolve()
     if not (src / "CMakeLists.txt").is_file():
@@ -118,8 +118,8 @@ def resolve(facts: dict[str, Any], python: str, tvm_prebuild: str | None,
     # distribution's version can lag it: apache-tvm-ffi 0.1.15.post2 ships 0.1.16 headers).
     ffi_version = headers.ffi_header_version(package_ffi) if package_ffi else None
     if build_id is not None:
-        from toolkit.build import store
-        from toolkit.build.source import inspect
+        from toolkit.builds import store
+        from toolkit.builds.source import inspect
 
         record = store.find(build_id, use=True)  # linked against: its lib/ must be there
         tree = Path(record.source.dir)

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit import libraries
+from toolkit import libraries, reproduce
 from toolkit.errors import TkError, UserError
 from toolkit.ext import manifest as manifest_mod
-from toolkit.tvm_side.probes import elfread
+from toolkit.probes import elfread
 
 FORCE_ENV = "TK_EXT_FORCE"
 
@@ -259,7 +259,7 @@ def load_extension(path: str | Path, expect_globals: list[str] | None = None,
 def _dlopen(path: str, lib: libraries.Library) -> Any:
     """tvm_ffi.load_module for a library that exports FFI module symbols, else a global
     dlopen so the registrations of its static initialisers see libtvm's symbols."""
-    from toolkit.tvm_side.probes import elfread
+    from toolkit.probes import elfread
 
     defined, _ = elfread.dynamic_symbols(path)
     try:
@@ -277,14 +277,6 @@ def _dlopen(path: str, lib: libraries.Library) -> Any:
                       + (f"\n  {extra}" if extra else "")) from None
 
 
-_USED: list[str] = []  # what use() loaded (resolved paths): reproduce lines repeat --ext
-
-
-def used() -> list[str]:
-    """The extensions ``use`` loaded in this process (``--ext``), in order."""
-    return list(_USED)
-
-
 def use(spec: str | Path) -> list[str]:
     """Load an extension for a command (``--ext``); the global functions it registered.
 
@@ -300,7 +292,7 @@ def use(spec: str | Path) -> list[str]:
         raise UserError(f"--ext {spec}: no such file or directory")
     if path.is_file():
         registered = load_extension(path).registered
-        _USED.append(str(path))
+        reproduce.note_extension(str(path))
         return registered
     package = _package_dir(path, spec)
     name = package.name
@@ -328,7 +320,7 @@ def use(spec: str | Path) -> list[str]:
         except Exception as e:  # noqa: BLE001 - the extension's own code failed
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise UserError(f"--ext {spec}: importing {name} failed: {first}") from e
-    _USED.append(str(path))
+    reproduce.note_extension(str(path))
     return sorted(global_names() - before)
 
 

@@ -1,6 +1,6 @@
 """The records a profile is made of: raw VM-call timings and what each kernel is.
 
-Pure data, shared by the in-TVM half that measures (``toolkit.tvm_side.profile``) and the
+Pure data, shared by the in-TVM half that measures (``toolkit.profile.in_tvm``) and the
 host half that reports and compares (``toolkit.profile.report``).
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 BUILTIN_PREFIX = "vm."
 # Builtins without side effects that are safe to call twice (the second result is dropped).
@@ -85,6 +86,17 @@ class KernelInfo:
     flops: float | None  # per call; None where the TIR does not say (symbolic extents, externs)
     struct_hash: str | None  # of the PrimFunc without its name: matches renamed kernels
     fused_ops: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Measured:
+    """What one profiling session measured, before any aggregation: the in-TVM half returns
+    it, the host half's ``report.build`` makes the report of it."""
+
+    timings: Timings
+    kernels: dict[str, KernelInfo]  # symbol -> what the kernel is
+    header: dict[str, Any]  # what makes two profiles comparable (``measure.header_for``)
+    warnings: list[str] = field(default_factory=list)  # for the report's summary
 
 
 _DIGITS = re.compile(r"\d+$")

@@ -20,7 +20,7 @@ import pandas as pd
 
 from toolkit import reports
 from toolkit.profile import timeline
-from toolkit.profile.records import Call, KernelInfo, Timings, base_op, is_builtin
+from toolkit.profile.records import Call, Measured, Timings, base_op, is_builtin
 
 KIND = "profile"
 COLUMNS = [
@@ -168,8 +168,10 @@ def _usable_runs(timings: Timings) -> tuple[list[list[Call]], list[float]]:
     return [run for run, _ in pairs], [e2e for _, e2e in pairs]
 
 
-def build(timings: Timings, kernels: dict[str, KernelInfo], header: dict[str, Any]) -> Report:
-    """Aggregate timings into the operator table, the end-to-end split and one timeline."""
+def build(measured: Measured) -> Report:
+    """Aggregate a session's timings into the operator table, the end-to-end split and one
+    timeline."""
+    timings, kernels, header = measured.timings, measured.kernels, measured.header
     runs, e2e_paired = _usable_runs(timings)
     keys = _row_keys(timings, runs)
     per_call: dict[RowKey, list[float]] = {}
@@ -224,6 +226,8 @@ def build(timings: Timings, kernels: dict[str, KernelInfo], header: dict[str, An
     df = df.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)
     runs_us[E2E] = [t * 1e6 for t in e2e_paired]
     summary, spans = _summary(timings, runs, keys, e2e_paired, df, accounted)
+    if measured.warnings:
+        summary.setdefault("warnings", []).extend(measured.warnings)
     return Report(header, summary, df, runs_us, spans)
 
 

@@ -1,0 +1,374 @@
+"""Function bisection's target-side half: which kernel breaks the check, then which pass.
+
+When the check fails even with no optional pass (a wrong legalization, a dlight rule, a
+fork's required pass), pass bisection has nothing to skip. Here the workload is lowered twice
+through its Relax pipeline - as it is (bad) and with a known-good pipeline (``--good-pipeline``:
+the same TVM with the suspect legalization or pass left out) - and PrimFuncs of the good module
+are swapped into the bad one, half of the differing ones at a time, each hybrid built the rest
+of the way and run against the reference, until one kernel is left whose bad code alone
+breaks the check. Then both lowerings run again under an instrument that notes every pass
+changing a PrimFunc; the first such change where the two sides' PrimFuncs differ names the
+pass, and its texts give the IR diff.
+
+The good side may be another TVM (``tk bisect functions --python PY``: a release in a venv,
+say): then ``PY -m toolkit.bisect.in_tvm.functions --good-side DIR`` lowers and checks the workload
+there first and writes its kernels' TVMScript, after the pipeline and after every pass that
+changed one, into ``DIR/good.json`` (its outputs too when the workload has no reference);
+the search runs in the TVM under test with ``--good-from DIR``, parsing those texts into
+its own PrimFuncs. A kernel whose text this TVM cannot parse is not swappable.
+
+Run by ``toolkit.bisect.functions`` as ``python -m toolkit.bisect.in_tvm.functions`` in the build's
+environment; the result is one JSON line marked ``FUNCS_RESULT_MARKER`` on stdout.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from toolkit import stack
+from toolkit.bisect.protocol import FUNCS_RESULT_MARKER, FunctionBisection
+from toolkit.errors import TvmFailure, UserError
+from toolkit.stack import compat
+from toolkit.stack import target as targets
+from toolkit.stack.workload import TIR, Workload
+
+
+def relax_pipeline(wl: Workload, options: stack.CompileOptions, target: Any) -> Any:
+    """The Relax pipeline a compile with these options runs, as a pass (tvm.compile's rule:
+    a name means the target's default for GPUs, ``relax.get_pipeline`` otherwise)."""
+    from tvm import relax
+
+    chosen = stack._pipelines(wl, options, target).get("relax_pipeline", "default")
+    if not isinstance(chosen, str):
+        return chosen
+    if chosen == "default" and "gpu" in target.keys and hasattr(relax, "get_default_pipeline"):
+        return relax.get_default_pipeline(target)
+    return relax.get_pipeline(chosen)
+
+
+def lower(wl: Workload, target: Any, options: stack.CompileOptions,
+          instruments: Sequence[Any] = ()) -> Any:
+    """The workload's module after its Relax pipeline: Relax functions calling PrimFuncs."""
+    import tvm
+
+    pipeline = relax_pipeline(wl, options, target)
+    with tvm.transform.PassContext(opt_level=options.opt_level, instruments=list(instruments),
+                                   config=dict(options.pass_config)), target:
+        return pipeline(wl.mod)
+
+
+def primfuncs(mod: Any) -> dict[str, Any]:
+    prim = compat.tir().PrimFunc
+    return {gv.name_hint: f for gv, f in mod.functions.items() if isinstance(f, prim)}
+
+
+def build_rest(wl: Workload, target_spec: str, target: Any, mod: Any) -> stack.Compiled:
+    """Build a lowered module the rest of the way (VM codegen and the TIR pipeline only)."""
+    import tvm
+
+    try:
+        with tvm.transform.PassContext(opt_level=3):
+            exe = compat.compile_fn()(mod, target=target, relax_pipeline=None)
+    except Exception as e:  # noqa: BLE001 - a hybrid that does not build is a verdict too
+        raise TvmFailure(
+            f"building the hybrid module failed: {str(e).splitlines()[0][:200]}") from e
+    return stack.Compiled(wl, target_spec, target, exe, 0.0)
+
+
+@dataclass
+class OtherTvm:
+    """The good side as another TVM lowered and checked it (``--good-side``), read back into
+    this TVM: its kernels parsed from their TVMScript, its pass-by-pass changes as texts."""
+
+    tvm: str
+    ok: bool
+    detail: str
+    kernels: dict[str, str]  # name -> TVMScript after the good pipeline
+    steps: list[tuple[str, dict[str, str]]]  # pass -> the kernels' texts after it
+    inputs: list[np.ndarray] | None = None  # with outputs: the good side's run, when the
+    outputs: list[np.ndarray] | None = None  # workload has no reference of its own
+
+    FILE = "good.json"
+    ARRAYS = "outputs.npz"
+
+    @classmethod
+    def read(cls, directory: Path) -> OtherTvm:
+        data = json.loads((directory / cls.FILE).read_text())
+        other = cls(data["tvm"], data["ok"], data["detail"], data["kernels"],
+                    [(name, funcs) for name, funcs in data["steps"]])
+        if (directory / cls.ARRAYS).exists():
+            with np.load(directory / cls.ARRAYS) as arrays:
+                other.inputs = [arrays[f"in{i}"] for i in range(data["n_inputs"])]
+                other.outputs = [arrays[f"out{i}"] for i in range(data["n_outputs"])]
+        return other
+
+
+_parsed: dict[str, Any] = {}
+
+
+def parse(text: str) -> Any:
+    """A kernel's TVMScript from another TVM, as this TVM's PrimFunc (None: it cannot read
+    it); each text is parsed once."""
+    if text not in _parsed:
+        import tvm
+
+        try:
+            _parsed[text] = tvm.script.from_source(text)
+        except Exception:  # noqa: BLE001 - another generation's printer: not swappable
+            _parsed[text] = None
+    return _parsed[text]
+
+
+class Search:
+    def __init__(self, wl: Workload, target_spec: str, good_pipeline: str, seed: int = 0,
+                 rtol: float = 1e-3, atol: float = 1e-4, other: OtherTvm | None = None) -> None:
+        if wl.kind == TIR or wl.mod is None:
+            raise UserError(f"{wl.source}: function bisection needs a Relax workload")
+        known = stack._relax_pipelines()
+        if other is None and good_pipeline not in known:
+            raise UserError(f"--good-pipeline {good_pipeline!r} is not a Relax pipeline of this "
+                            f"TVM (those are: {', '.join(known)})")
+        resolved = targets.resolve(target_spec)
+        self.wl, self.spec, self.target = wl, target_spec, resolved.tvm
+        self.good_options = stack.CompileOptions(pipeline=good_pipeline)
+        self.bad_options = stack.CompileOptions()
+        self.inputs = wl.make_inputs(seed)
+        self.rtol, self.atol = rtol, atol
+        self.expected: list[Any] | None = wl.reference_outputs(self.inputs)
+        self.other = other
+        if other is not None and self.expected is None and other.outputs is not None:
+            self.inputs, self.expected = other.inputs, other.outputs
+        self.result = FunctionBisection(wl.source, target_spec, good_pipeline)
+        if other is not None:
+            self.result.good_tvm = other.tvm
+
+    def check(self, mod: Any) -> tuple[bool, str]:
+        try:
+            outputs = stack.run(build_rest(self.wl, self.spec, self.target, mod),
+                                self.inputs).outputs
+        except TvmFailure as e:
+            return False, str(e).splitlines()[0]
+        assert self.expected is not None
+        against = "reference" if self.wl.reference is not None else "the good compile"
+        cmp = stack.compare(outputs, self.expected, against, self.rtol, self.atol)
+        return cmp.ok, (f"{'matches' if cmp.ok else 'differs from'} {against}: max abs err "
+                        f"{cmp.max_abs:.3g}")
+
+    def hybrid(self, bad: Any, good: dict[str, Any], names: Sequence[str]) -> Any:
+        import tvm
+
+        mod = bad.clone() if hasattr(bad, "clone") else tvm.IRModule(dict(bad.functions.items()))
+        for name in names:
+            mod[mod.get_global_var(name)] = good[name]
+        return mod
+
+    def run(self) -> FunctionBisection:
+        import tvm
+
+        r = self.result
+        r.tvm = tvm.__version__
+        good_mod = None
+        if self.other is None:
+            good_mod = lower(self.wl, self.target, self.good_options)
+        bad_mod = lower(self.wl, self.target, self.bad_options)
+        if self.expected is None:
+            assert good_mod is not None  # another TVM's good side brought its outputs
+            self.expected = stack.run(build_rest(self.wl, self.spec, self.target, good_mod),
+                                      self.inputs).outputs
+        ok, r.detail = self.check(bad_mod)
+        if ok:
+            return self._stop(f"the check passes with the workload's own pipeline ({r.detail})"
+                              ": nothing to bisect")
+        if self.other is None:
+            assert good_mod is not None
+            ok, why = self.check(good_mod)
+            good = primfuncs(good_mod)
+            side = f"the good pipeline {r.good_pipeline!r}"
+        else:
+            ok, why = self.other.ok, self.other.detail
+            parsed = {n: parse(t) for n, t in self.other.kernels.items()}
+            good = {n: f for n, f in parsed.items() if f is not None}
+            side = f"TVM {self.other.tvm}'s pipeline {r.good_pipeline!r}"
+        if not ok:
+            return self._stop(f"the check fails with {side} too ({why}): it is not a "
+                              "known-good side")
+        bad = primfuncs(bad_mod)
+        r.unswappable = sorted(n for n in bad
+                               if n not in good or signature(good[n]) != signature(bad[n]))
+        digest = compat.structural_hash()
+        r.differing = sorted(n for n in set(bad) - set(r.unswappable)
+                             if digest(good[n]) != digest(bad[n]))
+        if not r.differing:
+            return self._stop("the kernels both lowerings call alike are the same: the "
+                              "difference is in the Relax functions or the kernels that cannot "
+                              f"be swapped ({', '.join(r.unswappable) or 'none'})")
+        suspects = list(r.differing)
+        if not self._fixes(bad_mod, good, suspects):
+            r.candidates = suspects
+            return self._stop("swapping every differing kernel in does not fix the check")
+        while len(suspects) > 1:
+            half = suspects[:len(suspects) // 2]
+            rest = suspects[len(suspects) // 2:]
+            if self._fixes(bad_mod, good, half):
+                suspects = half
+            elif self._fixes(bad_mod, good, rest):
+                suspects = rest
+            else:
+                r.candidates = suspects  # only together: more than one kernel is wrong
+                return self._stop("no single half of the differing kernels fixes the check")
+        r.kernel = suspects[0]
+        self._first_pass()
+        return r
+
+    def _fixes(self, bad_mod: Any, good: dict[str, Any], names: Sequence[str]) -> bool:
+        ok, detail = self.check(self.hybrid(bad_mod, good, names))
+        self.result.probes.append({"good_kernels": list(names), "ok": ok, "detail": detail})
+        return ok
+
+    def _first_pass(self) -> None:
+        """The first pass after which the PrimFuncs of the two lowerings differ."""
+        r = self.result
+        good = Changes()
+        bad = Changes()
+        if self.other is None:
+            lower(self.wl, self.target, self.good_options, [changes_instrument(good)])
+        else:
+            good.read(self.other.steps)
+        lower(self.wl, self.target, self.bad_options, [changes_instrument(bad)])
+        for i, ((_, g_funcs), (b_name, b_funcs)) in enumerate(zip(good.steps, bad.steps)):
+            names = sorted(n for n in {*g_funcs, *b_funcs}
+                           if g_funcs.get(n, (None,))[0] != b_funcs.get(n, (None,))[0])
+            if names:
+                r.pass_name, r.pass_index, r.pass_kernels = b_name, i, names
+                r.diff = "".join(
+                    "".join(difflib.unified_diff(
+                        text(g_funcs.get(n)).splitlines(True), text(b_funcs.get(n)).splitlines(True),
+                        f"good {n} after {good.steps[i][0]}", f"bad {n} after {b_name}"))
+                    for n in names)
+                return
+
+    def _stop(self, reason: str) -> FunctionBisection:
+        self.result.status, self.result.stop_reason = "stopped", reason
+        return self.result
+
+
+def signature(func: Any) -> list[str]:
+    """How a kernel is called: its parameters' kinds, in order (the Relax call that uses it
+    fixes the buffers' shapes, the same on both sides; what differs is how many it takes)."""
+    return [str(param.dtype) for param in func.params]
+
+
+def text(entry: tuple[int, Any] | None) -> str:
+    """A kernel's TVMScript, ending in a newline (so one kernel's diff never runs into the
+    next one's header)."""
+    if entry is None:
+        return ""
+    script = entry[1] if isinstance(entry[1], str) else entry[1].script()
+    return script if script.endswith("\n") else script + "\n"
+
+
+class Changes:
+    """Every pass that changed a PrimFunc, with the PrimFuncs (hash, function) after it."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[str, dict[str, tuple[int, Any]]]] = []
+        self.last: dict[str, int] = {}
+
+    def read(self, steps: Sequence[tuple[str, dict[str, str]]]) -> None:
+        """Another TVM's changes, from their texts: hashed as this TVM parses them (a text it
+        cannot parse keeps a hash of its own, so it differs), kept as the texts for the diff."""
+        digest = compat.structural_hash()
+        for name, texts in steps:
+            funcs = {}
+            for n, t in texts.items():
+                f = parse(t)
+                funcs[n] = (digest(f) if f is not None else hash(t), t)
+            self.steps.append((name, funcs))
+
+    def after(self, mod: Any, name: str) -> None:
+        digest = compat.structural_hash()
+        funcs = {n: (digest(f), f) for n, f in primfuncs(mod).items()}
+        hashes = {n: h for n, (h, _) in funcs.items()}
+        if hashes != self.last:  # a container after its children changes nothing new
+            self.steps.append((name, funcs))
+            self.last = hashes
+
+
+def changes_instrument(changes: Changes) -> Any:
+    import tvm
+
+    @tvm.instrument.pass_instrument
+    class KernelChanges:
+        def run_after_pass(self, mod: Any, info: Any) -> None:
+            changes.after(mod, info.name)
+
+    return KernelChanges()
+
+
+def good_side(wl: Workload, target_spec: str, good_pipeline: str, seed: int, rtol: float,
+              atol: float, out: Path) -> None:
+    """``--good-side``: lower and check WORKLOAD here, the good side of a search that runs in
+    another TVM; write what that search needs into ``out`` (see ``OtherTvm``)."""
+    import tvm
+
+    search = Search(wl, target_spec, good_pipeline, seed, rtol, atol)
+    changes = Changes()
+    mod = lower(wl, search.target, search.good_options, [changes_instrument(changes)])
+    data: dict[str, Any] = {"tvm": tvm.__version__}
+    if search.expected is None:
+        outputs = stack.run(build_rest(wl, target_spec, search.target, mod), search.inputs).outputs
+        np.savez(out / OtherTvm.ARRAYS, **{f"in{i}": a for i, a in enumerate(search.inputs)},
+                 **{f"out{i}": a for i, a in enumerate(outputs)})
+        data.update(ok=True, detail="its outputs are the expected ones (no reference)",
+                    n_inputs=len(search.inputs), n_outputs=len(outputs))
+    else:
+        data["ok"], data["detail"] = search.check(mod)
+    data["kernels"] = {n: f.script() for n, f in primfuncs(mod).items()}
+    data["steps"] = [[name, {n: f.script() for n, (_, f) in funcs.items()}]
+                     for name, funcs in changes.steps]
+    (out / OtherTvm.FILE).write_text(json.dumps(data))
+
+
+def _main(argv: Sequence[str]) -> int:
+    import argparse
+
+    from toolkit.stack import workload as workloads
+
+    p = argparse.ArgumentParser(prog="python -m toolkit.bisect.in_tvm.functions")
+    p.add_argument("--workload", required=True)
+    p.add_argument("--target", default="llvm")
+    p.add_argument("--good-pipeline", default="default")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rtol", type=float, default=1e-3)
+    p.add_argument("--atol", type=float, default=1e-4)
+    sides = p.add_mutually_exclusive_group()
+    sides.add_argument("--good-side", type=Path, metavar="DIR",
+                       help="lower and check the good side here; write it into DIR")
+    sides.add_argument("--good-from", type=Path, metavar="DIR",
+                       help="search with the good side another TVM wrote into DIR")
+    a = p.parse_args(argv)
+    try:
+        wl = workloads.load(a.workload, seed=a.seed)
+        if a.good_side is not None:
+            good_side(wl, a.target, a.good_pipeline, a.seed, a.rtol, a.atol, a.good_side)
+            out: dict[str, Any] = {"good_side": str(a.good_side)}
+        else:
+            other = OtherTvm.read(a.good_from) if a.good_from is not None else None
+            out = asdict(Search(wl, a.target, a.good_pipeline, a.seed, a.rtol, a.atol,
+                                other).run())
+    except (UserError, TvmFailure) as e:
+        out = {"error": str(e).splitlines()[0], "user_error": isinstance(e, UserError)}
+    sys.stdout.write(FUNCS_RESULT_MARKER + json.dumps(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

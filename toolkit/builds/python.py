@@ -1,0 +1,158 @@
+"""The Python side of a build: the tree's own tvm-ffi package, built from the tree.
+
+A tvm-ffi-era tree's ``python/tvm`` imports ``tvm_ffi``, whose core is a compiled Cython
+module that must match the ``libtvm_ffi.so`` the build made. tk builds ``3rdparty/tvm-ffi``'s
+wheel (``pip wheel``, once per tvm-ffi source content and interpreter version; the wheel is
+kept in the store under ``wheels/``) and unpacks it into the build's entry as ``python/``,
+every file a hard link to a store object, with the package's ``lib/libtvm_ffi.so`` linked to
+the very ``libtvm_ffi.so`` this build wrote: one tvm-ffi library per process, the build's.
+``tk env`` puts that directory on ``PYTHONPATH`` after the tree's ``python/``.
+
+Why unpacked on PYTHONPATH rather than a per-build venv: a venv fixes the interpreter and hides
+the user's own packages (numpy, torch) unless it is built with --system-site-packages, and
+must be activated; a directory on PYTHONPATH works in the user's environment with the same
+one ``eval`` that sets the library path, and costs only links.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import zipfile
+from pathlib import Path
+
+from toolkit.builds import store
+from toolkit.builds.record import PythonPackage
+from toolkit.builds.source import content_key, git, is_git
+from toolkit.errors import TkError
+from toolkit.outputs import sha256_file
+
+DIST = "apache-tvm-ffi"
+
+
+def ffi_source(root: Path) -> Path | None:
+    """The tree's tvm-ffi Python project, when it has one."""
+    src = root / "3rdparty" / "tvm-ffi"
+    pyproject = src / "pyproject.toml"
+    if pyproject.is_file() and f'name = "{DIST}"' in pyproject.read_text(errors="replace"):
+        return src
+    return None
+
+
+def python_tag(python: str = sys.executable) -> str:
+    if python == sys.executable:
+        return sysconfig.get_config_var("SOABI") or f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_config_var('SOABI'))"],
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def version_of(src: Path, content: str) -> str | None:
+    """None when git can tell (setuptools-scm then names it); else a local version that says
+    the package was built from a tree of this content."""
+    if (src / ".git").exists() and is_git(src) and git(src, "tag", "--list", check=False).strip():
+        return None
+    return f"0.0.0+tree.{content[:12]}"
+
+
+def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Path, str]:
+    """The wheel of ``src`` for ``python``, from the store or built now: (path, version).
+    Keyed by all of ``src`` (its ``python/`` and ``pyproject.toml`` too, which the libraries'
+    content key leaves out), so an edit to the Cython core or the package builds it again."""
+    content = content_key(src, whole=True)
+    tag = python_tag(python)
+    home = store.wheels_root() / f"{content}-{tag}"
+    found = sorted(home.glob("*.whl")) if home.is_dir() else []
+    if found:
+        return found[0], wheel_version(found[0])
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ}
+    version = version_of(src, content)
+    if version:
+        env["SETUPTOOLS_SCM_PRETEND_VERSION_FOR_APACHE_TVM_FFI"] = version
+    with tempfile.TemporaryDirectory(prefix="tk-ffi-") as tmp:
+        # build-dir elsewhere: scikit-build-core's default (build/ in the project) would write
+        # into the user's tree.
+        argv = [python, "-m", "pip", "wheel", "--no-deps", "-w", tmp,
+                "-C", f"build-dir={tmp}/build", str(src)]
+        before = _entries(src)
+        try:
+            with log.open("a") as out:
+                out.write(f"$ {' '.join(argv)}\n")
+                out.flush()
+                proc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+        finally:
+            # The build backend writes into the source all the same (setuptools-scm's
+            # python/tvm_ffi/_version.py): take back what the build added, so the user's tree
+            # (and its content key) is as it was.
+            for path in sorted(_entries(src) - before, reverse=True):
+                if path.is_dir() and not path.is_symlink():
+                    with contextlib.suppress(OSError):
+                        path.rmdir()
+                else:
+                    path.unlink(missing_ok=True)
+        wheels = sorted(Path(tmp).glob("*.whl"))
+        if proc.returncode != 0 or not wheels:
+            raise TkError(f"building {DIST} from {src} failed (log: {log}); reproduce: "
+                          f"{' '.join(argv)}")
+        store.store_file(wheels[0], home / wheels[0].name)
+    wheel = home / wheels[0].name
+    return wheel, wheel_version(wheel)
+
+
+def _entries(root: Path) -> set[Path]:
+    """Every file and directory under ``root``, ``.git`` left out."""
+    found: set[Path] = set()
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        found.update(Path(here) / name for name in (*dirs, *files))
+    return found
+
+
+def wheel_version(wheel: Path) -> str:
+    m = re.match(r"[^-]+-([^-]+)-", wheel.name)
+    return m.group(1) if m else "?"
+
+
+def install(wheel: Path, site: Path, ffi_lib: Path | None, sha: str) -> None:
+    """Unpack ``wheel`` (sha256 ``sha``) into ``site`` through the store (each file once); the
+    package's own libtvm_ffi.so becomes the build's (``ffi_lib``). A site that already holds
+    this wheel (a rebuild of the same entry) only has that link renewed."""
+    marker = site / ".tk-wheel"
+    same = marker.is_file() and marker.read_text() == sha
+    if not same and site.exists():
+        shutil.rmtree(site)
+    site.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory(dir=site) as tmp:
+        for info in zf.infolist():
+            if info.is_dir():
+                continue
+            dst = site / info.filename
+            if ffi_lib is not None and dst.name == "libtvm_ffi.so":
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                store.link_object(ffi_lib, dst)
+            elif not same:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                store.store_file(Path(zf.extract(info, tmp)), dst)
+    marker.write_text(sha)
+
+
+def build_package(root: Path, entry: Path, log: Path,
+                  ffi_lib: Path | None) -> PythonPackage | None:
+    """Build and keep the tree's tvm-ffi package with the build in ``entry``; None without one."""
+    src = ffi_source(root)
+    if src is None:
+        return None
+    wheel, version = build_wheel(src, log)
+    site = entry / "python"
+    sha = sha256_file(wheel)
+    install(wheel, site, ffi_lib, sha)
+    return PythonPackage(name=DIST, version=version, wheel=str(wheel),
+                         sha256=sha, site=str(site), source=str(src),
+                         python=python_tag())

@@ -1,0 +1,497 @@
+"""The artifact store: one entry per build, files stored once by content.
+
+``$TK_CACHE`` (``~/.cache/tk`` by default) holds:
+
+- ``objects/<sha256[:2]>/<sha256>``: every stored file once, read-only;
+- ``builds/<key>/``: ``manifest.json`` (the ``BuildRecord``), ``build.log``, ``lib/`` with a
+  hard link per library the build wrote (so identical libraries of two builds take the room
+  of one) and, for trees with tvm-ffi, ``python/`` with the tree's tvm-ffi package;
+- ``wheels/``: the tvm-ffi wheels built from trees, by a hash of the tvm-ffi sources;
+- ``packs/<sha256[:2]>/<sha256>.xz``: a library no materialised build links any more, kept
+  compressed (LZMA) until a build that has it is used again.
+
+Libraries take most of the room, and two builds one source file apart share little of their
+bytes (the linker shifts addresses and string offsets all through the debug sections:
+content-defined chunking of two such libtvm_runtime.so found 12-23% in common). So a build's
+libraries are full files (hard links to ``objects/``) only while the build is *materialised*:
+the build just made or served, one ``tk env`` handed to a shell in the last day, one a live
+process has mapped, one the current environment's ``TVM_LIBRARY_PATH`` names, one held by
+``using``. Storing a new build packs the others (``gc.pack_unused``): their library links are
+removed (``.packed`` in the entry says which, by sha256) and an object that loses its last
+link is compressed into ``packs/``. Using a packed build (a store hit, ``tk env``, ``tk ext
+build --build``) unpacks and links it again (``materialise``).
+
+A stored build survives its build directory being rebuilt for another commit.
+``key = build_key(plan.hash, tree key)``: the same plan on a tree whose sources, CMake files
+and submodules are the same is the same build. An object whose only link is its own name
+is in no materialised build: ``gc.gc_objects`` packs it when a stored build still has it, else
+removes it (and its pack).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from toolkit.builds.record import Artifact, BuildRecord
+from toolkit.builds.source import python_dirs
+from toolkit.errors import TkError, UserError
+from toolkit.outputs import sha256_file
+from toolkit.paths import cache_root
+
+MANIFEST = "manifest.json"
+LOCK = ".lock"  # held by the tk build that is building this entry
+VERIFIED = ".verified"  # each library's (size, mtime, ctime) when its sha256 was last checked
+PACKED = ".packed"  # the links packing removed: path in the entry -> sha256 of the object
+ENV_STAMP = ".env"  # touched by tk env: a shell may use this build's lib/ (kept materialised)
+ENV_DAYS = 1.0  # how long a build handed to a shell by tk env stays materialised
+# built library path -> its (size, mtime, inode, ctime), sha256 and its object's mtime: a
+# library rebuilt to the same file is not hashed again
+BUILT = "built.json"
+
+
+def temporary(path: Path) -> Path:
+    """Where ``path`` is written before it is renamed into place: one name per process and
+    thread (a bisection's build slots store from threads of one process, the same object at
+    times)."""
+    return path.with_name(f"{path.name}.{os.getpid()}.{threading.get_native_id()}.tmp")
+
+
+# Linking objects into entries and removing objects no entry links are one step each for
+# the threads of one process (a bisection's build slots store, unpack and pack at once):
+# else a new object, not yet linked, looks unused to another thread's packing.
+_LINKS = threading.RLock()
+T = TypeVar("T")
+
+
+def serialised(fn: Callable[..., T]) -> Callable[..., T]:
+    @functools.wraps(fn)
+    def holding(*args: Any, **kwargs: Any) -> T:
+        with _LINKS:
+            return fn(*args, **kwargs)
+
+    return holding
+
+
+def builds_root() -> Path:
+    return cache_root() / "builds"
+
+
+def objects_root() -> Path:
+    return cache_root() / "objects"
+
+
+def wheels_root() -> Path:
+    return cache_root() / "wheels"
+
+
+def packs_root() -> Path:
+    return cache_root() / "packs"
+
+
+def object_path(sha: str) -> Path:
+    return objects_root() / sha[:2] / sha
+
+
+def pack_path(sha: str) -> Path:
+    return packs_root() / sha[:2] / f"{sha}.xz"
+
+
+def build_key(plan_hash: str, tree_key: str) -> str:
+    """The store key of a plan built from a tree (``toolkit.builds.source.tree_key`` for a commit)."""
+    return hashlib.sha256(f"{plan_hash}:{tree_key}".encode()).hexdigest()[:16]
+
+
+def entry_dir(key: str) -> Path:
+    return builds_root() / key
+
+
+def load(key: str, verify: bool = False) -> BuildRecord | None:
+    """The record of a complete stored build, or None (absent, unreadable, or its libraries
+    are gone).
+
+    ``verify`` (for a build about to be served) also compares each library's sha256 with the
+    record's: a library damaged in place keeps its size, and would load and crash, or worse.
+    """
+    record = BuildRecord.load(entry_dir(key) / MANIFEST)
+    if record is None:
+        return None
+    packed = packed_links(record.id)
+    for art in record.artifacts:
+        stored = Path(art.path)
+        if art.link is not None:
+            continue
+        if art.sha256 in packed.values():
+            if not object_path(art.sha256).exists() and not pack_path(art.sha256).exists():
+                return None
+        elif not stored.exists() or stored.stat().st_size != art.size:
+            return None
+    if verify:
+        try:
+            if packed:
+                materialise(record)
+        except TkError:
+            return None  # a damaged pack (now removed): the build is built again
+        if damaged(record):
+            return None
+    return record
+
+
+def damaged(record: BuildRecord) -> str | None:
+    """The first stored library whose content is not what was stored, or None.
+
+    A library whose (size, mtime, ctime) are those it had when it was last verified is not
+    read again: writing into a file changes its ctime, which no one can set back (a new hard
+    link to it changes it too, and then it is verified once more)."""
+    stamps_path = entry_dir(record.id) / VERIFIED
+    try:
+        stamps = json.loads(stamps_path.read_text())
+    except (OSError, ValueError):
+        stamps = {}
+    fresh = {}
+    for art in record.artifacts:
+        if art.link is not None:
+            continue
+        try:
+            st = os.stat(art.path)
+        except FileNotFoundError:
+            continue  # packed: checked against its sha256 when it is unpacked
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        if stamps.get(art.name) != stamp and sha256_file(Path(art.path)) != art.sha256:
+            return art.path
+        fresh[art.name] = stamp
+    if fresh != stamps:
+        try:
+            tmp = temporary(stamps_path)
+            tmp.write_text(json.dumps(fresh))
+            tmp.replace(stamps_path)
+        except OSError:
+            pass  # a read-only store: verified again next time
+    return None
+
+
+def clear_entry(key: str) -> Path:
+    """The entry directory, emptied of an earlier attempt (its lock file kept: it is held;
+    the tvm-ffi package kept: ``python.install`` replaces it only when its wheel differs)."""
+    entry = entry_dir(key)
+    entry.mkdir(parents=True, exist_ok=True)
+    (entry / MANIFEST).unlink(missing_ok=True)  # first: no longer a complete entry
+    for path in entry.iterdir():
+        if path.name in (LOCK, "python"):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    return entry
+
+
+def being_built(entry: Path) -> bool:
+    """Is a tk build holding this entry's lock right now?"""
+    lock = entry / LOCK
+    if not lock.exists():
+        return False
+    with lock.open("a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
+
+
+@contextlib.contextmanager
+def using(key: str) -> Iterator[None]:
+    """Keep build ``key`` materialised while this process uses its ``lib/`` (a bisection's
+    check while another build slot stores): packing passes over an entry whose lock is held,
+    as over one being built. A shared hold: any number of users, and no build of ``key``."""
+    entry = entry_dir(key)
+    entry.mkdir(parents=True, exist_ok=True)
+    with (entry / LOCK).open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def packing(shared: bool) -> Iterator[None]:
+    """Packing and collecting (exclusive) against unpacking (shared), across processes and a
+    bisection's build-slot threads alike (each call opens the lock file anew)."""
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / ".pack.lock").open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def save(record: BuildRecord) -> Path:
+    return record.save(entry_dir(record.id) / MANIFEST)
+
+
+def put_object(src: Path, sha: str | None = None) -> tuple[str, Path]:
+    """Store a file by content (once); its sha256 (``sha`` when the caller knows it) and the
+    object's path."""
+    sha = sha or sha256_file(src)
+    obj = object_path(sha)
+    # An object damaged in place (root ignores its read-only mode) is replaced, not reused.
+    if not obj.exists() or obj.stat().st_size != src.stat().st_size or sha256_file(obj) != sha:
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temporary(obj)
+        shutil.copyfile(src, tmp)
+        tmp.chmod(0o555)  # read-only: every build linking it shares these bytes
+        tmp.replace(obj)
+    return sha, obj
+
+
+def link_object(obj: Path, dst: Path) -> None:
+    """``dst`` becomes a hard link to ``obj`` (a copy across file systems)."""
+    tmp = temporary(dst)
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(obj, tmp)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
+        shutil.copyfile(obj, tmp)
+    tmp.replace(dst)
+
+
+def store_file(src: Path, dst: Path) -> tuple[str, int]:
+    """Store ``src`` by content and link it at ``dst``: (sha256, size)."""
+    with packing(shared=True):  # an object with no link yet is not collected meanwhile
+        sha, obj = put_object(src)
+        link_object(obj, dst)
+        return sha, obj.stat().st_size
+
+
+def _stamp(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
+
+
+@serialised
+def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
+    """Link the built libraries into the entry's lib/ (symlinks stay symlinks).
+
+    A built library whose (size, mtime, inode, ctime) are those it had when it was last stored
+    (a no-op rebuild) is not read again: its sha256 is taken from ``built.json``, and its
+    object, when still there, is linked as it is."""
+    lib = entry_dir(key) / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    built_path = cache_root() / BUILT
+    try:
+        built = json.loads(built_path.read_text())
+    except (OSError, ValueError):
+        built = {}
+    with packing(shared=True):  # an object with no link yet is not collected meanwhile
+        records = [_store_artifact(src, lib / src.name, built) for src in files]
+    _write_json(built_path, built)
+    stamp_verified(key, records)
+    return records
+
+
+def _store_artifact(src: Path, dst: Path, built: dict[str, list]) -> Artifact:
+    if src.is_symlink():
+        dst.unlink(missing_ok=True)
+        target = os.readlink(src)
+        dst.symlink_to(target)
+        return Artifact(name=src.name, path=str(dst), built=str(src), size=0, sha256=None,
+                        link=target)
+    stamp = _stamp(src.stat())
+    known = built.get(str(src))
+    sha = known[4] if known and known[:4] == stamp else None
+    obj = object_path(sha) if sha else None
+    # The object as it was stored (same size and mtime: nothing wrote into it since).
+    if obj is not None and obj.exists() and [obj.stat().st_size, obj.stat().st_mtime_ns] \
+            == [stamp[0], known[5]]:
+        link_object(obj, dst)
+    else:
+        sha, obj = put_object(src, sha)
+        link_object(obj, dst)
+    built[str(src)] = [*stamp, sha, obj.stat().st_mtime_ns]
+    return Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0], sha256=sha)
+
+
+def stamp_verified(key: str, artifacts: list[Artifact]) -> None:
+    """Record that these libraries' bytes were just hashed (stored or unpacked): the next
+    store hit need not read them again."""
+    path = entry_dir(key) / VERIFIED
+    try:
+        stamps = json.loads(path.read_text())
+    except (OSError, ValueError):
+        stamps = {}
+    for art in artifacts:
+        if art.link is None:
+            st = os.stat(art.path)
+            stamps[art.name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    _write_json(path, stamps)
+
+
+def _write_json(path: Path, data: object) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temporary(path)
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)
+    except OSError:
+        pass  # a cache: without it the files are read again
+
+
+def handed_out(key: str) -> None:
+    """A shell or an extension is about to use this build's lib/: keep it unpacked a day."""
+    (entry_dir(key) / ENV_STAMP).touch()
+
+
+def packed_links(key: str) -> dict[str, str]:
+    """The links packing removed from an entry (path relative to it -> sha256)."""
+    try:
+        data = json.loads((entry_dir(key) / PACKED).read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+@serialised
+def materialise(record: BuildRecord) -> None:
+    """Put a packed build's libraries back in place (unpacked from ``packs/`` when no other
+    build still links them), each checked against its sha256 while it is written."""
+    entry = entry_dir(record.id)
+    with packing(shared=True):
+        links = packed_links(record.id)
+        unpacked = set()
+        for rel, sha in links.items():
+            obj = object_path(sha)
+            if not obj.exists():
+                unpack(sha)
+                unpacked.add(sha)
+            link_object(obj, entry / rel)
+        (entry / PACKED).unlink(missing_ok=True)
+        stamp_verified(record.id, [a for a in record.artifacts if a.sha256 in unpacked])
+
+
+def unpack(sha: str) -> Path:
+    import lzma
+
+    obj = object_path(sha)
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary(obj)
+    digest = hashlib.sha256()
+    try:
+        with lzma.open(pack_path(sha)) as src, tmp.open("wb") as dst:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                digest.update(chunk)
+                dst.write(chunk)
+    except (lzma.LZMAError, EOFError):
+        pass  # not a whole LZMA stream: its digest is not sha's either
+    if digest.hexdigest() != sha:
+        tmp.unlink()
+        pack_path(sha).unlink()  # else kept: packing the rebuilt library would reuse it
+        raise TkError(f"the stored pack of {sha[:12]} was damaged (sha256 differs; removed): "
+                      "build it again")
+    tmp.chmod(0o555)
+    tmp.replace(obj)
+    return obj
+
+
+def all_builds() -> list[BuildRecord]:
+    """Every complete stored build, newest first."""
+    root = builds_root()
+    found = []
+    if root.is_dir():
+        for entry in root.iterdir():
+            record = load(entry.name)
+            if record is not None:
+                found.append(record)
+    return sorted(found, key=lambda r: r.created, reverse=True)
+
+
+def find(build_id: str, use: bool = False) -> BuildRecord:
+    """A stored build by id or unique id prefix, its libraries verified; a user error when none
+    or several match. ``use`` (``tk env``: a shell is about to load it) materialises it and
+    keeps it so for a day."""
+    if not build_id or "/" in build_id:
+        raise UserError(f"{build_id!r} is not a build id (see tk build ls)")
+    found = load(build_id)
+    if found is None:
+        root = builds_root()
+        matches = sorted(p.name for p in root.glob(f"{build_id}*")) if root.is_dir() else []
+        complete = [r for r in (load(name) for name in matches) if r is not None]
+        if not complete:
+            raise UserError(f"no stored build {build_id!r} in {root} (see tk build ls)")
+        if len(complete) > 1:
+            ids = ", ".join(r.id for r in complete[:5])
+            raise UserError(f"build id {build_id!r} is ambiguous: {ids}")
+        found = complete[0]
+    if use:
+        materialise(found)
+        handed_out(found.id)
+    bad = damaged(found)
+    if bad:
+        raise TkError(f"stored build {found.id} is damaged: {bad} is not the library that was "
+                      f"stored (sha256 differs); rebuild it with tk build --force -C "
+                      f"{found.source.dir}")
+    return found
+
+
+def env_of(record: BuildRecord, source_dir: Path | str | None = None) -> dict[str, str]:
+    """The variables that put a stored build in use: its libraries, its tree's Python package
+    and the tvm-ffi package built from that tree.
+
+    ``source_dir`` replaces the tree recorded (a checkout of a later commit whose changes are
+    Python-only can use this build's libraries with its own Python code).
+    """
+    lib = str(entry_dir(record.id) / "lib")
+    root = Path(source_dir) if source_dir else Path(record.source.dir)
+    python = [str(d) for d in python_dirs(root)]
+    if record.python is not None:
+        python = [d for d in python if not d.endswith(os.path.join("tvm-ffi", "python"))]
+        python.append(record.python.site)
+    env = {"TVM_LIBRARY_PATH": lib, "LD_LIBRARY_PATH": lib}
+    if python:
+        env["PYTHONPATH"] = os.pathsep.join(python)
+    return env
+
+
+def in_use(env: dict[str, str] | None = None) -> BuildRecord | None:
+    """The stored build an environment puts in use (``tk env`` sets TVM_LIBRARY_PATH to its
+    lib/), or None."""
+    env = os.environ if env is None else env
+    for entry in filter(None, env.get("TVM_LIBRARY_PATH", "").split(os.pathsep)):
+        lib = Path(entry)
+        if lib.name == "lib" and (lib.parent / MANIFEST).exists():
+            return BuildRecord.load(lib.parent / MANIFEST)
+    return None
+
+
+def asked_of(record: BuildRecord) -> dict[str, object]:
+    """What tk doctor should expect of a stored build."""
+    python = [d for d in record.env.get("PYTHONPATH", "").split(os.pathsep) if d]
+    targets = set(record.plan.get("targets", []))
+    return {"build": record.id, "runtimes": record.runtimes, "lib_dir": str(record.lib_dir),
+            "python": python, "runtime_only": bool({"runtime", "tvm_runtime"} & targets)}
+
+
+def shell_exports(env: dict[str, str]) -> str:
+    """``export`` lines that prepend to path-like variables already set in the shell."""
+    lines = []
+    for name, value in env.items():
+        if name in ("PYTHONPATH", "LD_LIBRARY_PATH"):
+            lines.append(f"export {name}={shlex.quote(value)}${{{name}:+:${name}}}")
+        else:
+            lines.append(f"export {name}={shlex.quote(value)}")
+    return "\n".join(lines)

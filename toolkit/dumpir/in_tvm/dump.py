@@ -1,0 +1,203 @@
+"""Compile a workload under dump-ir's recorder into a work directory (the in-TVM half).
+
+``toolkit.dumpir.directory`` says what may be written where (refusal, swap-in); this module
+runs the compile, indexes what the recorder saw, writes the page and, when a pass raises, its
+repro.
+"""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from toolkit import stack
+from toolkit.cause import one_line
+from toolkit.dumpir import directory, html, index
+from toolkit.dumpir.directory import FAILED, JOURNAL, MODULES, DumpResult
+from toolkit.dumpir.in_tvm.recorder import HOST_KINDS, Recorder, instrument
+from toolkit.dumpir.in_tvm.repro import write_repro
+from toolkit.dumpir.store import PACK, FunctionStore, write_atomic
+from toolkit.errors import TkError, TvmFailure
+from toolkit.stack import codegen, compat
+from toolkit.stack import target as targets
+from toolkit.stack.workload import Workload
+
+
+def dump(
+    workload: Workload,
+    target: str | targets.Target,
+    out: Path,
+    *,
+    passes: str | None = None,
+    funcs: str | None = None,
+    full_modules: bool = False,
+    pass_config: dict[str, Any] | None = None,
+    verify: bool = False,
+    assembly: bool = False,
+) -> DumpResult:
+    """Compile ``workload`` for ``target`` recording every pass into ``out``."""
+    directory.check_output_dir(out)
+    crashed = directory.reap_dead_runs(out)
+    work = directory.work_dir(out)
+    try:
+        result = record(
+            workload, targets.resolve(target), work, out, passes, funcs, full_modules,
+            pass_config, crashed, verify, assembly,
+        )
+        directory.write_manifest(work)
+        directory.swap_in(work, out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    result.directory = out
+    result.crashed_runs = crashed
+    return result
+
+
+def record(
+    workload: Workload, target: targets.Target, work: Path, out: Path,
+    passes: str | None, funcs: str | None,
+    full_modules: bool, pass_config: dict[str, Any] | None, crashed: list[str],
+    verify: bool = False, assembly: bool = False,
+) -> DumpResult:
+    store = FunctionStore(work / PACK)
+    journal = (work / JOURNAL).open("w")
+    recorder = Recorder(
+        store, modules_dir=work / MODULES if full_modules else None,
+        pass_glob=passes, func_glob=funcs, journal=journal,
+    )
+    failure: TvmFailure | None = None
+    failed_at = 0.0
+    start = time.perf_counter()
+    try:
+        with codegen.capture(assembly) as codegens, \
+                codegen.dlight_rules(compat.structural_hash()) as rules:
+            stack.compile(
+                workload, target, instruments=[instrument(recorder)],
+                pass_config=pass_config,
+            )
+    except TvmFailure as e:
+        failure, failed_at = e, time.perf_counter()
+    journal.close()
+    (work / JOURNAL).unlink()
+    try:
+        recorder.finish()
+    except Exception as e:  # noqa: BLE001 - a bug of ours, not a failure of the pass
+        raise TkError(f"dump-ir's pass instrument failed: {type(e).__name__}: {e}") from e
+    seconds = time.perf_counter() - start
+
+    failed_pass = None
+    if failure is not None:
+        cause = failure.__cause__ or failure
+        frame = recorder.fail(_error_text(cause), failed_at)
+        if frame is not None:
+            failed_pass = frame.record
+            failed_pass.module = _save_failed(work, frame.mod, workload.mod)
+            write_repro(work, failed_pass.name, workload.source, target.spec, pass_config)
+            failure = TvmFailure(
+                f"pass {failed_pass.name} (#{failed_pass.seq}) raised while compiling "
+                f"{workload.source} for {target.spec}: {one_line(cause)}",
+                reproduce=f"python {out / 'repro.py'}",
+            )
+
+    records = recorder.records
+    for record, vids in recorder.inputs_of(SCHEDULER):
+        record.schedule_rules = {name: rules[vid] for name, vid in vids.items() if vid in rules}
+    verify_failure = _codegen_records(records, codegens, store, work, verify, out)
+    if failure is None and verify_failure is not None:
+        failure = verify_failure
+    if failed_pass is None and failure is not None:
+        # Codegen raised (or nvcc rejected its output): that record is the failure.
+        failed_pass = next((r for r in records if r.kind == index.CODEGEN
+                            and r.status == "failed"), None)
+    first_cause = None
+    if failure is not None:
+        first_cause = one_line(failed_pass.error if failed_pass and failed_pass.error
+                               else str(failure))
+    leaves = [r for r in records if r.kind in index.LEAF_KINDS]
+    summary = {
+        "workload": workload.source,
+        "target": target.spec,
+        "tvm_version": getattr(compat.tvm(), "__version__", "unknown"),
+        "status": "failed" if failure else "ok",
+        "failed_pass": failed_pass.seq if failed_pass else None,
+        "first_cause": first_cause,  # the line that says what went wrong (headers, compare)
+        "passes": len(leaves),
+        "wrappers": sum(1 for r in records if r.kind == index.WRAPPER),
+        "changed_passes": sum(1 for r in leaves if r.change not in (None, index.UNCHANGED)),
+        "functions_stored": len(store.loaded()),
+        "compile_seconds": round(seconds, 4),
+        "instrument_seconds": round(recorder.overhead, 4),
+        "worker_seconds": round(recorder.worker_seconds, 4),
+        "pass_filter": passes,
+        "func_filter": funcs,
+        "earlier_crashes": crashed,  # runs into the same directory that died (reaped)
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    dump_index = index.DumpIndex(summary, recorder.input or {}, records)
+    index.write(work, dump_index)
+    write_atomic(work / "index.html", html.render(dump_index, store.save()).encode())
+    return DumpResult(work, dump_index, failure)
+
+
+SCHEDULER = "ApplyDefaultSchedule"  # dlight's pass: its records say which rule did what
+
+
+def _codegen_records(records: list[index.PassRecord], codegens: list[codegen.Codegen],
+                     store: FunctionStore, work: Path, verify: bool,
+                     out: Path) -> TvmFailure | None:
+    """Append one record per codegen call (device modules first, as TVM builds them); under
+    ``verify`` compile CUDA sources with nvcc. Returns the first verification failure."""
+    failure = None
+    for call in codegens:
+        lane = index.HOST if call.target_kind in HOST_KINDS else index.DEVICE
+        record = index.PassRecord(
+            seq=len(records), name=call.target, depth=0, parent=None, kind=index.CODEGEN,
+            seconds=round(call.seconds, 6), status="failed" if call.error else "ok",
+            change=index.CHANGED, functions=len(call.functions), lane=lane,
+            lane_target=call.target, error=call.error,
+            sources={name: store.put(text) for name, text in call.sources.items()},
+        )
+        records.append(record)
+        cuda = call.sources.get("cuda.cu")
+        if verify and cuda is not None:
+            verdict = codegen.verify_cuda(cuda, call.arch)
+            if verdict is None:
+                record.verify = {"tool": "nvcc", "ok": None, "error": "nvcc is not on PATH"}
+                continue
+            record.verify = {"tool": verdict.tool, "ok": verdict.ok, "error": verdict.error}
+            if not verdict.ok:
+                record.status = "failed"
+                record.error = verdict.error
+                failed = work / FAILED
+                failed.mkdir(exist_ok=True)
+                write_atomic(failed / "cuda.cu", cuda.encode())
+                write_atomic(failed / "nvcc.log", verdict.output.encode())
+                failure = failure or TvmFailure(
+                    f"{verdict.tool} rejects the CUDA source TVM generated: {verdict.error}",
+                    reproduce=f"{verdict.tool} -o /dev/null {out / FAILED / 'cuda.cu'}",
+                )
+    return failure
+
+
+def _error_text(e: BaseException) -> str:
+    lines = [ln.rstrip() for ln in str(e).splitlines() if ln.strip()]
+    return "\n".join(lines[-20:]) if lines else type(e).__name__
+
+
+def _save_failed(work: Path, received: Any, compile_input: Any) -> str:
+    """The module as the failing pass received it, and the one the compile started from."""
+    directory = work / FAILED
+    directory.mkdir(exist_ok=True)
+    for name, mod in (("input.py", received), ("compile_input.py", compile_input)):
+        try:
+            text = mod.script()
+        except Exception as e:  # noqa: BLE001 - keep going: the index still says what failed
+            text = f"# printing the module failed: {e}\n"
+        write_atomic(directory / name, text.encode())
+    return f"{FAILED}/input.py"
+
+

@@ -1,0 +1,370 @@
+"""The pass instrument: what every pass of a compile did to each function, at low cost.
+
+Change is decided per function by object identity first (a pass that did not touch a
+function hands back the same object) and structural hash second. Printing, not hashing, is
+the cost (on the 0.27 wheel, one ``.script()`` takes about 1.3 ms a function, while
+``tvm_ffi.structural_hash`` adds 1.2-1.4x to a compile), so a function is printed only when
+it is a version not seen before, and the text is cached per (structural hash, name).
+
+The hooks themselves only take a snapshot (name -> function object) and time the pass;
+hashing, printing and writing run in one worker thread, in pass order. TVM's FFI releases
+the GIL during calls, so that work overlaps the compile (LLVM codegen alone is a third of
+it) when a core is free. Holding the snapshots keeps the objects alive, and a live reference
+also stops a pass from mutating one in place (TVM copies on write when shared).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import queue
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from toolkit.dumpir.index import (
+    CHANGED,
+    DEVICE,
+    HOST,
+    MAIN,
+    OWN,
+    PRINTS_IDENTICALLY,
+    RENAMED,
+    UNCHANGED,
+    WRAPPER,
+    FuncChange,
+    PassRecord,
+    Rename,
+)
+from toolkit.dumpir.store import FunctionStore, write_atomic
+from toolkit.stack import compat
+from toolkit.stack.numbering import PassNumbering, functions
+
+# Handles of recently seen function objects -> (object, structural hash). Keeping the object
+# alive keeps its address from being reused; the bound keeps memory flat on deep models.
+HANDLE_CACHE_SIZE = 8192
+
+# The worker runs only while the compile thread sits in one C++ call (LLVM codegen, a slow
+# pass), which releases the GIL: its Python frame has not moved for PARKED_SECONDS. While the
+# compile runs Python (between passes, Python-level passes) the two threads would fight over
+# the GIL and the compile would slow down more than the worker gains. Re-checked every
+# RECHECK_SECONDS of work.
+PARKED_SECONDS = 0.003
+RECHECK_SECONDS = 0.02
+
+
+@dataclass
+class _Frame:
+    record: PassRecord
+    mod: Any
+    funcs: dict[str, Any]
+    start: float
+    overhead_at_start: float
+    children: int = 0
+    last_out: dict[str, Any] | None = None  # the last nested pass's output
+
+
+@dataclass
+class Recorder:
+    """Receives the instrument's hooks and builds the pass records of one compile.
+
+    Call :meth:`finish` once the compile returned or raised: it waits for the worker.
+    """
+
+    store: FunctionStore
+    modules_dir: Path | None = None  # --all: every leaf's full module goes here too
+    pass_glob: str | None = None
+    func_glob: str | None = None
+    journal: TextIO | None = None  # pass starts and ends, flushed: survives a crash
+    records: list[PassRecord] = field(default_factory=list)
+    input: dict[str, str | None] | None = None
+    overhead: float = 0.0  # seconds spent in the hooks, on the compile's own thread
+    worker_seconds: float = 0.0  # seconds of hashing, printing and writing, off that thread
+    internal_error: BaseException | None = None
+
+    def __post_init__(self) -> None:
+        self._hash: Callable[[Any], int] = compat.structural_hash()
+        self._print: Callable[[Any, str], str] = compat.script_printer()
+        self._stack: list[_Frame] = []
+        self._numbering = PassNumbering(self._hash)
+        self._by_handle: OrderedDict[int, tuple[Any, int]] = OrderedDict()
+        self._keys: dict[tuple[int, str], str] = {}
+        self._last_output: dict[str, int] | None = None
+        self._lane: tuple[str, str | None] | None = None
+        self._inputs: list[tuple[PassRecord, dict[str, int]]] = []
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._compile_thread = threading.get_ident()
+        self._compile_done = False
+        self._checked = 0.0
+        self._worker = threading.Thread(target=self._work, name="tk-dump-ir", daemon=True)
+        self._worker.start()
+
+    # -- hooks (compile thread) --------------------------------------------------------
+
+    def before(self, mod: Any, name: str) -> None:
+        t0 = time.perf_counter()
+        parent = self._stack[-1] if self._stack else None
+        funcs = functions(mod)
+        own, seq = self._numbering.start(funcs)
+        if parent is not None:
+            if own is not None:  # the wrapper changed the module before its first nested pass
+                self._own_work(own, parent.record, parent.funcs, funcs, mod)
+            parent.children += 1
+        record = PassRecord(
+            seq=seq, name=name, depth=len(self._stack),
+            parent=parent.record.seq if parent else None,
+            stored=self.pass_glob is None or fnmatch.fnmatchcase(name, self.pass_glob),
+        )
+        self.records.append(record)
+        if self.journal is not None:
+            self.journal.write(f"+{record.seq} {name}\n")
+            self.journal.flush()
+        if record.seq == 0:
+            self._jobs.put((self._input, (funcs, mod)))
+        now = time.perf_counter()
+        self.overhead += now - t0
+        self._stack.append(_Frame(record, mod, funcs, now, self.overhead))
+
+    def after(self, mod: Any, name: str) -> None:
+        t0 = time.perf_counter()
+        frame = self._stack.pop()
+        record = frame.record
+        if self.journal is not None:
+            self.journal.write(f"-{record.seq}\n")
+            self.journal.flush()
+        record.seconds = round(t0 - frame.start - (self.overhead - frame.overhead_at_start), 6)
+        funcs = functions(mod)
+        record.functions = len(funcs)
+        own = self._numbering.end(funcs)
+        if frame.children:
+            record.kind = WRAPPER
+            self._jobs.put((self._wrapper, (record, frame.funcs, funcs)))
+            if own is not None:  # the wrapper changed the module after its last nested pass
+                assert frame.last_out is not None
+                self._own_work(own, record, frame.last_out, funcs, mod)
+        else:
+            self._jobs.put((self._leaf, (record, frame.funcs, funcs, mod)))
+        if self._stack:
+            self._stack[-1].last_out = funcs
+        self.overhead += time.perf_counter() - t0
+
+    def _own_work(self, seq: int, wrapper: PassRecord, before: dict[str, Any],
+                  after: dict[str, Any], mod: Any) -> None:
+        """A record for what a wrapper did itself, between two of its module snapshots."""
+        record = PassRecord(
+            seq=seq, name=wrapper.name, depth=wrapper.depth + 1,
+            parent=wrapper.seq, kind=OWN, stored=wrapper.stored, functions=len(after),
+        )
+        self.records.append(record)
+        self._jobs.put((self._leaf, (record, before, after, mod)))
+
+    # -- after the compile -------------------------------------------------------------
+
+    def finish(self) -> None:
+        """Wait until every snapshot is hashed, printed and stored."""
+        self._compile_done = True
+        self._jobs.put(None)
+        self._worker.join()
+        if self.internal_error is not None:
+            raise self.internal_error
+
+    def inputs_of(self, name: str) -> list[tuple[PassRecord, dict[str, int]]]:
+        """(record, structural hash of each function it received) of every leaf so named."""
+        return [(r, vids) for r, vids in self._inputs if r.name == name]
+
+    def fail(self, error: str, at: float) -> _Frame | None:
+        """Mark the passes still open (the one that raised and its wrappers) as failed.
+
+        ``at`` is when the compile raised (``time.perf_counter()``): the passes ran until then.
+        Returns the innermost one: its ``mod`` is the module as the failing pass received it.
+        """
+        for frame in self._stack:
+            frame.record.status = "failed"
+            if frame.children:
+                frame.record.kind = WRAPPER  # it never reached after(), which says so otherwise
+            frame.record.seconds = round(
+                at - frame.start - (self.overhead - frame.overhead_at_start), 6)
+        if not self._stack:
+            return None
+        innermost = self._stack[-1]
+        innermost.record.error = error
+        self._stack.clear()
+        self._numbering.abandon()
+        return innermost
+
+    # -- worker thread -----------------------------------------------------------------
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            if self.internal_error is not None:
+                continue  # drain: the compile thread learns of the error in finish()
+            start = time.perf_counter()
+            try:
+                job[0](*job[1])
+            except BaseException as e:  # noqa: BLE001 - handed to the compile thread
+                self.internal_error = e
+            self.worker_seconds += time.perf_counter() - start
+
+    def _wait_for_compile_to_park(self) -> None:
+        """Return once the compile thread is parked in C++ (or finished)."""
+        if self._compile_done or time.perf_counter() - self._checked < RECHECK_SECONDS:
+            return
+        while not self._compile_done:
+            first = _position(self._compile_thread)
+            time.sleep(PARKED_SECONDS)
+            if first is not None and first == _position(self._compile_thread):
+                break
+        self._checked = time.perf_counter()
+
+    def _input(self, funcs: dict[str, Any], mod: Any) -> None:
+        self.input = {n: self._key(f, n) for n, f in funcs.items()}
+        if self.modules_dir is not None:
+            self._write_module("input", mod)
+
+    def _vid(self, func: Any) -> int:
+        """The function's structural hash, skipped when this very object was hashed before."""
+        handle = compat.object_handle(func)
+        hit = self._by_handle.get(handle)
+        if hit is not None and hit[0].same_as(func):
+            self._by_handle.move_to_end(handle)
+            return hit[1]
+        vid = self._hash(func)
+        self._by_handle[handle] = (func, vid)
+        if len(self._by_handle) > HANDLE_CACHE_SIZE:
+            self._by_handle.popitem(last=False)
+        return vid
+
+    def _key(self, func: Any, name: str) -> str | None:
+        """Store key of the function's text, printing it only for a version not seen before."""
+        if self.func_glob is not None and not fnmatch.fnmatchcase(name, self.func_glob):
+            return None
+        cache = (self._vid(func), name)
+        key = self._keys.get(cache)
+        if key is None:
+            self._wait_for_compile_to_park()
+            key = self._keys[cache] = self.store.put(self._print(func, name))
+        return key
+
+    def _leaf(self, record: PassRecord, before: dict[str, Any], after: dict[str, Any],
+              mod: Any) -> None:
+        stored = record.stored
+        vids_before = {n: self._vid(f) for n, f in before.items()}
+        self._inputs.append((record, vids_before))
+        if self._last_output is not None and vids_before != self._last_output:
+            record.received = {n: self._key(f, n) if stored else None for n, f in before.items()}
+        vids_after: dict[str, int] = {}
+        for n, f in after.items():
+            old = before.get(n)
+            vids_after[n] = vids_before[n] if old is not None and old.same_as(f) else self._vid(f)
+        self._last_output = vids_after
+
+        def key(funcs: dict[str, Any], n: str) -> str | None:
+            return self._key(funcs[n], n) if stored else None
+
+        added = [n for n in after if n not in before]
+        removed = [n for n in before if n not in after]
+        for old in list(removed):
+            new = next((n for n in added if vids_after[n] == vids_before[old]), None)
+            if new is not None:
+                removed.remove(old)
+                added.remove(new)
+                record.renamed.append(Rename(old, new, key(after, new)))
+        record.added = {n: key(after, n) for n in added}
+        record.removed = {n: key(before, n) for n in removed}
+        for n in after:
+            if n in before and vids_after[n] != vids_before[n]:
+                k0, k1 = key(before, n), key(after, n)
+                same_text = k0 is not None and k0 == k1
+                record.changed.append(FuncChange(n, k0, k1, same_text))
+        if (self._lane is None or record.received is not None or record.added or record.removed
+                or record.renamed):
+            self._lane = _lane(after)  # only a new function set can change the module's lane
+        record.lane, record.lane_target = self._lane
+        if record.added or record.removed or any(not c.prints_identically for c in record.changed):
+            record.change = CHANGED
+        elif record.changed:
+            record.change = PRINTS_IDENTICALLY
+        elif record.renamed:
+            record.change = RENAMED
+        else:
+            record.change = UNCHANGED
+        if self.modules_dir is not None and stored:
+            record.module = self._write_module(f"{record.seq:03d}_{record.name}", mod)
+
+    def _wrapper(self, record: PassRecord, before: dict[str, Any], after: dict[str, Any]) -> None:
+        same = before.keys() == after.keys() and all(
+            f.same_as(after[n]) or self._vid(f) == self._vid(after[n]) for n, f in before.items()
+        )
+        record.change = UNCHANGED if same else CHANGED
+
+    def _write_module(self, stem: str, mod: Any) -> str:
+        assert self.modules_dir is not None
+        self.modules_dir.mkdir(parents=True, exist_ok=True)
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in stem)
+        path = self.modules_dir / f"{safe}.py"
+        write_atomic(path, mod.script().encode())
+        return f"{self.modules_dir.name}/{path.name}"
+
+
+def _position(thread: int) -> tuple[int, int] | None:
+    """Where a thread's Python code is (frame, instruction); unchanged while it is in C."""
+    frame = sys._current_frames().get(thread)
+    return None if frame is None else (id(frame), frame.f_lasti)
+
+
+# Target kinds whose functions run on the host (tirx.build's own test, split_host_device_mods).
+HOST_KINDS = ("llvm", "c", "cuda_host")
+
+
+def _lane(funcs: dict[str, Any]) -> tuple[str, str | None]:
+    """(lane, target) of a module: MAIN while it holds Relax functions, functions without a
+    target or both sides, HOST when every function is host code, DEVICE when every function
+    is for one device and kernels are among them (before the split there are none)."""
+    targets = set()
+    kernels = False
+    for f in funcs.values():
+        attrs = getattr(f, "attrs", None)
+        is_tir = type(f).__name__ == "PrimFunc"  # Relax functions carry no target
+        target = attrs.get("target") if attrs is not None and is_tir else None
+        if target is None:
+            return MAIN, None
+        arch = target.attrs.get("arch") if hasattr(target, "attrs") else None
+        targets.add(f"{target.kind.name} -arch={arch}" if arch else str(target.kind.name))
+        kernels = kernels or int(attrs.get("calling_conv", 0)) == 2
+    if len(targets) != 1:
+        return MAIN, None
+    target = targets.pop()
+    if target.split()[0] in HOST_KINDS:
+        return HOST, target
+    return (DEVICE, target) if kernels else (MAIN, target)
+
+
+def instrument(recorder: Recorder) -> Any:
+    """A TVM PassInstrument feeding ``recorder``; attach it to the compile's PassContext."""
+    from tvm.ir.instrument import pass_instrument
+
+    @pass_instrument
+    class DumpIrInstrument:
+        def run_before_pass(self, mod: Any, info: Any) -> None:
+            _guarded(recorder, recorder.before, mod, info.name)
+
+        def run_after_pass(self, mod: Any, info: Any) -> None:
+            _guarded(recorder, recorder.after, mod, info.name)
+
+    return DumpIrInstrument()
+
+
+def _guarded(recorder: Recorder, hook: Callable[[Any, str], None], mod: Any, name: str) -> None:
+    # TVM reports an exception from a hook as a failure of the pass; remember that it was
+    # ours so the dump does not blame the pass.
+    try:
+        hook(mod, name)
+    except BaseException as e:
+        recorder.internal_error = e
+        raise

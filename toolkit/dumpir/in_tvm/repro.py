@@ -1,0 +1,120 @@
+"""``DIR/repro.py``: rerun the pass that raised, on the module exactly as it received it.
+
+The script depends on nothing but the TVM that failed (and the workload file, when the pass
+is the user's own), so it can go into a bug report with ``failed/``. Modules are saved as
+TVMScript and parsed back (``save_json`` was seen to segfault on the 0.27 wheel).
+
+How the pass is rebuilt, first that works: a TVM pass constructible by name without
+arguments; a ``tvm.transform.Pass`` of that name defined in the workload file (a user's pass
+brought in through the workload's ``pipeline``); else the compile is rerun from its input
+(with the workload's pipeline), which reaches the same pass with the same module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from toolkit.dumpir.store import write_atomic
+from toolkit.stack import compat
+from toolkit.stack import target as targets
+
+# Text from outside (pass name, workload path, target) enters the script only as Python
+# literals made by repr()/json (never inside the docstring): a workload file may be named
+# 'x"""; __import__("os").system(...); """.py'.
+TEMPLATE = '''\
+"""Reproduce: the pass PASS_NAME raised during `tk dump-ir WORKLOAD_SOURCE` for TARGET_SPEC.
+
+Runs only that pass on the module it received (failed/input.py) when the pass can be built
+here; otherwise reruns the compile from its input (failed/compile_input.py).
+Usage: python repro.py   (exits non-zero with the pass's error while the bug is there)
+"""
+
+import json
+import pathlib
+import runpy
+
+import tvm
+import tvm.script
+
+HERE = pathlib.Path(__file__).resolve().parent
+PASS_NAME = {name!r}
+WORKLOAD_SOURCE = {workload!r}
+TARGET_SPEC = {target_spec!r}
+WORKLOAD = {workload_file!r}  # the workload's .py file, when it was one
+target = tvm.target.Target(json.loads({target_json!r}))
+config = json.loads({config_json!r})
+
+
+def load(name):
+    return tvm.script.from_source((HERE / "failed" / name).read_text())
+
+
+def workload_namespace():
+    return runpy.run_path(WORKLOAD) if WORKLOAD and pathlib.Path(WORKLOAD).exists() else {{}}
+
+
+def build_pass(namespace):
+{factory}
+    for value in namespace.values():
+        if isinstance(value, tvm.transform.Pass) and value.info.name == PASS_NAME:
+            return value
+    return None
+
+
+namespace = workload_namespace()
+the_pass = build_pass(namespace)
+with target, tvm.transform.PassContext(opt_level=3, config=config):
+    if the_pass is not None:
+        print(f"running only {{PASS_NAME}} on failed/input.py")
+        the_pass(load("input.py"))
+    else:
+        print(f"{{PASS_NAME}} cannot be built here: rerunning the compile from its input")
+        pipeline = namespace.get("pipeline")
+        extra = {{"relax_pipeline": pipeline}} if pipeline is not None else {{}}
+        build = getattr(tvm, "compile", None) or tvm.relax.build  # relax.build before 0.19
+        build(load("compile_input.py"), target=target, **extra)
+print(f"{{PASS_NAME}} ran without raising on this TVM")
+'''
+
+
+_FACTORY = re.compile(r"tvm(\.[A-Za-z_]\w*)+\(\)")
+
+
+def write_repro(
+    directory: Path, pass_name: str, workload_source: str, target_spec: str,
+    pass_config: dict[str, Any] | None,
+) -> Path:
+    factory = compat.pass_factory(pass_name)
+    if factory is not None and not _FACTORY.fullmatch(factory):
+        factory = None  # only ever "tvm.a.b.Name()": anything else is not pasted into code
+    factory_code = f"    return {factory}" if factory else "    # not a TVM pass buildable by name"
+    workload_file = (
+        str(Path(workload_source).resolve()) if workload_source.endswith(".py") else None
+    )
+    text = TEMPLATE.format(
+        name=pass_name, workload=workload_source, target_spec=target_spec,
+        workload_file=workload_file, factory=factory_code,
+        target_json=json.dumps(_target_dict(target_spec)),
+        config_json=json.dumps(pass_config or {}),
+    )
+    path = directory / "repro.py"
+    write_atomic(path, text.encode())
+    return path
+
+
+def _target_dict(target_spec: str) -> dict[str, Any]:
+    return _plain(targets.to_tvm(target_spec).export())
+
+
+def _plain(value: Any) -> Any:
+    """TVM's Map/Array/String as JSON-able Python values."""
+    if isinstance(value, (bool, int, float)):
+        return value
+    if hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "Array":
+        return [_plain(v) for v in value]
+    return str(value)

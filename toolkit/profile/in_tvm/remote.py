@@ -1,0 +1,173 @@
+"""Per-operator profile on a remote device over TVM RPC (``tk profile --rpc/--tracker``).
+
+The local profile's per-call hook is a Python callback inside the VM, which cannot run on
+the far side of an RPC session (a C++ ``tvm_rpc`` server has no Python at all). So the far
+side times with TVM's own ``time_evaluator``, which runs its loop there and sends back only
+the numbers: the entry function end to end through the remote VM, and every kernel alone
+from the same compiled code (the executable's kernel library, uploaded as its own module,
+since a loaded VM executable resolves only VM functions by name). The call sequence comes
+from the compiled Relax entry: its calls of the module's kernels, in order. Builtins run on
+the remote host and are not timed one by one; they are what end to end leaves over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from toolkit import reproduce
+from toolkit.cause import one_line
+from toolkit.errors import TvmFailure, UserError
+from toolkit.profile.records import Call, Measured, Timings
+
+METHOD = "rpc time_evaluator"
+# time_evaluator repeats a call until one round takes this long and reports the round's
+# mean: a time slice lost to another process is then a share of a round, not all of it.
+MIN_REPEAT_MS = 10
+
+
+def call_sequence(final: Any, entry: str) -> list[str]:
+    """The kernels the compiled entry calls, in order, by the symbol the library exports."""
+    import tvm
+    from tvm import relax
+
+    symbols = {name: symbol for name, (symbol, _) in _prim_funcs(final).items()}
+    order: list[str] = []
+
+    def visit(expr: Any) -> None:
+        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.GlobalVar) \
+                and expr.op.name_hint in symbols:
+            order.append(symbols[expr.op.name_hint])
+
+    relax.analysis.post_order_visit(final[entry].body, visit)
+    return order
+
+
+def kernel_arguments(func: Any, rng: np.random.Generator) -> list[np.ndarray] | None:
+    """Random arrays for a kernel's buffers, or None where a shape or a scalar argument
+    is only known at run time (a dynamic-shape kernel: its values come from the VM)."""
+    from toolkit.stack import compat
+    from toolkit.stack.workload import random_array
+
+    arrays = []
+    for buffer, _ in compat.prim_func_buffers(func):
+        if buffer is None:
+            return None
+        _, shape, dtype = buffer
+        try:
+            dims = [int(d) for d in shape]
+        except TypeError:
+            return None
+        arrays.append(random_array(rng, dims, dtype))
+    return arrays
+
+
+def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmup: int = 3,
+            seed: int = 0, inputs: Sequence[Any] | None = None, options: Any = None) -> Measured:
+    """Compile ``workload`` here, run and time it on ``session``'s device (a
+    ``toolkit.stack.remote.Session``), return what was measured."""
+    from tvm import relax
+
+    from toolkit import stack
+    from toolkit.profile.in_tvm import cost
+    from toolkit.profile.in_tvm.measure import header_for
+    from toolkit.stack import target as targets
+    from toolkit.stack.workload import TIR
+
+    if repeat < 1 or warmup < 0:
+        raise UserError("--repeat must be >= 1 and --warmup >= 0")
+    if workload.kind == TIR:
+        raise UserError(f"{workload.source} ({workload.entry}) is a TIR function, one kernel "
+                        f"with no VM to profile; time it with 'tk run {workload.source} --entry "
+                        f"{workload.entry} --rpc ...'")
+    if workload.library is not None:
+        raise UserError(f"{workload.source} is already compiled and keeps no IR to find its "
+                        f"kernels in; profile the workload it came from")
+    t = targets.resolve(target)
+    dev = session.device(t.tvm)  # refused before a compile whose result could not run
+    capture = cost.KernelCapture()
+    compiled = stack.compile(workload, t, instruments=[cost.instrument(capture)],
+                             options=options)
+    kernels = cost.analyse(capture)
+    sequence = call_sequence(capture.final, workload.entry)
+    where = f"{targets.device_kind(t.tvm)}:0 at {session.address}"
+    rng = np.random.default_rng(seed)
+    try:
+        vm_module, dev = session.load(compiled)
+        library = session.load_kernels(compiled)
+        arrays = list(inputs) if inputs is not None else workload.make_inputs(seed)
+        args = stack.to_device([*arrays, *workload.params], dev)
+        vm = relax.VirtualMachine(vm_module, dev)
+        for _ in range(warmup):
+            vm[workload.entry](*args)
+        dev.sync()
+        end_to_end = list(vm.time_evaluator(workload.entry, dev, number=1, repeat=repeat,
+                                            min_repeat_ms=MIN_REPEAT_MS)(*args).results)
+        per_kernel: dict[str, list[float]] = {}
+        signatures: dict[str, tuple[str, ...]] = {}
+        untimed: list[str] = []
+        by_symbol = dict(_prim_funcs(capture.final).values())
+        for symbol in dict.fromkeys(sequence):
+            arrays_k = kernel_arguments(by_symbol[symbol], rng)
+            if arrays_k is None:
+                untimed.append(symbol)
+                continue
+            kargs = stack.to_device(arrays_k, dev)
+            timer = library.time_evaluator(symbol, dev, number=1, repeat=repeat + warmup,
+                                           min_repeat_ms=MIN_REPEAT_MS)
+            per_kernel[symbol] = list(timer(*kargs).results)[warmup:]
+            signatures[symbol] = tuple(f"{a.dtype}[{','.join(str(d) for d in a.shape)}]"
+                                       for a in arrays_k)
+    except (UserError, KeyboardInterrupt):
+        raise
+    except Exception as e:  # noqa: BLE001 - a kernel failing remotely is TVM's failure
+        raise TvmFailure(
+            f"profiling {workload.source} on {where} failed: {one_line(e)}",
+            reproduce=reproduce.tk_command("profile", workload.source, t.spec,
+                                              *compiled.options.flags()),
+        ) from e
+    timed = [s for s in sequence if s in per_kernel]
+    runs = []
+    for r in range(repeat):
+        clock, run = 0.0, []
+        for symbol in timed:  # back to back: each kernel's round r, in call order
+            seconds = per_kernel[symbol][r]
+            run.append(Call(symbol, clock, clock + seconds, device=seconds))
+            clock += seconds
+        runs.append(run)
+    timings = Timings(method=METHOD, runs=runs,
+                      signatures=[(s, signatures[s]) for s in timed], end_to_end=end_to_end,
+                      clock="remote device clock (time_evaluator)",
+                      device_timer="time_evaluator on the remote device, each kernel alone",
+                      gpu=t.gpu)
+    header = header_for(workload.source, t.spec, t.tvm, dev, t.gpu, repeat, warmup, METHOD,
+                        workload.entry)
+    header.update(device=where, remote=session.address, host=session.address,
+                  threads=_remote_threads(session))
+    warnings = [f"not timed remotely (shapes known only at run time): {', '.join(untimed)}; "
+                "their time is in what end to end leaves over"] if untimed else []
+    return Measured(timings, kernels, header, warnings)
+
+
+def _prim_funcs(final: Any) -> dict[str, tuple[str, Any]]:
+    """Kernel name in the module -> (the symbol the library exports, the PrimFunc)."""
+    from toolkit.stack import compat
+
+    out = {}
+    for gv, func in final.functions.items():
+        if isinstance(func, compat.tir().PrimFunc):
+            attrs = func.attrs
+            symbol = str(attrs["global_symbol"]) \
+                if attrs is not None and "global_symbol" in attrs else gv.name_hint
+            out[gv.name_hint] = (symbol, func)
+    return out
+
+
+def _remote_threads(session: Any) -> int | None:
+    """The remote runtime's CPU thread pool, where it says."""
+    try:
+        return int(session.rpc.get_function("runtime.NumThreads")())
+    except Exception:  # noqa: BLE001 - a runtime without the query: the header says unknown
+        return None

@@ -1,0 +1,2 @@
+"""trace's half inside the TVM under test: ``record`` times one compile's passes, dlight
+rules, codegen and Python calls."""
