@@ -21,7 +21,9 @@ from minifork import (
     make_minifork,
 )
 
-from toolkit.builds.source import tree_key, tree_keys
+from toolkit.builds.backends import BuildFailed, BuildJob, read_cmake_cache
+from toolkit.builds.recipes import Request
+from toolkit.builds.source import inspect, tree_key, tree_keys
 from toolkit.builds.tools import PLAIN_WRAPPERS
 from toolkit.errors import UserError
 
@@ -485,3 +487,102 @@ def test_named_build_dir_with_a_hand_written_config_is_left_alone(tk, tmp_path, 
     m = build_json(tk, fork, cache, "--build-dir", "build2")
     assert m["build_dir"] == str(fork / "build2")
     assert (fork / "build2/config.cmake").read_text().startswith("# Written by tk build")
+
+
+def exported(library: str, symbol: str) -> bool:
+    """Does ``library`` define ``symbol`` (looked up in a fresh process: no TVM of ours)?"""
+    code = "import ctypes, sys; print(hasattr(ctypes.CDLL(sys.argv[1]), sys.argv[2]))"
+    proc = subprocess.run([sys.executable, "-c", code, library, symbol], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip() == "True"
+
+
+COPIED_SOURCE = "TVM_MINI_DLL int TVMMiniCopied() { return 7; }\n"
+
+
+def copy_and_change(fork: Path, copy: Path) -> None:
+    """cp -a the built tree (build directories and all), then commit a runtime change there."""
+    subprocess.run(["cp", "-a", str(fork), str(copy)], check=True)
+    src = copy / "src/runtime/device_api.cc"
+    commit_file(copy, "src/runtime/device_api.cc", src.read_text() + COPIED_SOURCE)
+
+
+def test_a_tree_copied_with_its_build_directory_builds_its_own_sources(tk, tmp_path, cache):
+    """The maintainer's scenario: `cp -a tvm tvm2` copies build-<plan>/, whose CMake cache
+    names tvm/; a change committed in tvm2 must be in tvm2's library."""
+    fork = make_minifork(tmp_path / "tvm")
+    first = build_json(tk, fork, cache)
+    copy = tmp_path / "tvm2"
+    copy_and_change(fork, copy)
+    r = tk("build", "-C", str(copy), "--json", env=cache)
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    bdir = copy / Path(first["build_dir"]).name
+    assert m["build_dir"] == str(bdir) and m["id"] != first["id"]
+    assert (f"tk: {bdir} was configured for another tree (its CMake cache was made for the "
+            f"sources in {fork}): emptied, configured afresh") in r.stderr
+    runtime = next(a["path"] for a in m["artifacts"] if a["name"] == "libtvm_runtime.so")
+    assert exported(runtime, "TVMMiniCopied")
+    assert m["timings"]["configure"] > 0
+    assert read_cmake_cache(bdir)["CMAKE_HOME_DIRECTORY"] == str(copy)
+    # The check says where what it compiled came from.
+    assert m["check"]["ok"] and m["check"]["provenance"]["outside"] == []
+    assert m["check"]["provenance"]["compiled"] == 4
+    # The first tree and its build directory are as they were.
+    assert read_cmake_cache(Path(first["build_dir"]))["CMAKE_HOME_DIRECTORY"] == str(fork)
+    old = next(a["built"] for a in first["artifacts"] if a["name"] == "libtvm_runtime.so")
+    assert not exported(old, "TVMMiniCopied")
+
+
+def test_a_named_build_directory_of_another_tree_is_refused(tk, tmp_path, cache):
+    """A --build-dir the user named is theirs: tk does not empty it, it says why it will not
+    build there."""
+    fork = make_minifork(tmp_path / "tvm")
+    build_json(tk, fork, cache, "--build-dir", "build")
+    copy = tmp_path / "tvm2"
+    copy_and_change(fork, copy)
+    before = (copy / "build/CMakeCache.txt").read_text()
+    r = tk("build", "-C", str(copy), "--build-dir", "build", env=cache)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"tk: error: {copy / 'build'} holds the build of another tree (its CMake cache was "
+        f"made for the sources in {fork}): building there would compile that tree's sources; "
+        "remove it, or pick another --build-dir"]
+    assert (copy / "build/CMakeCache.txt").read_text() == before
+
+
+def test_cmake_errors_fail_a_step_that_exits_0(tk, tmp_path, cache, monkeypatch):
+    """`cmake --build` in a build directory copied from another tree prints "CMake Error: The
+    current CMakeCache.txt directory ... is different" and exits 0, having compiled the other
+    tree's sources: the backend fails the step on CMake's error."""
+    from toolkit.builds import driver
+    from toolkit.builds.backends import native
+
+    monkeypatch.setenv("TK_CACHE", cache["TK_CACHE"])
+    fork = make_minifork(tmp_path / "tvm")
+    first = build_json(tk, fork, cache)
+    copy = tmp_path / "tvm2"
+    copy_and_change(fork, copy)
+    tree = inspect(copy)
+    job = BuildJob(plan=driver.plan_for(Request(), copy), source_dir=copy,
+                   build_dir=copy / Path(first["build_dir"]).name, log=tmp_path / "build.log",
+                   files_key=tree.files_key)
+    assert job.configured  # the copied stamp says so: straight to `cmake --build`
+    with pytest.raises(BuildFailed, match=r"compile failed: CMake Error: The current "
+                                          r"CMakeCache.txt directory .* is different"):
+        native.build(job)
+
+
+def test_a_build_of_sources_outside_its_tree_fails_its_check(tk, tmp_path, cache):
+    """The check proves where the compiled sources came from (Ninja's compilation database)."""
+    fork = make_minifork(tmp_path / "tvm")
+    outside = tmp_path / "elsewhere" / "outside.cc"
+    outside.parent.mkdir()
+    outside.write_text("int MiniOutside() { return 1; }\n")
+    lists = (fork / "CMakeLists.txt").read_text()
+    commit_file(fork, "CMakeLists.txt", lists + f"target_sources(tvm_runtime PRIVATE {outside})\n")
+    r = tk("build", "-C", str(fork), env=cache)
+    assert r.returncode == 1, r.stderr
+    assert (f"1 of the 5 sources compiled in {fork}/build-") in r.stderr
+    assert f"lie outside {fork} (first: {outside})" in r.stderr

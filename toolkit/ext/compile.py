@@ -61,7 +61,7 @@ def build(source_dir: str | Path, python: str = sys.executable,
     given one), after checking its headers against its libraries; ``events`` hears a
     ``Stage`` and the compile's ``Progress``."""
     from toolkit.builds import ownership
-    from toolkit.builds.backends import BuildFailed, BuildJob, backend
+    from toolkit.builds.backends import BuildFailed, BuildJob, backend, empty_dir, foreign_cache
     from toolkit.builds.recipes import BuildPlan
 
     src = Path(source_dir).resolve()
@@ -80,6 +80,12 @@ def build(source_dir: str | Path, python: str = sys.executable,
     # Root building someone's extension: what the build writes (the library lands in the
     # package, beside the sources) stays theirs.
     with ownership.handing_over(src, ownership.owner_of(src)):
+        # A project copied with its build directory: CMake's cache there names the first copy.
+        foreign = foreign_cache(build_dir, src)
+        if foreign:
+            empty_dir(build_dir)
+            events(Stage(f"{build_dir} was configured for another copy ({foreign}): emptied, "
+                         "configured afresh"))
         events(Stage(f"checking the headers of {against.origin} against its libraries"))
         headers.check(src, against, build_dir)
         build_dir.mkdir(exist_ok=True)

@@ -38,8 +38,10 @@ from toolkit.builds.backends import (
     BackendResult,
     BuildFailed,
     BuildJob,
+    cmake_error,
     compile_argv,
     configure_argv,
+    log_size,
     ninja_progress,
 )
 from toolkit.builds.backends.native import ccache_args, version_line
@@ -286,10 +288,11 @@ def build(job: BuildJob) -> BackendResult:
         for step, argv in steps:
             line = shlex.join(run_prefix + argv) if local else remote_line(job, run_prefix, argv)
             result.commands.append(line)
+            start = log_size(job.log)
             rc, seconds = exec_logged(client, container_id, argv, job,
                                       events=job.events if step == "compile" else ignore)
             result.timings[step] = round(seconds, 3)
-            if rc != 0:
+            if rc != 0 or cmake_error(job.log, start):
                 raise BuildFailed(step, job, reproduce=line)
         if not local:
             start = time.monotonic()
