@@ -586,3 +586,47 @@ def test_a_build_of_sources_outside_its_tree_fails_its_check(tk, tmp_path, cache
     assert r.returncode == 1, r.stderr
     assert (f"1 of the 5 sources compiled in {fork}/build-") in r.stderr
     assert f"lie outside {fork} (first: {outside})" in r.stderr
+
+
+def test_linking_where_the_link_is_already_leaves_no_temporary(tmp_path, monkeypatch):
+    """Two `tk env ID` of one packed build link the same objects into one lib/, and the second
+    finds links the first made: rename(2) of one hard link onto another of the same file does
+    nothing, which left the temporary in the directory LD_LIBRARY_PATH names."""
+    from toolkit.builds import store
+
+    monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "libx.so"
+    src.write_bytes(b"\x7fELF" + os.urandom(64))
+    _, obj = store.put_object(src)
+    lib = tmp_path / "entry" / "lib"
+    lib.mkdir(parents=True)
+    for _ in range(2):
+        store.link_object(obj, lib / "libx.so")
+        assert os.listdir(lib) == ["libx.so"] and (lib / "libx.so").samefile(obj)
+    # Over another file: replaced, still nothing else in lib/.
+    (lib / "liby.so").write_bytes(b"other")
+    store.link_object(obj, lib / "liby.so")
+    assert sorted(os.listdir(lib)) == ["libx.so", "liby.so"] and (lib / "liby.so").samefile(obj)
+
+
+def test_gc_removes_temporaries_their_writer_left(tk, tmp_path, cache):
+    """A temporary file whose process is gone (killed mid-link, or an older tk's) is nobody's:
+    tk build gc removes it, and packing never takes it for one of the build's libraries."""
+    fork = make_minifork(tmp_path / "tvm")
+    m = build_json(tk, fork, cache)
+    lib = Path(m["artifacts"][0]["path"]).parent
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    leftover = lib / f"libtvm_runtime.so.{gone.pid}.{gone.pid}.tmp"
+    os.link(lib / "libtvm_runtime.so", leftover)
+    writing = lib / f"libtvm.so.{os.getpid()}.{os.getpid()}.tmp"  # its writer is alive: kept
+    os.link(lib / "libtvm.so", writing)
+    add_source_commit(fork, "v2")
+    build_json(tk, fork, cache)  # packs the first build
+    packed = json.loads((lib.parent / ".packed").read_text())
+    assert sorted(packed) == ["lib/libtvm.so", "lib/libtvm_runtime.so"]
+    r = tk("build", "gc", env=cache)
+    assert r.returncode == 0, r.stderr
+    assert "1 temporary file left by a process that is gone" in r.stdout
+    assert not leftover.exists() and writing.exists()
+    writing.unlink()

@@ -299,6 +299,26 @@ def test_new_refuses_bad_names_and_existing_dirs(tk, work: Path, built: Path) ->
     assert tk("ext", "check", str(work / "absent.so")).returncode == 2
 
 
+def test_new_refuses_names_that_would_fail_later(tk, tmp_path: Path) -> None:
+    """numpy would shadow the installed numpy wherever the extension's package is imported;
+    delete (a C++ keyword) names the extension's C++ namespace: both refused at once."""
+    import numpy
+
+    r = tk("ext", "new", "numpy", "--dir", str(tmp_path))
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"tk: error: extension name 'numpy' would shadow the module numpy that "
+        f"{sys.executable} imports from {Path(numpy.__file__).parent}; pick another"]
+    r = tk("ext", "new", "json", "--dir", str(tmp_path))  # the standard library's, too
+    assert r.returncode == 2 and "would shadow the module json" in r.stderr
+    r = tk("ext", "new", "delete", "--dir", str(tmp_path))
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "tk: error: extension name 'delete' is a C++ keyword (or a name C++ compilers "
+        "predefine), and it names the extension's C++ namespace; pick another"]
+    assert not any(tmp_path.iterdir())
+
+
 def test_doctor_names_the_vendored_tvm_and_its_runtime(second_tvm: Path, tk) -> None:
     r = tk("doctor", "--json", env={"PYTHONPATH": str(second_tvm)})
     checks = json.loads(r.stdout)["checks"]

@@ -37,8 +37,10 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -66,6 +68,28 @@ def temporary(path: Path) -> Path:
     thread (a bisection's build slots store from threads of one process, the same object at
     times)."""
     return path.with_name(f"{path.name}.{os.getpid()}.{threading.get_native_id()}.tmp")
+
+
+TEMPORARY = re.compile(r"\.(\d+)\.\d+\.tmp$")  # temporary()'s names: the writer's pid
+
+
+def is_temporary(name: str) -> bool:
+    return TEMPORARY.search(name) is not None
+
+
+def abandoned(path: Path) -> bool:
+    """Is ``path`` a temporary file whose writer is gone (killed mid-write, or a tk that left
+    it)? Nobody renames it into place any more."""
+    m = TEMPORARY.search(path.name)
+    if m is None:
+        return False
+    try:
+        os.kill(int(m.group(1)), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # another user's live process
+    return False
 
 
 # Linking objects into entries and removing objects no entry links are one step each for
@@ -260,7 +284,23 @@ def put_object(src: Path, sha: str | None = None) -> tuple[str, Path]:
 
 
 def link_object(obj: Path, dst: Path) -> None:
-    """``dst`` becomes a hard link to ``obj`` (a copy across file systems)."""
+    """``dst`` becomes a hard link to ``obj`` (a copy across file systems).
+
+    The link is made under its own name at once (a link is whole from the start), and a
+    ``dst`` that is ``obj`` already is left as it is: two processes materialising one build
+    (two ``tk env ID``) find each other's links. Only another file in its place is replaced
+    through a temporary; rename(2) of a link onto another link of the same file does nothing
+    and leaves the temporary, so it is removed after (no stray file in the directory
+    LD_LIBRARY_PATH names)."""
+    try:
+        os.link(obj, dst)
+        return
+    except FileExistsError:
+        if is_link_of(dst, obj):
+            return
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
     tmp = temporary(dst)
     tmp.unlink(missing_ok=True)
     try:
@@ -270,6 +310,16 @@ def link_object(obj: Path, dst: Path) -> None:
             raise
         shutil.copyfile(obj, tmp)
     tmp.replace(dst)
+    tmp.unlink(missing_ok=True)
+
+
+def is_link_of(path: Path, obj: Path) -> bool:
+    """Is ``path`` a hard link to ``obj`` (not a symlink, not a copy)?"""
+    try:
+        st, ob = os.lstat(path), os.stat(obj)
+    except OSError:
+        return False
+    return not stat.S_ISLNK(st.st_mode) and (st.st_dev, st.st_ino) == (ob.st_dev, ob.st_ino)
 
 
 def store_file(src: Path, dst: Path) -> tuple[str, int]:

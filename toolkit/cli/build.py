@@ -115,8 +115,11 @@ def gc_cmd(term: Terminal) -> None:
     from toolkit.errors import UserError
 
     done = gc.gc()
-    term.echo(f"removed {done['entries']} incomplete entries and {done['objects']} unused "
-              f"files ({report.size(done['bytes'])}); store now {report.size(gc.store_usage())}")
+    left = done["temporaries"]
+    term.echo(f"removed {done['entries']} incomplete entries, {left} temporary "
+              f"file{'' if left == 1 else 's'} left by a process that is gone and "
+              f"{done['objects']} unused files ({report.size(done['bytes'])}); store now "
+              f"{report.size(gc.store_usage())}")
     if image.shares_files():
         return  # the engine (if any) builds in directories of this machine: nothing kept there
     from toolkit.builds.backends import docker

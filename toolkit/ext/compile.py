@@ -43,10 +43,11 @@ def project_name(source_dir: Path) -> str:
     return m.group(1)
 
 
-def target_python_facts(python: str) -> dict[str, Any]:
+def target_python_facts(python: str, *modules: str) -> dict[str, Any]:
     """Where the target Python's tvm and tvm-ffi are, and their versions, without importing
-    tvm (find_spec + metadata only)."""
-    ran = run_probe("extlibs", "where", python=python, timeout=120)
+    tvm (find_spec + metadata only); under ``modules``, where each of ``modules`` would be
+    imported from (None: nowhere)."""
+    ran = run_probe("extlibs", "where", *modules, python=python, timeout=120)
     where = ran.stage("where")
     if where is None:
         raise TkError(f"{python} could not report its tvm: {ran.last_error_line()}")
