@@ -321,6 +321,27 @@ def test_cuda_requested_but_missing_from_the_runtime_fails_loudly(tk, tmp_path, 
     # Asking again does not quietly serve the broken build.
     again = tk("build", "-C", str(fork), "--cuda", "--no-llvm", env=cache)
     assert again.returncode == 1 and "registers no device_api.cuda" in again.stderr
+    # Nor does tk env hand it out: refused with the failed check, unless told otherwise.
+    build_id = json.loads(tk("build", "ls", "--json", env=cache).stdout)["builds"][0]["id"]
+    env = tk("env", build_id, env=cache)
+    assert env.returncode == 1 and env.stdout == ""
+    [line] = env.stderr.strip().splitlines()[:1]
+    assert line.startswith(f"tk: error: build {build_id} failed its post-build check: cuda: "
+                           "the runtime loads but registers no device_api.cuda")
+    assert f"use it all the same: tk env {build_id} --ignore-check" in env.stderr
+    anyway = tk("env", build_id, "--ignore-check", env=cache)
+    assert anyway.returncode == 0 and "export TVM_LIBRARY_PATH=" in anyway.stdout
+    assert anyway.stderr.startswith(f"warning: build {build_id} failed its post-build "
+                                    "check: cuda: ")
+
+
+def test_env_says_when_a_build_was_never_checked(tk, tmp_path, cache):
+    m = build_json(tk, make_minifork(tmp_path / "tvm"), cache, "--no-check")
+    assert m["check"] is None
+    r = tk("env", m["id"], env=cache)
+    assert r.returncode == 0 and "export TVM_LIBRARY_PATH=" in r.stdout
+    assert r.stderr == (f"warning: build {m['id']} was never checked (built with --no-check, "
+                        "or by a bisection): nothing says it works\n")
 
 
 @pytest.mark.slow

@@ -69,10 +69,6 @@ class PreflightFailed(TkError):
         self.failed = failed
 
 
-class CheckFailed(TkError):
-    """The build finished but does not work as asked in its own environment."""
-
-
 @dataclass
 class Outcome:
     record: BuildRecord
@@ -577,11 +573,9 @@ def cuda_hint(record: BuildRecord) -> str:
 
 
 def raise_if_check_failed(record: BuildRecord) -> None:
-    chk = record.check
-    if chk and not chk.ok:
-        raise CheckFailed(f"build {record.id} does not work as asked: "
-                          f"{'; '.join(chk.problems)} (record: "
-                          f"{store.entry_dir(record.id) / store.MANIFEST})")
+    failed = store.check_failure(record)
+    if failed:
+        raise store.CheckFailed(failed)
 
 
 def dry_run(plan: BuildPlan, tree: SourceTree, build_dir: str | None = None) -> dict[str, Any]:

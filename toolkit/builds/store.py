@@ -498,6 +498,39 @@ def find(build_id: str, use: bool = False) -> BuildRecord:
     return found
 
 
+class CheckFailed(TkError):
+    """The build finished but does not work as asked in its own environment."""
+
+
+def check_failure(record: BuildRecord) -> str | None:
+    """What the build's post-build check found wrong, as one line, or None (it passed, or
+    never ran: ``unchecked``)."""
+    chk = record.check
+    if chk is None or chk.ok:
+        return None
+    return (f"build {record.id} failed its post-build check: {'; '.join(chk.problems)} "
+            f"(record: {entry_dir(record.id) / MANIFEST})")
+
+
+def unchecked(record: BuildRecord) -> str | None:
+    if record.check is not None:
+        return None
+    return (f"build {record.id} was never checked (built with --no-check, or by a bisection): "
+            "nothing says it works")
+
+
+def hand_out(build_id: str, ignore_check: bool = False) -> tuple[BuildRecord, str | None]:
+    """A stored build for a shell to use (``tk env``): materialised, and kept so a day. One
+    whose post-build check failed is refused (``CheckFailed``) unless ``ignore_check``: the
+    record and what the user must be told (a failed check ignored, a build never checked)."""
+    record = find(build_id)
+    failed = check_failure(record)
+    if failed and not ignore_check:
+        raise CheckFailed(f"{failed}; to use it all the same: tk env {record.id} --ignore-check")
+    find(record.id, use=True)
+    return record, failed or unchecked(record)
+
+
 def env_of(record: BuildRecord, source_dir: Path | str | None = None) -> dict[str, str]:
     """The variables that put a stored build in use: its libraries, its tree's Python package
     and the tvm-ffi package built from that tree.

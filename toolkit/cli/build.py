@@ -138,10 +138,17 @@ def gc_cmd(term: Terminal) -> None:
 @click.argument("build_id", metavar="ID")
 @click.option("--source", "-C", metavar="DIR",
               help="Use this tree's Python package instead of the one the build came from.")
+@click.option("--ignore-check", is_flag=True,
+              help="Hand out a build whose post-build check failed (says so on stderr).")
 @json_option
 @pass_terminal
-def env_cmd(term: Terminal, build_id: str, source: str | None, as_json: bool) -> None:
-    """Print shell exports that put a stored build in use: eval "$(tk env ID)"."""
+def env_cmd(term: Terminal, build_id: str, source: str | None, ignore_check: bool,
+            as_json: bool) -> None:
+    """Print shell exports that put a stored build in use: eval "$(tk env ID)". A build whose
+    post-build check failed is refused (exit 1) unless --ignore-check."""
     from toolkit.builds import store
 
-    term.result(store.env_of(store.find(build_id, use=True), source), store.shell_exports)
+    record, caveat = store.hand_out(build_id, ignore_check)
+    if caveat:
+        term.warn(caveat)
+    term.result(store.env_of(record, source), store.shell_exports)

@@ -278,6 +278,7 @@ def build(job: BuildJob) -> BackendResult:
             copy_tree_in(client, container_id, job, uid, gid)
             result.timings["copy in"] = round(time.monotonic() - start, 3)
             kept = remote_build_dir(client, container_id, job)  # first: it may empty it
+            copy_config_in(client, container_id, job, uid, gid)
             configured = configured and kept
         # The image always has ccache, and the volume keeps its cache across builds.
         steps = [("configure", configure_argv(job) + ccache_args(job.plan, available=True)),
@@ -375,6 +376,21 @@ def copy_tree_in(client: docker.DockerClient, container_id: str, job: BuildJob, 
         raise TkError(f"cannot make {src} in the build container: {out.strip()[-300:]}")
     with tree_archive(job, uid, gid) as tar:
         client.api.put_archive(container_id, str(src), tar)
+
+
+def copy_config_in(client: docker.DockerClient, container_id: str, job: BuildJob, uid: int,
+                   gid: int) -> None:
+    """The plan's config.cmake (written on this side) into the engine's build directory: the
+    tree's copy leaves build directories out, and without it CMake there builds TVM's
+    defaults (HIDE_PRIVATE_SYMBOLS OFF, no LLVM) under the plan's build id. Its mtime goes
+    with it: unchanged, Ninja does not configure again."""
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as tar:
+        info = tar.gettarinfo(str(job.config_cmake), job.config_cmake.name)
+        info.uid, info.gid, info.uname, info.gname = uid, gid, "", ""
+        with job.config_cmake.open("rb") as f:
+            tar.addfile(info, f)
+    client.api.put_archive(container_id, str(job.build_dir), data.getvalue())
 
 
 def remote_build_dir(client: docker.DockerClient, container_id: str, job: BuildJob) -> bool:
