@@ -547,9 +547,9 @@ def test_a_tree_copied_with_its_build_directory_builds_its_own_sources(tk, tmp_p
     assert exported(runtime, "TVMMiniCopied")
     assert m["timings"]["configure"] > 0
     assert read_cmake_cache(bdir)["CMAKE_HOME_DIRECTORY"] == str(copy)
-    # The check says where what it compiled came from.
+    # The check says where the build file's objects are compiled from.
     assert m["check"]["ok"] and m["check"]["provenance"]["outside"] == []
-    assert m["check"]["provenance"]["compiled"] == 4
+    assert m["check"]["provenance"]["objects"] == 4
     # The first tree and its build directory are as they were.
     assert read_cmake_cache(Path(first["build_dir"]))["CMAKE_HOME_DIRECTORY"] == str(fork)
     old = next(a["built"] for a in first["artifacts"] if a["name"] == "libtvm_runtime.so")
@@ -605,8 +605,8 @@ def test_a_build_of_sources_outside_its_tree_fails_its_check(tk, tmp_path, cache
     commit_file(fork, "CMakeLists.txt", lists + f"target_sources(tvm_runtime PRIVATE {outside})\n")
     r = tk("build", "-C", str(fork), env=cache)
     assert r.returncode == 1, r.stderr
-    assert (f"1 of the 5 sources compiled in {fork}/build-") in r.stderr
-    assert f"lie outside {fork} (first: {outside})" in r.stderr
+    assert f"1 of the 5 objects {fork}/build-" in r.stderr
+    assert f"builds are compiled from outside {fork} (first: {outside})" in r.stderr
 
 
 def test_linking_where_the_link_is_already_leaves_no_temporary(tmp_path, monkeypatch):

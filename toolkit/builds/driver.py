@@ -423,7 +423,7 @@ def provenance(build_dir: Path, root: Path) -> Provenance:
     (and their DW_AT_comp_dir) to another."""
     ninja = shutil.which("ninja")
     if not ninja or not (build_dir / "build.ninja").exists():
-        return Provenance(compiled=None, note=f"not checked: no Ninja build file in {build_dir} "
+        return Provenance(objects=None, note=f"not checked: no Ninja build file in {build_dir} "
                           "or no ninja here")
     proc = subprocess.run([ninja, "-C", str(build_dir), "-t", "compdb"], capture_output=True,
                           text=True)
@@ -432,12 +432,12 @@ def provenance(build_dir: Path, root: Path) -> Provenance:
     except ValueError:
         rows = None
     if not isinstance(rows, list):
-        return Provenance(compiled=None, note="not checked: ninja -t compdb failed in "
+        return Provenance(objects=None, note="not checked: ninja -t compdb failed in "
                           f"{build_dir}: {one_line(proc.stderr) if proc.stderr.strip() else '?'}")
     sources = [os.path.normpath(os.path.join(r["directory"], r["file"])) for r in rows
                if str(r.get("output", "")).endswith((".o", ".obj")) and r.get("file")]
     outside = [s for s in sources if not (inside(s, root) or inside(s, build_dir))]
-    return Provenance(compiled=len(sources), outside=outside[:MAX_OUTSIDE],
+    return Provenance(objects=len(sources), outside=outside[:MAX_OUTSIDE],
                       outside_count=len(outside))
 
 
@@ -454,9 +454,9 @@ def inside(path: str, root: Path) -> bool:
 def provenance_problems(origin: Provenance, record: BuildRecord) -> list[str]:
     if not origin.outside_count:
         return []
-    return [f"{origin.outside_count} of the {origin.compiled} sources compiled in "
-            f"{record.build_dir} lie outside {record.source.dir} (first: {origin.outside[0]}): "
-            "the libraries are not built from this tree's sources alone"]
+    return [f"{origin.outside_count} of the {origin.objects} objects {record.build_dir} builds "
+            f"are compiled from outside {record.source.dir} (first: {origin.outside[0]}): the "
+            "libraries are not built from this tree's sources alone"]
 
 
 def has_compiler(record: BuildRecord) -> bool:

@@ -85,10 +85,11 @@ class RuntimeCheck:
 
 @dataclass
 class Provenance:
-    """Where the sources a build compiled lie (Ninja's compilation database: the command of
-    every object): all in the tree or its build directory, or not."""
+    """Where the sources of the objects a build directory's Ninja file makes lie (Ninja's
+    compilation database: the command of every object): all in the tree or its build
+    directory, or not."""
 
-    compiled: int | None  # objects' sources found; None: not checked (``note`` says why)
+    objects: int | None  # objects whose source was found; None: not checked (``note``: why)
     outside: list[str] = field(default_factory=list)  # sources outside both (the first 20)
     outside_count: int = 0
     note: str = ""

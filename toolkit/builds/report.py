@@ -89,11 +89,11 @@ def outcome_text(r: BuildRecord, from_store: bool) -> str:
 
 
 def provenance_text(p: Provenance, r: BuildRecord) -> str:
-    if p.compiled is None:
+    if p.objects is None:
         return p.note
     if p.outside_count:
-        return f"{p.outside_count} of {p.compiled} compiled from outside {r.source.dir}"
-    return f"all {p.compiled} compiled from {r.source.dir} (or its build directory)"
+        return f"{p.outside_count} of {p.objects} objects compiled from outside {r.source.dir}"
+    return f"all {p.objects} objects compiled from {r.source.dir} (or its build directory)"
 
 
 def runtime_text(rt: RuntimeCheck) -> str:
