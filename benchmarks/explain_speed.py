@@ -36,6 +36,7 @@ def shapes() -> dict[str, Callable[[int], str]]:
         "dotted name before ': '": lambda n: "a." * (n // 2) + "Error" + "\n",
         "path of many slashes in a frame": lambda n: f'  File "{"/s" * (n // 2)}.cc", line 1\n',
         "Check failed with nested parens": lambda n: "Check failed: " + "(" * (n // 2) + "\n",
+        "a line of spaces, then a word": lambda n: " " * n + "x\n",
         "every fixture, repeated": lambda n: (build_log * (n // len(build_log) + 1))[:n],
     }
 
