@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from toolkit import reproduce
+from toolkit import process, reproduce
 from toolkit.cause import one_line
 from toolkit.errors import TvmFailure, UserError, suggest
 from toolkit.stack import compat
@@ -205,6 +205,8 @@ def compile(
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - any TVM error is a compile failure to report
+        if process.stopped_by():  # a Ctrl-C inside a Python pass comes back as TVM's error
+            raise KeyboardInterrupt from e
         raise TvmFailure(
             f"compiling {workload.source} for {target_spec} failed: {one_line(e)}",
             reproduce=repeat,
@@ -480,6 +482,8 @@ def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None) ->
         dev.sync()
         seconds = time.perf_counter() - start
     except Exception as e:  # noqa: BLE001
+        if process.stopped_by():  # a Ctrl-C inside a Python function the kernel called
+            raise KeyboardInterrupt from e
         raise TvmFailure(
             f"running {wl.source} on {where} failed: {one_line(e)}",
             reproduce=reproduce.tk_command("run", wl.source, compiled.target_spec,
