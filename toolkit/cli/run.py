@@ -50,6 +50,9 @@ def run_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, .
         use(ext)
     options = stack.compile_options(**compiling)
     wl = workloads.load(workload, seed=seed, entry=entry)
+    if wl.origin_problem:
+        term.note(f"{wl.origin_problem}: running {wl.source} on "
+                  f"{'the given' if inputs else 'seeded-random'} inputs, without its reference")
     args = read_inputs(inputs, wl) if inputs else wl.make_inputs(seed)
     t = targets.resolve(target)  # once: the device check and the compile share it
     session = None

@@ -539,8 +539,9 @@ def check(
     if expected is not None:
         return compare(outputs, expected, "reference", rtol, atol)
     if wl.mod is None:
-        raise UserError(f"--check: {wl.source} has no reference, and the workload it was "
-                        f"compiled from is not here to compile a baseline from")
+        why = wl.origin_problem or "the workload it was compiled from is not here"
+        raise UserError(f"--check: {wl.source} has no reference, and {why} to compile a "
+                        f"baseline from")
     expected = _onnxruntime_outputs(wl, inputs)
     if expected is not None:
         return compare(outputs, expected, "onnxruntime", rtol, atol)
