@@ -235,6 +235,25 @@ def test_compare_flags_the_kernel_made_slow(tk, tmp_path: Path) -> None:
     assert 0.25 < unchanged["speedup"] < 4 and unchanged["match"] == "name+shapes"
 
 
+def test_compare_tells_fewer_calls_from_a_faster_kernel(tk, tmp_path: Path) -> None:
+    """add_one called 4 times a run, then once, at the same time a call: 4x less time in the
+    run, and no faster. The row says so, with both counts and the per-call times."""
+    four = _profile(tk, tmp_path / "four", calls="4")
+    one = _profile(tk, tmp_path / "one")
+    result = tk("profile", "compare", str(four), str(one), "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    row = {r["name"]: r for r in doc["rows"]}["add_one"]
+    assert (row["a_calls"], row["b_calls"]) == (4, 1)
+    assert row["verdict"] == "fewer calls" and row["flag"], row
+    assert 2.5 < row["a_us"] / row["b_us"] < 6  # the run spends about 4x less on it
+    assert 0.5 < row["speedup"] < 2 and row["a_call_us"] == pytest.approx(row["a_us"] / 4)
+    assert "per call" in doc["summary"]["units"]
+    text = tk("profile", "compare", str(four), str(one)).stdout
+    assert "add_one (fewer calls: 4 -> 1 calls" in text and "units:" in text
+    assert "faster" not in text.split("beyond noise")[-1].split("add_one")[1].split(")")[0]
+
+
 def test_compare_refuses_mismatched_setups(tk, mlp_dir: Path, tmp_path: Path) -> None:
     doc = json.loads((mlp_dir / "profile.json").read_text())
     doc["header"]["target"] = "cuda"
