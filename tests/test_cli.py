@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO
 
 
@@ -91,3 +92,18 @@ def test_groups_with_a_default_command_share_one_behaviour(tk):
         assert implicit.returncode == 0
         assert implicit.stdout == tk(group, *default_words).stdout
         assert tk(group, *sub).returncode == 0
+
+
+@pytest.mark.parametrize("args", [
+    ("profile", "builtin:mlp", "-n", "99999999999999999999"),
+    ("profile", "builtin:mlp", "--warmup", "99999999999999999999"),
+    ("tune", "builtin:matmul", "--trials", "99999999999999999999", "-o", "db"),
+])
+def test_a_run_count_no_one_can_wait_for_is_refused_at_once(tk, tmp_path, args):
+    """10**20 runs was taken and ran for ever (--trials overflowed MetaSchedule's int32 later
+    as a TypeError); a count is bounded, and the line says the bound."""
+    result = tk(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "must be at most 1,000,000" in lines[0], result.stderr
+    assert not (tmp_path / "db").exists()

@@ -199,6 +199,22 @@ def test_html_page_in_chromium(mlp_dir: Path, browser) -> None:
 TWO_KERNELS = HERE.parent / "profiler" / "two_kernels.py"
 
 
+def test_a_workload_named_like_markup_leaves_the_page_whole(tk, tmp_path: Path, browser) -> None:
+    """A name holding "<!--<script>" put the page's data script in a state where its end was
+    not seen: the table came up blank. Its rows are all drawn, and the name shown as text."""
+    odd = tmp_path / "c<!--<script>x.py"
+    odd.write_text(TWO_KERNELS.read_text())
+    out = tmp_path / "p"
+    r = tk("profile", str(odd), "-n", "3", "--warmup", "1", "-o", str(out),
+           "--format", "html,json", env=ENV)
+    assert r.returncode == 0, r.stderr
+    page = _Page()
+    page.feed(browser.dom(out / "profile.html"))
+    rows = json.loads((out / "profile.json").read_text())["rows"]
+    assert sorted(page.rows) == sorted(row["name"] for row in rows) and page.rows
+    assert "<!--<script>" not in (out / "profile.html").read_text().split("<style>")[0]
+
+
 def _profile(tk, out: Path, **demo: str) -> Path:
     """Profile profiler/two_kernels.py; ``demo`` sets its TK_DEMO_* knobs."""
     env = {**ENV, **{f"TK_DEMO_{k.upper()}": v for k, v in demo.items()}}

@@ -5,6 +5,10 @@ creates and removes a file of its own in the nearest directory that exists: what
 will meet. An output directory tk writes into again (a dump, a report) carries a manifest
 naming each file tk put there with its sha256 (:func:`read_manifest`, :func:`write_manifest`):
 a file it does not name, or one changed since, is the user's and is never replaced.
+
+A page tk writes (a dump's, a report's) carries its data as JSON inside a ``<script>``
+element and its texts as HTML: :func:`script_json` and :func:`html_text` make each safe for
+its context, and :func:`fill` puts them into a template in one pass.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -62,3 +67,25 @@ def write_manifest(path: Path, fmt: str, files: dict[str, str]) -> None:
     tmp.write_text(json.dumps({"format": fmt, "files": dict(sorted(files.items()))},
                               indent=1) + "\n")
     os.replace(tmp, path)
+
+
+def script_json(value: object) -> str:
+    """JSON to put inside a ``<script>`` element. Not only "</script" ends the element
+    early: "<!--" followed by "<script" puts the parser in a state where the real
+    "</script>" is not seen (a name "c<!--<script>x.py" blanked a page). JSON with no raw
+    "<", ">" or "&" can do neither, and parses to the same value."""
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def html_text(text: str) -> str:
+    """Text to put between HTML tags or in a quoted attribute."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """``template`` with each key of ``values`` replaced, in one pass: a value that holds
+    another key (a title naming "{{DATA}}") is not filled in again."""
+    slots = re.compile("|".join(re.escape(k) for k in values))
+    return slots.sub(lambda m: values[m.group(0)], template)

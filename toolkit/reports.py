@@ -10,7 +10,6 @@ mail attachment or a CI artifact alike.
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import math
 import os
@@ -20,7 +19,15 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit.outputs import probe_writable, read_manifest, sha256_file, write_manifest
+from toolkit.outputs import (
+    fill,
+    html_text,
+    probe_writable,
+    read_manifest,
+    script_json,
+    sha256_file,
+    write_manifest,
+)
 
 ASSETS = Path(__file__).parent / "data" / "report"
 FORMATS = ("csv", "json", "md", "html")
@@ -116,14 +123,10 @@ def html_page(title: str, doc: dict[str, Any], view: dict[str, Any]) -> str:
     descending), ``bar`` (numeric column drawn as a bar per row), ``breakdown`` (column
     grouped into the breakdown chart) and ``label`` (the row's name column).
     """
-    template = (ASSETS / "report.html").read_text()
-    data = json.dumps({"doc": doc, "view": view}, allow_nan=False)
-    # "</" would end the <script> element early if a name contained it.
-    data = data.replace("</", "<\\/")
-    return (template.replace("{{TITLE}}", html.escape(title))
-            .replace("{{CSS}}", (ASSETS / "report.css").read_text())
-            .replace("{{JS}}", (ASSETS / "report.js").read_text())
-            .replace("{{DATA}}", data))
+    return fill((ASSETS / "report.html").read_text(), {
+        "{{TITLE}}": html_text(title), "{{CSS}}": (ASSETS / "report.css").read_text(),
+        "{{JS}}": (ASSETS / "report.js").read_text(),
+        "{{DATA}}": script_json({"doc": doc, "view": view})})
 
 
 MARKER = ".tk-report"  # in an output directory: the files tk wrote there, with their sha256

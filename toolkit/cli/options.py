@@ -38,15 +38,21 @@ class Number(click.ParamType):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         if self.min is not None and (number <= self.min if self.min_open else number < self.min):
             self.fail(f"{value!r} must be {'above' if self.min_open else 'at least'} "
-                      f"{self.min:g}", param, ctx)
+                      f"{self._text(self.min)}", param, ctx)
         if self.max is not None and number > self.max:
-            self.fail(f"{value!r} must be at most {self.max:g}", param, ctx)
+            self.fail(f"{value!r} must be at most {self._text(self.max)}", param, ctx)
         return number
+
+    def _text(self, bound: float) -> str:
+        return f"{bound:,}" if self.kind is int else f"{bound:g}"
 
 
 POSITIVE_SECONDS = Number(float, min=0, min_open=True)
 TOLERANCE = Number(float, min=0)
 COUNT = Number(int, min=1)
+# Runs and trials a person can wait for: 10**20 was taken and ran for ever (or overflowed
+# MetaSchedule's int32 later, as a TypeError).
+RUNS = Number(int, min=1, max=1_000_000)
 SEED = Number(int, min=0, max=2**32 - 1)  # numpy's seeds
 
 workload_argument = click.argument("workload", metavar="WORKLOAD")
