@@ -63,6 +63,8 @@ def run_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, .
     if wl.library is None:  # refuse before a compile that could not run
         session.device(t.tvm) if session is not None else targets.device_for(t.tvm)
     compiled = stack.compile(wl, t, options=options, remote=session is not None)
+    for note in compiled.notes:
+        term.note(note)
     result = stack.run(compiled, args, remote=session)
     report = {
         "workload": wl.source,

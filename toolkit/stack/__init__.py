@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import platform
+import shlex
 import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -138,6 +139,7 @@ class Compiled:
     executable: Any  # relax VMExecutable; a runtime Executable/Module for TIR and libraries
     seconds: float
     options: CompileOptions = field(default_factory=CompileOptions)
+    notes: list[str] = field(default_factory=list)  # what the caller should say about it
 
 
 def _gpu_schedule(mod: Any, target: Any) -> Any:
@@ -188,6 +190,7 @@ def compile(
         target = tvm.target.Target(target, host=targets.to_tvm(options.host))
     repeat = reproduce.tk_command("compile", workload.source, target_spec, *options.flags())
     mod = workload.mod
+    notes: list[str] = []
     start = time.perf_counter()
     try:
         with tvm.transform.PassContext(
@@ -197,7 +200,9 @@ def compile(
             if options.database is not None:
                 from toolkit.stack import tune
 
-                mod = tune.apply_database(mod, target, options.database)
+                applied = tune.apply_database(mod, target, options.database)
+                notes += _tuning_notes(applied, workload, options.database)
+                mod = applied.mod
             elif targets.is_gpu(target) and not compat.gpu_pipeline_schedules():
                 mod = _gpu_schedule(mod, target)
             pipelines = _pipelines(workload, options, target)
@@ -212,7 +217,20 @@ def compile(
             reproduce=repeat,
         ) from e
     return Compiled(workload, target_spec, target, executable, time.perf_counter() - start,
-                    options)
+                    options, notes)
+
+
+def _tuning_notes(applied: Any, workload: Workload, database: Path) -> list[str]:
+    """What a tuning database did to this compile: refused when it tunes nothing here."""
+    if not applied.tuned:
+        raise UserError(f"--db {database}: it holds no schedule for any of the {applied.kernels} "
+                        f"kernel(s) of {workload.source} for this target (it was tuned for "
+                        f"another workload or target); tune this one: tk tune "
+                        f"{shlex.quote(workload.source)} -o DIR")
+    if len(applied.tuned) < applied.kernels:
+        return [f"--db {database}: {len(applied.tuned)} of {applied.kernels} kernels have a "
+                f"tuned schedule ({', '.join(applied.tuned)}); the others are compiled untuned"]
+    return []
 
 
 def _pipelines(workload: Workload, options: CompileOptions, target: Any) -> dict[str, Any]:
