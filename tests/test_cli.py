@@ -107,3 +107,18 @@ def test_a_run_count_no_one_can_wait_for_is_refused_at_once(tk, tmp_path, args):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "must be at most 1,000,000" in lines[0], result.stderr
     assert not (tmp_path / "db").exists()
+
+
+def test_python_that_is_not_an_interpreter_is_one_line_exit_2(tk, tmp_path):
+    """--python naming a library (executable bit and all), a program that is not a Python, or
+    nothing: refused at once (a library failed later with 'OSError: Exec format error')."""
+    library = tmp_path / "libfake.so"
+    library.write_bytes(b"\x7fELF\x02\x01\x01" + b"\x00" * 57)  # an ELF header, nothing to run
+    library.chmod(0o755)
+    for value, says in ((str(library), "is not a program this machine runs"),
+                        ("/bin/true", "is not a Python 3 interpreter"),
+                        (str(tmp_path / "missing"), "no such interpreter")):
+        result = tk("doctor", "--python", value)
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0] and value in lines[0], result.stderr

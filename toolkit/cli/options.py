@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import math
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -83,7 +85,23 @@ def _interpreter(ctx: click.Context, param: click.Parameter, value: str | None) 
     # The interpreter runs with another working directory (the probe's), where a relative
     # path like venv/bin/python names nothing: make it absolute here, where the user typed
     # it. Not resolved: a venv's python is a symlink, and following it leaves the venv.
-    return os.path.abspath(value) if value and os.sep in value else value
+    if not value or value == sys.executable:
+        return value
+    path = os.path.abspath(value) if os.sep in value else shutil.which(value)
+    if path is None or not os.path.isfile(path):
+        raise click.BadParameter(f"{value}: no such interpreter", ctx, param)
+    try:  # a file that is not a Python (a library, a script of another language) fails later
+        proc = subprocess.run([path, "-c", "import sys; print(sys.version_info[0])"],
+                              capture_output=True, text=True, timeout=60)
+    except OSError as e:
+        raise click.BadParameter(f"{value} is not a program this machine runs "
+                                 f"({e.strerror})", ctx, param) from None
+    except subprocess.TimeoutExpired:
+        raise click.BadParameter(f"{value} did not answer as a Python in 60 s", ctx,
+                                 param) from None
+    if proc.returncode != 0 or proc.stdout.strip() != "3":
+        raise click.BadParameter(f"{value} is not a Python 3 interpreter", ctx, param)
+    return path
 
 
 def python_option(help: str, dest: str = "python", default: str | None = sys.executable,
