@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from toolkit.builds import ownership
+from toolkit import ownership
 from toolkit.errors import TkError, UserError
 
 

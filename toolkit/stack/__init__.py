@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from toolkit import process, reproduce
+from toolkit import outputs, process, reproduce
 from toolkit.cause import one_line
 from toolkit.errors import TvmFailure, UserError, suggest
 from toolkit.stack import compat
 from toolkit.stack import target as targets
-from toolkit.stack.workload import TIR, Workload, flatten_outputs, save_params
+from toolkit.stack.workload import TIR, Workload, flatten_outputs, params_path, save_params
 
 SOURCE_SUFFIX = {"llvm": ".ll", "cuda": ".cu", "c": ".c", "opencl": ".cl", "metal": ".metal"}
 OPT_LEVELS = range(0, 4)
@@ -318,16 +318,20 @@ def export(compiled: Compiled, path: Path, cc: str | None = None) -> Exported:
     the params (and what running it needs) beside it: ``model.so`` + ``model.params.npz``."""
     if compiled.workload.library is not None:
         raise UserError(f"{compiled.workload.source} is already a library; nothing to export")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cc = write_library(compiled, path, cc)
-    params = save_params(compiled.workload, path, compiled.target_spec)
+    params = params_path(path)
+    # Both whole or neither: a full disk or a kill leaves no half library under its name.
+    with outputs.writing(path, f"-o {path}") as library, \
+            outputs.writing(params, f"-o {path}") as params_file:
+        cc = write_library(compiled, library, cc, shown=path)
+        save_params(compiled.workload, params_file, compiled.target_spec)
     return Exported(path, params, cc)
 
 
 def write_library(compiled: Compiled, path: Path, cc: str | None = None,
-                  module: Any = None) -> str | None:
+                  module: Any = None, shown: Path | None = None) -> str | None:
     """Export the executable (or ``module``, a part of it) to ``path``; returns the cross
-    compiler that linked it, if any.
+    compiler that linked it, if any. ``shown``: the name the user asked for, where ``path``
+    is a temporary one.
 
     Code for another architecture is linked by a cross compiler: ``cc``, else the
     ``<triple>-gcc`` named after the target's ``mtriple`` when it is on PATH.
@@ -339,11 +343,15 @@ def write_library(compiled: Compiled, path: Path, cc: str | None = None,
     try:
         (compiled.executable if module is None else module).export_library(str(path), **kwargs)
     except Exception as e:  # noqa: BLE001
+        shown = shown or path
+        why = outputs.environment_refusal(str(e))
+        if why is not None:  # the linker could not write it: the disk, not TVM
+            raise UserError(f"-o {shown}: cannot write {shown}: {why}") from None
         raise TvmFailure(
-            f"exporting {path} failed: {_link_error(e, cc)}",
+            f"exporting {shown} failed: {_link_error(e, cc)}",
             reproduce=reproduce.tk_command(
                 "compile", compiled.workload.source, compiled.target_spec,
-                *compiled.options.flags(), *(["--cc", cc] if cc else []), "-o", str(path)
+                *compiled.options.flags(), *(["--cc", cc] if cc else []), "-o", str(shown)
             ),
         ) from e
     return cc
@@ -442,11 +450,11 @@ def sources(compiled: Compiled) -> dict[str, str]:
 
 
 def emit_sources(compiled: Compiled, directory: Path) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in sources(compiled).items():
         path = directory / name
-        path.write_text(text)
+        with outputs.writing(path, f"--emit-source {directory}") as tmp:
+            tmp.write_text(text)
         written.append(path)
     return written
 

@@ -157,8 +157,9 @@ def params_path(library: Path) -> Path:
     return library.with_name(library.stem + PARAMS_SUFFIX)
 
 
-def save_params(wl: Workload, library: Path, target_spec: str) -> Path:
-    """Write the params, by name, and what running the library needs, beside it."""
+def save_params(wl: Workload, path: Path, target_spec: str) -> Path:
+    """Write the params, by name, and what running the library needs, to ``path`` (the
+    library's ``params_path``, or a temporary name to be renamed into it)."""
     # Absolute, so the library finds its workload (and reference) from any directory.
     source = wl.source if wl.source.startswith("builtin:") else str(Path(wl.source).resolve())
     meta = {
@@ -167,7 +168,6 @@ def save_params(wl: Workload, library: Path, target_spec: str) -> Path:
         "outputs": [[s.name, list(s.shape), s.dtype] for s in wl.output_specs],
         "output_positions": list(wl.output_positions), "params": wl.param_names,
     }
-    path = params_path(library)
     arrays = dict(zip(wl.param_names, wl.params))
     np.savez(path, **arrays, **{META_KEY: np.array(json.dumps(meta))})
     return path

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toolkit import reproduce, stack
+from toolkit import outputs, reproduce, stack
 from toolkit.cause import first_cause as first_cause_of
 from toolkit.cause import one_line
 from toolkit.dumpir import directory, html, index
@@ -43,17 +43,20 @@ def dump(
     """Compile ``workload`` for ``target`` recording every pass into ``out``."""
     directory.check_output_dir(out)
     crashed = directory.reap_dead_runs(out)
-    work = directory.work_dir(out)
-    try:
-        result = record(
-            workload, targets.resolve(target), work, out, passes, funcs, full_modules,
-            pass_config, crashed, verify, assembly,
-        )
-        directory.write_manifest(work)
-        directory.swap_in(work, out)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+    with outputs.users(out):
+        work = directory.work_dir(out)
+        try:
+            result = record(
+                workload, targets.resolve(target), work, out, passes, funcs, full_modules,
+                pass_config, crashed, verify, assembly,
+            )
+            directory.write_manifest(work)
+            directory.swap_in(work, out)
+        except BaseException as e:
+            shutil.rmtree(work, ignore_errors=True)
+            if isinstance(e, OSError) and e.errno in outputs.ENVIRONMENT:
+                raise outputs.refused(e, f"-o {out}") from None
+            raise
     result.directory = out
     result.crashed_runs = crashed
     return result
