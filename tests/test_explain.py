@@ -296,7 +296,10 @@ def test_last_failure_is_explained(tk, tmp_path: Path) -> None:
     assert "R.ewise_fma(x, y, x)" not in r.stderr
     r = tk("explain", "--last", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.startswith("first cause (line ")
+    heading, rest = r.stdout.split("\n", 1)
+    assert heading.startswith("the last failure recorded, at ")
+    assert heading.endswith(f": $ tk compile {workload} --target llvm")
+    assert rest.startswith("first cause (line ")
     assert "src/relax/backend/vm/codegen_vm.cc" in r.stdout
     assert "High-level op reached the VM codegen" in r.stdout
     # Explaining does not replace the failure it explains.

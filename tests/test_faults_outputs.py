@@ -133,3 +133,29 @@ def test_outputs_belong_to_the_user_sudo_ran_tk_for(tmp_path, name):
             [(str(p), p.lstat().st_uid) for p in made if p.lstat().st_uid != owner[0]]
         assert sorted(p.name for p in (out / "new" / "dir").iterdir()) == sorted(outputs)
 
+
+
+def test_explain_last_on_a_read_only_cache_says_its_log_may_not_be_the_latest(tmp_path):
+    """A failure on a read-only cache cannot replace the last one's log: ``--last`` showed the
+    older failure as if it were the latest. It says when that one was, and that later ones
+    may be missing."""
+    why = _mounts_work()
+    if why:
+        pytest.skip(why)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    script = "\n".join([
+        f"export TK_CACHE={shlex.quote(str(cache))}",
+        "mount -t tmpfs tmpfs $TK_CACHE",
+        f"{TK} run builtin:nosuch >/dev/null 2>&1",
+        "mount -o remount,ro $TK_CACHE",
+        f"{TK} run builtin:othermissing >/dev/null 2>&1",
+        f"{TK} explain --last",
+    ])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                          env=env, timeout=300)
+    heading = proc.stdout.split("\n", 1)[0]
+    assert heading.startswith("the last failure recorded, at "), proc.stdout + proc.stderr
+    assert "$ tk run builtin:nosuch" in heading and "othermissing" not in proc.stdout
+    assert f"later ones may be missing: {cache} is not writable" in heading

@@ -31,10 +31,13 @@ def explain_cmd(term: Terminal, logfile: str, last: bool, as_json: bool) -> int:
     if last:
         from toolkit.paths import cache_root
 
-        text = last_failure.load(cache_root())
-        if text is None:
+        recorded = last_failure.load(cache_root())
+        if recorded is None:
             raise UserError("no failed tk command recorded yet "
                             f"({cache_root() / last_failure.NAME})")
+        text = recorded.text
+        if not as_json:
+            term.echo(recorded.heading())
     elif logfile == "-":
         text = sys.stdin.read()
     else:
