@@ -103,10 +103,11 @@ def fill(template: str, values: dict[str, str]) -> str:
     return slots.sub(lambda m: values[m.group(0)], template)
 
 
-def refused(e: OSError, what: str) -> UserError:
-    """The one line for a write the environment refused (full disk, read-only, no right)."""
+def refused(e: OSError, what: str | None = None) -> UserError:
+    """The one line for a write the environment refused (full disk, read-only, no right);
+    ``what`` names the output it was for (``-o out.so``)."""
     where = f" {e.filename}" if e.filename else ""
-    return UserError(f"{what}: cannot write{where}: {e.strerror or e}")
+    return UserError(f"{what + ': ' if what else ''}cannot write{where}: {e.strerror or e}")
 
 
 @contextlib.contextmanager
