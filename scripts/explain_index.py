@@ -154,18 +154,34 @@ def _resolve(module: str, is_package: bool, level: int, target: str | None) -> s
 
 
 def _signature(node: ast.AST) -> str:
-    """What makes a definition recognisable after a move: its body (less the docstring), or
-    for a class its methods."""
+    """What makes a definition recognisable after a move: ``f:BODY:ARGS`` for a function (a
+    hash of its body less the docstring, and its argument names), ``c:METHODS`` for a class
+    (its method names). Compared by :func:`same_definition`."""
     if isinstance(node, ast.ClassDef):
         methods = sorted(n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
-        return "c:" + hashlib.sha1(" ".join(methods).encode()).hexdigest()[:12] if len(methods) > 1 \
-            else ""
+        return "c:" + ",".join(methods) if len(methods) > 1 else ""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) and isinstance(
             getattr(node.body[0], "value", None), ast.Constant) else node.body
         dumped = "".join(ast.dump(b) for b in body)
-        return "f:" + hashlib.sha1(dumped.encode()).hexdigest()[:12] if len(dumped) > 200 else ""
+        digest = hashlib.sha1(dumped.encode()).hexdigest()[:12] if len(dumped) > 200 else ""
+        args = ",".join(a.arg for a in [*node.args.posonlyargs, *node.args.args,
+                                        *node.args.kwonlyargs] if a.arg not in ("self", "cls"))
+        return f"f:{digest}:{args}"
     return ""
+
+
+def same_definition(old: str, new: str) -> bool:
+    """Is ``new`` the definition ``old`` was (signatures from :func:`_signature`)? The same
+    body; or the same (non-empty) arguments; or a class with mostly the same methods."""
+    if not old or not new or old[0] != new[0]:
+        return False
+    if old.startswith("c:"):
+        a, b = set(old[2:].split(",")), set(new[2:].split(","))
+        return len(a & b) >= 2 and len(a & b) >= 0.6 * len(a | b)
+    _, body_a, args_a = old.split(":", 2)
+    _, body_b, args_b = new.split(":", 2)
+    return bool(body_a and body_a == body_b or args_a and args_a == args_b)
 
 
 def _str_pieces(node: ast.AST | None) -> list[str | None]:
@@ -456,7 +472,8 @@ def parse_cpp(text: str) -> CppFacts:
                 if in_global_def >= 0 and len(scopes) <= depth_at_def:
                     in_global_def = -1
         elif kind == "word":
-            if tok in ("TVM_REGISTER_GLOBAL", "TVM_FFI_REGISTER_GLOBAL") and i + 2 < n and \
+            if tok in ("TVM_REGISTER_GLOBAL", "TVM_FFI_REGISTER_GLOBAL", "TVM_REGISTER_API") and \
+                    i + 2 < n and \
                     toks[i + 2][0] == "str":
                 facts.globals.append(_unescape(toks[i + 2][1]))
             elif tok.endswith("GlobalDef") and i + 2 < n and toks[i + 1][1] == "(":
@@ -511,28 +528,49 @@ def parse_cmake(text: str) -> list[tuple[str, str]]:
 
 def _classify_scope(head: list[Token], scopes: list[tuple[str, str, str]], src: str
                     ) -> tuple[str, str, str]:
+    """What a ``{`` opens, from the tokens since the previous ``;``, ``{`` or ``}``."""
     words = [t[1] for t in head if t[0] == "word"]
     toks = [t[1] for t in head]
     if words[:1] == ["namespace"] or words[:2] == ["extern", '"C"']:
         return ("ns", "", "")
-    if any(t == "=" for t in toks) or "[" in toks and "]" in toks and "(" in toks[toks.index("]"):]:
-        if "[" in toks and not (toks.index("[") > 0 and toks[toks.index("[") - 1] not in
-                                ("(", ",", "=", "return")):
+    # The first top-level "(" (its name is the function's) and what comes before it.
+    depth, at = 0, -1
+    for j, t in enumerate(toks):
+        if t == "(" and depth == 0:
+            at = j
+            break
+        if t == "[":
+            depth += 1
+        elif t == "]":
+            depth -= 1
+    before = toks[:at] if at >= 0 else toks
+    for j, t in enumerate(toks):  # a lambda: [captures](args) {
+        if t == "[" and (j == 0 or toks[j - 1] in ("(", ",", "=", "return", "{", "?", ":")):
             return ("lambda", "", "")
-        return ("block", "", "")
+    if "=" in before or "return" in before or toks.count("(") > toks.count(")"):
+        return ("block", "", "")  # an initializer list, a braced value, a macro's argument
     for kw in ("class", "struct", "union", "enum"):
-        if kw in words and "(" not in toks[:toks.index(kw)]:
+        if kw in before:
             after = words[words.index(kw) + 1:]
             name = next((w for w in after if not w.isupper() and w not in ("final", "public",
                                                                            "private", "class")), "")
             return ("class", name, "")
-    if "(" in toks:
-        at = toks.index("(")
-        name = toks[at - 1] if at > 0 else ""
+    if at > 0:
+        k = at - 1
+        if toks[k] == ">":  # a specialisation: TryConstFold<tir::Div>(...)
+            nest = 0
+            while k >= 0:
+                nest += toks[k] == ">"
+                nest -= toks[k] == "<"
+                if nest == 0:
+                    break
+                k -= 1
+            k -= 1
+        name = toks[k] if k >= 0 else ""
         if name in ("if", "while"):
             close = _matching(toks, at)
             return ("block", "", _text(head[at + 1:close], src))
-        if name in _CONTROL or not re.match(r"[A-Za-z_]", name):
+        if name in _CONTROL or not re.match(r"[A-Za-z_~]", name):
             return ("block", "", "")
         owner = next((s[1] for s in reversed(scopes) if s[0] == "class"), "")
         short = name.rsplit("::", 1)[-1]
@@ -821,7 +859,7 @@ def exports(modules: dict[str, PyFacts]) -> dict[str, dict[str, tuple[str, str]]
         stack.discard(mod)
         for name in facts.own:
             names[name] = (mod, name)
-        for alias, (src, real) in facts.imports.items():
+        for alias, (src, _real) in facts.imports.items():
             if src.split(".")[0] in ("tvm", "tvm_ffi"):
                 names[alias] = origin(mod, alias, set())
         done[mod] = {k: v for k, v in names.items() if not k.startswith("_")}
@@ -954,7 +992,8 @@ def find_renames(masks: dict[tuple[str, str], int], defs: dict[str, dict[int, tu
             continue
         nxt = last + 1
         found = [p for p in by_short[path.rsplit(".", 1)[-1]]
-                 if p != path and nxt in defs[p] and defs[p][nxt][0] == sig and last not in defs[p]]
+                 if p != path and nxt in defs[p] and same_definition(sig, defs[p][nxt][0])
+                 and last not in defs[p]]
         if len(found) == 1:
             moved[(path, str(nxt))] = found[0]
             out.append((path, found[0], "definition moved", nxt))
@@ -984,8 +1023,11 @@ def find_renames(masks: dict[tuple[str, str], int], defs: dict[str, dict[int, tu
                 module_sizes[(path.rsplit(".", 1)[0], v + 1)] += 1
     for (old_mod, nxt), targets in module_moves.items():
         new_mod, hits = max(targets.items(), key=lambda kv: kv[1])
-        if hits >= 2 and hits * 2 >= module_sizes[(old_mod, nxt)] and \
-                not masks.get(("M", old_mod), 0) >> nxt & 1:
+        # One moved definition is enough when the module kept its name under a new package
+        # (tvm.module -> tvm.runtime.module) and its definitions went nowhere else.
+        same_name = new_mod.rsplit(".", 1)[-1] == old_mod.rsplit(".", 1)[-1] and len(targets) == 1
+        enough = hits >= 2 and hits * 2 >= module_sizes[(old_mod, nxt)] or same_name
+        if enough and not masks.get(("M", old_mod), 0) >> nxt & 1:
             out.append((old_mod, new_mod, "module's definitions moved", nxt))
     # Packages whose modules moved: tvm.dlight.gpu -> tvm.s_tir.dlight.gpu says tvm.dlight
     # became tvm.s_tir.dlight, when tvm.dlight is gone and tvm.s_tir.dlight exists then.
@@ -1008,10 +1050,10 @@ def find_renames(masks: dict[tuple[str, str], int], defs: dict[str, dict[int, tu
             out.append((old, new, "package's modules moved", nxt))
     # FFI globals whose name changed only in its first part (tir.X -> s_tir.X).
     globals_by_rest: dict[str, list[str]] = defaultdict(list)
-    for (kind, name), mask in masks.items():
+    for kind, name in masks:
         if kind == "F" and "." in name:
             globals_by_rest[name.split(".", 1)[1]].append(name)
-    for rest, names in globals_by_rest.items():
+    for names in globals_by_rest.values():
         for old in names:
             mask = masks[("F", old)]
             last = mask.bit_length() - 1

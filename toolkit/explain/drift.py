@@ -79,8 +79,18 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
         name = f"{mod}.{attr}" if mod and attr else (mod or attr or "")
         if not name.startswith(("tvm.", "tvm_ffi")) and name not in ("tvm", "tvm_ffi"):
             return None
+        if mod and attr and any(p.startswith("_") and p != "_ffi" for p in mod.split(".")[1:]):
+            # tvm.relay._make.Any, tvm.relax.transform._ffi_api.X: FFI globals the library
+            # registers and _init_api put on a private module.
+            base = re.sub(r"\.(?:_ffi_api|_api_internal)$", "", mod.removeprefix("tvm."))
+            for candidate in dict.fromkeys([f"{base}.{attr}", f"{mod.removeprefix('tvm.')}.{attr}"]):
+                if history.get("F", candidate):
+                    return _global(history, candidate, m, version)
+            return None
         return _python(history, name, m, version)
     if kind == "member":
+        if "in __getattr__" in m.string[max(0, m.start() - 400):m.start()]:
+            return None  # resolved at run time (a target's attributes): no static history
         return _member(history, g.get("cls") or g.get("tcls") or "", g["attr"], m, version)
     if kind == "global":
         return _global(history, g["name"], m, version)
@@ -225,8 +235,8 @@ def _global(history: ApiHistory, name: str, m: re.Match[str],
     rename = history.renames.get(f"ffi:{name}")
     if not hit:
         near = history.near("F", name)
-        hint = f" Similar TVM globals: {', '.join(f'{n} ({v.span(history.get(chr(70), n)[0])})' for n in near)}." \
-            if near else ""
+        similar = ", ".join(f"{n} ({v.span(history.get('F', n)[0])})" for n in near)
+        hint = f" Similar TVM globals: {similar}." if near else ""
         prefix = name.split(".")[0]
         return Answer("global", name, m.start(), m.group(0),
                       f"{name} is not a TVM global: a library that registers it is not loaded",

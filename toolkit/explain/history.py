@@ -152,19 +152,22 @@ class ApiHistory:
         return None
 
     def near(self, kind: str, name: str, limit: int = 3) -> list[str]:
-        """Names of ``kind`` that look like ``name`` (same prefix, similar last part)."""
+        """Names of ``kind`` under the same parent that look like ``name``: those the newest
+        version still has first (the current API), then those sharing its last word."""
         import difflib
 
         parent, _, last = name.rpartition(".")
-        pool = [n for n in self.facts.get(kind, {}) if n.rpartition(".")[0] == parent] \
-            if kind in ("N", "M", "F") else list(self.facts.get(kind, {}))
-        if kind == "F" and len(pool) < 2:
-            pool = [n for n in self.facts.get("F", {}) if n.split(".")[0] == name.split(".")[0]]
-        by_last = defaultdict(list)
-        for n in pool:
-            by_last[n.rpartition(".")[2]].append(n)
-        close = difflib.get_close_matches(last, list(by_last), n=limit, cutoff=0.5)
-        return [by_last[c][0] for c in close]
+        facts = self.facts.get(kind, {})
+        pool = [n for n in facts if n.rpartition(".")[0] == parent]
+        newest = len(self.versions.labels) - 1
+
+        def score(n: str) -> tuple[bool, bool, float]:
+            other = n.rpartition(".")[2]
+            return (bool(facts[n][0] >> newest & 1), other.split("_")[-1] == last.split("_")[-1],
+                    difflib.SequenceMatcher(None, last, other).ratio())
+
+        close = [n for n in pool if n != name and score(n)[2] >= 0.4]
+        return sorted(close, key=score, reverse=True)[:limit]
 
     def option_for(self, source: str) -> tuple[str, int] | None:
         """The CMake option (and versions) without which ``source`` is not compiled."""
@@ -178,13 +181,13 @@ class ApiHistory:
 
 
 @cache
-def api() -> ApiHistory:
-    """The API history, loaded once per process (about 0.1 s)."""
+def api(data: Path = DATA) -> ApiHistory:
+    """The API history in ``data``, loaded once per process (about 0.1 s)."""
     facts: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)
     renames: dict[str, list[Rename]] = defaultdict(list)
     deprecations: dict[str, str] = {}
     labels: tuple[str, ...] = ()
-    with gzip.open(DATA / "api.txt.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(data / "api.txt.gz", "rt", encoding="utf-8") as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
             kind = parts[0]
@@ -246,11 +249,11 @@ def squeeze(text: str) -> str:
 
 
 @cache
-def sites() -> SiteIndex:
-    """The error-site index, loaded once per process (about 0.2 s)."""
+def sites(data: Path = DATA) -> SiteIndex:
+    """The error-site index in ``data``, loaded once per process (about 0.2 s)."""
     out: list[Site] = []
     labels: tuple[str, ...] = ()
-    with gzip.open(DATA / "sites.txt.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(data / "sites.txt.gz", "rt", encoding="utf-8") as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
             if parts[0] == "V":

@@ -17,6 +17,7 @@ from toolkit.cause import exception_text
 from toolkit.explain.rules import RULES, Rule
 from toolkit.explain.scan import WINDOW, matches
 
+
 @dataclass
 class Finding:
     """One recognised failure in a log: which rule, where, and what to do."""
@@ -90,11 +91,19 @@ def from_history(text: str) -> list[Finding]:
         out.append(Finding(f"api-{a.kind}", "version", a.title, a.cause, a.fix,
                            text.count("\n", 0, a.start) + 1, a.excerpt[:300], drift.SOURCE,
                            HISTORY_RANK, {"name": a.name}, origin=HISTORY))
+    explained = {f.line for f in out}
+    drift_words = {needle for _, needles, _ in drift.PATTERNS for needle in needles}
     for r in raised.find(text, version):
+        if r.line in explained or r.others >= 3 and not r.by_condition or any(
+                w in r.excerpt for w in drift_words):
+            continue  # Python's own wording copied into TVM, or what the history answers
         title, cause, fix = raised.describe(r, version)
+        needle = max(r.site.pieces(), key=len).strip()
         out.append(Finding("error-site", "tvm-source", title, cause, fix, r.line, r.excerpt,
                            f"{r.site.file}:{r.site.line}", SITE_RANK,
-                           {"file": r.site.file, "function": r.site.function}, origin=SITES))
+                           {"file": r.site.file, "function": r.site.function,
+                            "line": str(r.site.line), "condition": r.site.condition,
+                            "needle": needle}, origin=SITES))
     return out
 
 

@@ -28,8 +28,8 @@ MAX_LINES = 160
 MAX_LINE = 2000
 MAX_CHECKS = 400
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
-_ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "ailed", "not ", "Cannot",
-             "cannot", "nvalid", "nsupported", "must ", "xpect")
+_ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "FATAL", "CHECK", "ailed",
+             "not ", "Cannot", "cannot", "nvalid", "nsupported", "must ", "xpect")
 _FILE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h))\b")
 _PY_FILE = re.compile(r"(?:^|/)(python/tvm/(?:\w+/)*\w+\.py)\b|/tvm/((?:\w+/)*\w+\.py)\"")
 _IS_FALSE = re.compile(r"\((?P<cond>.*)\) is false(?::\s?(?P<msg>.*))?$")
@@ -46,6 +46,7 @@ class Raised:
     score: int
     by_condition: bool
     others: int  # further sites with the same message and score (copies in other files)
+    places: list[Site]  # the same check in other files of other versions, newest first
 
 
 def find(text: str, version: LogVersion | None) -> list[Raised]:
@@ -69,8 +70,9 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
     for i in candidates:
         hit = _match_line(index, lines[i][:MAX_LINE], files, version)
         if hit is not None:
-            site, score, by_cond, others = hit
-            found.append(Raised(site, i + 1, lines[i].strip()[:300], score, by_cond, others))
+            site, score, by_cond, others, places = hit
+            found.append(Raised(site, i + 1, lines[i].strip()[:300], score, by_cond, others,
+                                places))
     if not found:
         return []
     best = max(found, key=lambda r: (r.by_condition, r.score, -r.line))
@@ -78,7 +80,7 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
 
 
 def _match_line(index: SiteIndex, line: str, files: set[str], version: LogVersion | None
-                ) -> tuple[Site, int, bool, int] | None:
+                ) -> tuple[Site, int, bool, int, list[Site]] | None:
     scored: dict[int, tuple[int, bool]] = {}
     at = line.find("Check failed:")
     if at >= 0:
@@ -95,6 +97,9 @@ def _match_line(index: SiteIndex, line: str, files: set[str], version: LogVersio
             got = matches_template(index.sites[i].template, line)
             if got >= MIN_LITERAL:
                 scored[i] = (got, False)
+    if version is not None:  # a site the log's TVM does not have cannot have raised it
+        scored = {i: v for i, v in scored.items()
+                  if index.sites[i].mask & version.mask or index.sites[i].file in files}
     if not scored:
         return None
 
@@ -106,10 +111,21 @@ def _match_line(index: SiteIndex, line: str, files: set[str], version: LogVersio
         return (by_cond, score + (40 if in_log else 0), in_version, site.mask.bit_length())
 
     best = max(scored, key=rank)
+    site = index.sites[best]
+    # The same check moved between files over the versions (src/tir -> src/tirx): one check.
+    same = [index.sites[i] for i in scored if index.sites[i].kind == site.kind and
+            index.sites[i].template == site.template and
+            squeeze(index.sites[i].condition) == squeeze(site.condition)]
+    taken = 0
+    places = []
+    for other in sorted(same, key=lambda x: -x.mask.bit_length()):
+        if not other.mask & taken:
+            places.append(other)
+            taken |= other.mask
     top = rank(best)[:2]
-    others = sum(1 for i in scored if i != best and rank(i)[:2] == top)
+    others = sum(1 for i in scored if rank(i)[:2] == top and index.sites[i] not in places)
     score, by_cond = scored[best]
-    return index.sites[best], score, by_cond, others
+    return site, score, by_cond, others, places
 
 
 def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
@@ -134,7 +150,9 @@ def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
             score = 2 * len(key)
             template = index.sites[i].template
             literal = matches_template(template, msg) if msg and template.strip() else 0
-            score += literal if literal > 0 else (-5 if template.strip() and msg else 0)
+            # A check with a message prints it; one without prints nothing after the colon.
+            score += literal if literal > 0 else (-5 if bool(template.strip()) != bool(msg) or
+                                                 template.strip() and literal < 0 else 0)
             out.append((i, score))
         break
     return out
@@ -148,6 +166,10 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     newest = v.labels[site.mask.bit_length() - 1]
     copies = f" (and {raised.others} other place{'s' if raised.others > 1 else ''} with the same " \
         "message)" if raised.others else ""
+    moves = [p for p in raised.places if p is not site]
+    if moves:
+        copies += "; the same check is in " + "; ".join(
+            f"{p.file}, {p.function or '?'} ({v.span(p.mask)})" for p in moves[:4])
     if site.kind in ("check", "assert"):
         when = f"when `{site.condition}` does not hold" if site.condition else ""
     elif site.condition.startswith("not (") and site.condition.endswith(")"):
@@ -177,20 +199,20 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     return f"Raised in TVM: {where}", cause, fix
 
 
-def source_lines(raised: Raised, root: Path, around: int = 2) -> list[str]:
-    """The lines of ``root`` (a TVM source tree) that raise it, numbered; [] when the file or
-    the raise is not there (another version of the tree)."""
-    path = root / raised.site.file
+def source_lines(file: str, line: int, condition: str, needle: str, root: Path,
+                 around: int = 2) -> list[str]:
+    """The lines of ``root`` (a TVM source tree) that raise it, numbered, nearest the indexed
+    ``line``; [] when the file or the raise is not there (another version of the tree)."""
+    path = root / file
     try:
         lines = path.read_text(errors="replace").splitlines()
     except OSError:
         return []
-    needle = max(raised.site.pieces(), key=len).strip() if raised.site.template.strip() else ""
-    cond = squeeze(raised.site.condition)
+    cond = squeeze(condition)
     hit = None
-    for i, line in enumerate(lines):
-        if needle and needle[:60] in line or cond and cond[:40] in squeeze(line):
-            if hit is None or abs(i + 1 - raised.site.line) < abs(hit + 1 - raised.site.line):
+    for i, text in enumerate(lines):
+        if needle and needle[:60] in text or cond and cond[:40] in squeeze(text):
+            if hit is None or abs(i + 1 - line) < abs(hit + 1 - line):
                 hit = i
     if hit is None:
         return []
