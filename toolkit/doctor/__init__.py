@@ -377,7 +377,7 @@ def check_python_library_skew(facts: dict[str, Any]) -> list[Check]:
             return []
         package = Path(found)
     libs = [Path(lib["path"]) for lib in (facts.get("libraries") or {}).get("libraries", [])
-            if family(os.path.realpath(lib["path"])) not in (None, "libtvm_ffi")]
+            if not (family(os.path.realpath(lib["path"])) or "libtvm_ffi").startswith("libtvm_ffi")]
     if not libs:
         for entry in filter(None, (env.get("TVM_LIBRARY_PATH") or "").split(os.pathsep)):
             libs += sorted(p for p in Path(entry).glob("libtvm*.so") if "ffi" not in p.name)

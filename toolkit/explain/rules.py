@@ -1115,6 +1115,19 @@ RULES: list[Rule] = [
         "python/tvm/s_tir/meta_schedule/runner/{local,rpc}_runner.py",
         rank=40,  # the exception it wraps, when recognised, says more
     ),
+    Rule(
+        "vm-function-not-found", "library", ("Cannot find ffi::Function", "Cannot find PackedFunc"),
+        r"Cannot find (?:ffi::Function|PackedFunc) (?P<name>[\w.$]+) in either Relax VM kernel "
+        r"library",
+        "The VM executable calls a function no loaded library registers",
+        "the compiled module calls an external function (a kernel of an extension or of an "
+        "optional library: flashinfer, cutlass, a project's own ops) that neither the compiled "
+        "library nor anything loaded in this process registers.",
+        "load the library that registers it before creating relax.VirtualMachine (import its "
+        "package, tvm.runtime.load_module(lib), or toolkit.ext.loader.load_extension(lib)); "
+        "`tk ext check LIB.so` lists what a library registers.",
+        "src/runtime/vm/vm.cc (VirtualMachineImpl::InitFuncPool); captured with 0.27.0.post1",
+    ),
     # --- Cross compiling, the web runtime, targets.
     Rule(
         "elf-wrong-arch", "toolchain", ("Relocations in generic ELF", "n wrong format"),

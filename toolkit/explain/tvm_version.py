@@ -74,8 +74,8 @@ def infer(text: str) -> LogVersion | None:
         if mask:
             return LogVersion(mask, f"written in the log ({label})", versions)
     if files_seen and files_mask and files_mask != versions.all:
-        return LogVersion(files_mask, f"the {files_seen} TVM source files its traceback names",
-                          versions)
+        files = "file" if files_seen == 1 else f"{files_seen} files"
+        return LogVersion(files_mask, f"from the TVM source {files} its traceback names", versions)
     return None
 
 
