@@ -11,7 +11,8 @@ gives 16. The goal: every ratio <= 6. ``explain`` includes the answers from TVM'
 drift, error sites), whose indexes are loaded before the timings; their load time (gzip'd
 text to dicts, once per process) is printed on its own. Then three logs of ``--mb`` MB (the
 rule samples and the public corpus repeated; a build log of progress lines with one error at
-its end; a log of nothing but ``Check failed`` lines) are explained, with CPU and wall time:
+its end; a log of nothing but ``Check failed`` lines; a different missing name on every line)
+are explained, with CPU and wall time:
 the goal is under a second of CPU each. Times are this process's CPU time (the best of
 ``--repeat``): wall time on a machine shared with other work measures the others too.
 
@@ -47,6 +48,8 @@ def shapes() -> dict[str, Callable[[int], str]]:
         "dotted name before ': '": lambda n: "a." * (n // 2) + "Error" + "\n",
         "path of many slashes in a frame": lambda n: f'  File "{"/s" * (n // 2)}.cc", line 1\n',
         "Check failed with nested parens": lambda n: "Check failed: " + "(" * (n // 2) + "\n",
+        "many distinct missing names": lambda n: "".join(
+            f"AttributeError: module 'tvm' has no attribute 'x{i}'\n" for i in range(n // 52)),
         "every fixture, repeated": lambda n: (build_log * (n // len(build_log) + 1))[:n],
     }
 
@@ -71,6 +74,8 @@ def megabyte_logs(size: int) -> dict[str, str]:
         "build log, one error at its end": progress * ((size - len(error)) // len(progress))
         + error,
         "only 'Check failed' lines": check * (size // len(check)),
+        "a different missing name on every line": "".join(
+            f"AttributeError: module 'tvm' has no attribute 'x{i}'\n" for i in range(size // 52)),
     }
 
 

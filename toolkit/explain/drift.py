@@ -21,6 +21,9 @@ from toolkit.explain.scan import matches
 from toolkit.explain.tvm_version import LogVersion
 
 SOURCE = "tk's index of apache/tvm (scripts/explain_index.py)"
+# Distinct names answered per log: each answer may scan a kind's names for similar ones, so
+# a log of thousands of different missing names must not cost thousands of scans.
+MAX_ANSWERS = 16
 
 
 @dataclass
@@ -62,9 +65,15 @@ def answers(text: str, version: LogVersion | None) -> Iterator[Answer]:
     history = api()
     seen: set[tuple[str, str]] = set()
     found = [(kind, m) for kind, needles, pattern in PATTERNS
-             for m in matches(text, pattern, needles)]
+             for m in matches(text, pattern, needles, one_line=True)]
     found.sort(key=lambda km: km[1].start())
+    asked: set[str] = set()
     for kind, m in found:
+        if m.group(0) in asked:
+            continue
+        asked.add(m.group(0))
+        if len(asked) > MAX_ANSWERS:
+            return
         answer = _answer(history, kind, m, version)
         if answer is not None and (answer.kind, answer.name) not in seen:
             seen.add((answer.kind, answer.name))

@@ -73,7 +73,7 @@ def asked(text: str) -> Asked:
     """The globals and Python names ``text`` reports missing (the API-drift patterns)."""
     out = Asked()
     for kind, needles, pattern in PATTERNS:
-        for m in matches(text, pattern, needles):
+        for m in matches(text, pattern, needles, one_line=True):
             g = m.groupdict()
             if kind == "global" and g.get("name") not in out.globals:
                 out.globals.append(g["name"])

@@ -116,6 +116,7 @@ class ApiHistory:
     deprecations: dict[str, str]  # name -> warning text
     members: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # "Class.attr"
     classes: dict[str, list[str]] = field(default_factory=dict)  # short class -> module.Class
+    by_parent: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # see _children
 
     def get(self, kind: str, name: str) -> tuple[int, str] | None:
         return self.facts.get(kind, {}).get(name)
@@ -158,7 +159,7 @@ class ApiHistory:
 
         parent, _, last = name.rpartition(".")
         facts = self.facts.get(kind, {})
-        pool = [n for n in facts if n.rpartition(".")[0] == parent]
+        pool = self._children(kind).get(parent, [])
         newest = len(self.versions.labels) - 1
 
         def score(n: str) -> tuple[bool, bool, float]:
@@ -168,6 +169,15 @@ class ApiHistory:
 
         close = [n for n in pool if n != name and score(n)[2] >= 0.4]
         return sorted(close, key=score, reverse=True)[:limit]
+
+    def _children(self, kind: str) -> dict[str, list[str]]:
+        """Names of ``kind`` by their parent (built once per kind, on first use)."""
+        if kind not in self.by_parent:
+            grouped: dict[str, list[str]] = defaultdict(list)
+            for n in self.facts.get(kind, {}):
+                grouped[n.rpartition(".")[0]].append(n)
+            self.by_parent[kind] = dict(grouped)
+        return self.by_parent[kind]
 
     def option_for(self, source: str) -> tuple[str, int] | None:
         """The CMake option (and versions) without which ``source`` is not compiled."""

@@ -17,15 +17,21 @@ WINDOW = 2000  # characters after a needle a match may span (CUDALaunch prints t
 TRIES_PER_LINE = 4
 
 
-def matches(text: str, regex: re.Pattern[str], needles: tuple[str, ...]) -> list[re.Match[str]]:
-    """Matches of ``regex`` that hold a needle on the line where they start, in text order."""
+def matches(text: str, regex: re.Pattern[str], needles: tuple[str, ...],
+            one_line: bool = False) -> list[re.Match[str]]:
+    """Matches of ``regex`` that hold a needle on the line where they start, in text order.
+    ``one_line``: the pattern never spans lines, so it is searched within the needle's line."""
     found: list[re.Match[str]] = []
     for needle in needles:
         pos = text.find(needle)
         tries = 0
         while pos != -1:
             line_start = text.rfind("\n", max(0, pos - BEHIND), pos) + 1 or max(0, pos - BEHIND)
-            m = regex.search(text, line_start, min(len(text), pos + len(needle) + WINDOW))
+            end = min(len(text), pos + len(needle) + WINDOW)
+            if one_line:
+                nl = text.find("\n", pos, end)
+                end = end if nl == -1 else nl
+            m = regex.search(text, line_start, end)
             if m is not None and m.start() <= pos:
                 found.append(m)
                 tries = TRIES_PER_LINE  # one finding per line and pattern

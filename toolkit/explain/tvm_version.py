@@ -25,6 +25,7 @@ _WRITTEN = [
     re.compile(r"\b(?:TVM|tvm)(?:\.__version__| version)\s*[:=]?\s*v?(?P<v>\d+\.\d+)(?:\.(?P<p>\d+))?"
                r"(?P<dev>\.dev\d*)?"),
 ]
+_WRITTEN_HINTS = ("tvm-", "apache", "version", "Version")  # a cheap test before the patterns
 _CC_FILE = re.compile(r"(?:^|[/\s\"(])(?P<file>src/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h))\b")
 MAX_FILES = 64  # files of a traceback consulted; more say nothing new
 
@@ -84,13 +85,14 @@ def _iter(text: str):
     for line in text.splitlines():
         if len(line) > 2000:
             line = line[:2000]
-        if "tvm" in line or "TVM" in line:
+        if ("tvm" in line or "TVM" in line) and any(k in line for k in _WRITTEN_HINTS):
             for pattern in _WRITTEN:
                 m = pattern.search(line)
                 if m:
                     major, minor = (int(x) for x in m.group("v").split("."))
                     yield "written", ((major, minor), bool(m.group("dev")), m.group(0))
                     break
+        if '.py", line ' in line:
             module = _module_of_frame(line)
             if module:
                 yield "py", module
