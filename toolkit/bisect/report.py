@@ -108,6 +108,7 @@ def build(st: BisectState) -> dict[str, Any]:
         "steps": steps,
         "reproduce": reproduce_command(st),
         "pass_hint": pass_hint(st),
+        "submodules_left": st.submodules_left,
     }
 
 
@@ -135,6 +136,9 @@ def markdown(data: dict[str, Any]) -> str:
         + f"; probes: {data['probes']}"
         + (f", of which {data['known']} known from earlier runs" if data["known"] else ""),
     ]
+    if data.get("submodules_left"):
+        lines.append(f"- Submodules never initialised in your checkout, left so at every "
+                     f"commit: {', '.join(data['submodules_left'])}")
     if data["confirmed"] is not None:
         lines.append("- Confirmed: " + ("yes, the culprit is bad and its parent good when re-run"
                                         if data["confirmed"] else

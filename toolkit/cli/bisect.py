@@ -203,6 +203,9 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
     term.echo(f"bisecting {len(st.commits) - 1} commits of {st.source}: good {st.good[:10]} "
               f".. bad {st.bad[:10]}, check: {st.check_display}")
     term.echo(f"build: {how}")
+    if st.submodules_left:
+        term.echo(f"submodules never initialised in your checkout, left so at every commit (as "
+                  f"git bisect does; tk never fetches): {', '.join(st.submodules_left)}")
     term.echo("next: 'tk bisect run' (automatic) or 'tk bisect good|bad|skip' (by hand)")
 
 
