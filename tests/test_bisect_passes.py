@@ -114,6 +114,37 @@ def test_finds_the_miscompiling_pass_of_a_real_pipeline(tk, tmp_path):
     assert f"tk dump-ir show ir-dump --pass {number} --diff" in text
 
 
+# The pass scaffold's shape (toolkit/data/ext_template_pass's pipeline.py): a fork's pipeline
+# is a named Sequential holding its passes and TVM's own pipelines.
+NAMED_PIPELINE = """
+pipeline = tvm.transform.Sequential([
+    relax.transform.CanonicalizeBindings(), fold_bias_bug, relax.pipeline.zero_pipeline(),
+    relax.pipeline.default_build_pipeline(),
+], name="myfork.pipeline")
+"""
+
+
+@pytest.mark.slow
+def test_the_passes_nested_in_a_named_sequential_are_units(tk, tmp_path):
+    """Learned as one required pass, a named pipeline hid the buggy pass inside it: the
+    bisection could never skip it. Its passes (and zero_pipeline's) are units now."""
+    text = FIXTURE.read_text()
+    named = tmp_path / "named.py"
+    named.write_text(text[:text.index("# The fork's pipeline")] + NAMED_PIPELINE)
+    # A cache of its own: no passes learned as required by another test's run.
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    r = tk("bisect", "passes", str(named), "--target", "llvm", "--json", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["culprit_name"] == "FoldBiasBug"
+    assert "myfork.pipeline" not in data["units"] + data["required"]
+    assert {"FuseOps", "FuseTIR"} <= set(data["units"])  # zero_pipeline's, opened too
+    dump = tmp_path / "dump"
+    assert tk("dump-ir", str(named), "--target", "llvm", "-o", str(dump), env=env).returncode == 0
+    records = json.loads((dump / "index.json").read_text())["passes"]
+    assert [p["seq"] for p in records if p["name"] == "FoldBiasBug"] == [data["culprit_number"]]
+
+
 def test_without_reference_every_prefix_is_held_to_prefix_zero():
     run_probe, calls = fake_pipeline()
     seen_baseline = []

@@ -6,11 +6,12 @@ One build, one workload, one target. A probe compiles the workload letting only 
 without one, with the outputs of the prefix ``k = 0``). The search over ``k`` is the commit
 search of ``toolkit.bisect.search`` over the list ``0..N``.
 
-Units of the search are the passes the pipeline runs at top level: ``sequential`` and
-``_pipeline`` containers always run (their contents are units), and a pass's nested passes
-belong to it. A unit is named by its pass number in the full compile, the number dump-ir
-gives the same pass (``toolkit.stack.numbering``: wrappers, nested passes and
-wrappers' own work count), so ``#N`` means the same pass in both. Some passes must always
+Units of the search are the passes the pipeline runs at top level: containers - TVM's
+pipeline wrappers and every ``Sequential`` of the workload's pipeline, a fork's named one
+included - always run (their contents are units), and a pass's nested passes belong to it.
+A unit is named by its pass number in the full compile, the number dump-ir gives the same
+pass (``toolkit.stack.numbering``: wrappers, nested passes and wrappers' own work count), so
+``#N`` means the same pass in both. Some passes must always
 run, or nothing compiles (LegalizeOps, the VM lowering, MakePackedAPI...): they are
 *required*, listed (``--required``, plus the ones known below) or *learned*: when a prefix
 does not compile, the shortest longer prefix that does tells which skipped pass was needed,

@@ -27,8 +27,8 @@ The pass-probe server (``toolkit.bisect.passes`` <-> ``toolkit.bisect.in_tvm.pas
     ``{"k", "status": GOOD|BAD|PASS_NO_COMPILE, "detail", "compared", "units", "skipped",
     "tvm", "before", "after"}``. Each probe runs in a forked child (``process.fork_and_wait``):
     a crash or a timeout is a ``PASS_NO_COMPILE`` result, not a dead server. The units of the
-    search are the passes run at top level, ``CONTAINERS`` always running and their contents
-    being units.
+    search are the passes run at top level, ``CONTAINERS`` and every ``Sequential`` of the
+    workload's pipeline (named or not) always running and their contents being units.
 
 Function bisection (``toolkit.bisect.functions`` <-> ``toolkit.bisect.in_tvm.functions``)
     ``python -m toolkit.bisect.in_tvm.functions WORKLOAD --target T --good-pipeline P`` (or,
@@ -60,7 +60,10 @@ CHECK_NOT_FOUND = 127
 # --- the pass-probe server ---------------------------------------------------------------
 PASS_RESULT_MARKER = "TK-PASSES-RESULT "
 PASS_NO_COMPILE = "no-compile"
-CONTAINERS = frozenset({"sequential", "_pipeline"})  # pass names that only hold other passes
+# Pass names that only hold other passes: an unnamed Sequential, and the closures TVM's
+# pipelines run theirs in (default_build_pipeline's and the targets' ``_pipeline``,
+# zero_pipeline's ``f_zero_pipeline``). A workload's own Sequentials join them by name.
+CONTAINERS = frozenset({"sequential", "_pipeline", "f_zero_pipeline"})
 
 # --- function bisection ------------------------------------------------------------------
 FUNCS_RESULT_MARKER = "TK-FUNCS-RESULT "
