@@ -371,7 +371,12 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
     """Find the first pass whose application makes WORKLOAD's check fail.
 
     Runs the first k passes and skips the rest (PassInstrument.should_run), searching k;
-    each probe is a subprocess in this environment, or in REV's build with --rev.
+    each probe is a subprocess in this environment, or in REV's build with --rev. The
+    culprit is confirmed by running its prefix and the one before it again.
+
+    
+    Exit status: 0 a first bad pass (or the passes it may be), 1 none found, 3 the check is
+    flaky (one probe judged two ways): no culprit on that evidence.
     """
     import tempfile
 
@@ -387,6 +392,10 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
         term.json(result.to_json())
     else:
         term.echo(passes.markdown(result), nl=False)
+    if result.status == "flaky":
+        from toolkit.process import FLAKY
+
+        return FLAKY
     return 0 if result.culprit is not None or result.candidates else 1
 
 
