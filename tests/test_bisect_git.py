@@ -187,6 +187,32 @@ case "$TK_BISECT_COMMIT" in {shas[2]}) exit $((n % 2));; esac
     assert [c["hash"] for c in data["candidates"]] == shas[2:4]
 
 
+def test_a_culprit_its_confirmation_contradicts_is_flaky(tk, tmp_path, env):
+    """Bad from commit 2 on, except that commit 2 is bad only on its first run: the search
+    ends there, its re-run disagrees, and no culprit is claimed (exit 3)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    shas = _history(repo, culprit=2, commits=5)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    script = tmp_path / "check.sh"
+    script.write_text(f"""#!/bin/sh
+n=$(cat {runs}/$TK_BISECT_COMMIT 2>/dev/null || echo 0); echo $((n+1)) > {runs}/$TK_BISECT_COMMIT
+case "$TK_BISECT_COMMIT" in {shas[2]}) exit $((n == 0));; esac
+grep -q ok val
+""")
+    script.chmod(0o755)
+    assert tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+              "--no-build", "--check", str(script), env=env).returncode == 0
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert r.stdout.startswith("# The check is flaky - no confirmed culprit\n")
+    assert f"The search ended at `{shas[2][:12]}`" in r.stdout
+    assert f"{shas[2][:10]} good (exit 0)" in r.stdout and "First bad commit" not in r.stdout
+    assert "- Confirmed: NO" in r.stdout
+
+
 def test_missing_command_stops_with_explanation(tk, tmp_path, env):
     repo = tmp_path / "repo"
     shas = make_history(repo, commits=2, culprit=2, python_every=0)

@@ -116,7 +116,15 @@ def markdown(data: dict[str, Any]) -> str:
     rng = data["range"]
     lines = []
     fb = data["first_bad"]
-    if fb:
+    if fb and data["confirmed"] is False:
+        again = ", ".join(f"{s['commit'][:10]} {s['verdict']} ({s['reason']})"
+                          for s in data["steps"] if s["phase"] == "confirm")
+        lines += ["# The check is flaky - no confirmed culprit", "",
+                  f"The search ended at `{fb['hash'][:12]}` (**{fb['subject']}**), but re-run, "
+                  f"its parent and it did not say good and bad again ({again}): no culprit "
+                  "on this evidence. Run again with --count N: runs that disagree on a commit "
+                  "make it a skip.", ""]
+    elif fb:
         lines += [f"# First bad commit: {fb['hash'][:12]}", "",
                   f"**{fb['subject']}** — {fb['author']}, {fb['date']}", ""]
     elif data["candidates"]:

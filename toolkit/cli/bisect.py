@@ -213,11 +213,20 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
 @source_option
 @pass_terminal
 def run_cmd(term: Terminal, source: Path | None) -> int:
-    """Run the bisection to the end (or continue an interrupted one)."""
+    """Run the bisection to the end (or continue an interrupted one).
+
+    
+    Exit status: 0 a first bad commit, confirmed (or the commits it may be, when skips hide
+    it), 1 none, 3 the check is flaky: re-run, the answer and its parent disagreed.
+    """
     from toolkit.bisect import report, session
 
     st = session.run(session.current(source), term.handle)
     term.echo(report.markdown(report.build(st)), nl=False)
+    if st.confirmed is False:
+        from toolkit.process import FLAKY
+
+        return FLAKY
     return 0 if st.culprit or st.culprit_candidates else 1
 
 
