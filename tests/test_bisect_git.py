@@ -213,6 +213,54 @@ grep -q ok val
     assert "- Confirmed: NO" in r.stdout
 
 
+def test_the_pass_hint_of_a_no_build_bisection_compares_culprit_and_parent(tk, tmp_path, env):
+    """A workload file of the tree gains a miscompiling pass; --no-build, the check builds
+    nothing. The suggested dumps are of the culprit and its parent as the check ran them -
+    in the bisection's worktree - not of the user's checkout twice ("no difference")."""
+    pytest.importorskip("tvm")
+    bug = (REPO / "tests" / "fixtures" / "bisect" / "miscompile.py").read_text()
+    good = bug.replace("relax.transform.FoldConstant(), fold_bias_bug,",
+                       "relax.transform.FoldConstant(),")
+    assert good != bug
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    shas = []
+    for i, (name, text) in enumerate([("model.py", good), ("notes", "1\n"), ("model.py", bug),
+                                      ("notes", "3\n")]):
+        (repo / name).write_text(text)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", f"step {i}")
+        shas.append(_git(repo, "rev-parse", "HEAD"))
+    assert tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+              "--no-build", "--check", "numerics model.py", env=env).returncode == 0
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"First bad commit: {shas[2][:12]}" in r.stdout
+    assert "tk built nothing for these commits (the check builds)" in r.stdout
+    hint = json.loads(tk("bisect", "report", "--json", "--source", str(repo),
+                         env=env).stdout)["pass_hint"]
+    # The user runs it from their checkout, where model.py is the newest (bad) one.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "tk").write_text(f"#!/bin/sh\nexec {sys.executable} -m toolkit \"$@\"\n")
+    (bin_dir / "tk").chmod(0o755)
+    shell_env = {**os.environ, **env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+                 "PYTHONPATH": str(REPO)}
+    done = subprocess.run(["sh", "-c", hint["dump_ir"]], cwd=repo, env=shell_env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FoldBiasBug" in done.stdout and "no difference" not in done.stdout
+    names = {d.name: json.loads((repo / d / "index.json").read_text())["passes"]
+             for d in (Path("ir-parent"), Path("ir-culprit"))}
+    assert not any(p["name"] == "FoldBiasBug" for p in names["ir-parent"])
+    assert any(p["name"] == "FoldBiasBug" for p in names["ir-culprit"])
+    done = subprocess.run(["sh", "-c", hint["passes"]], cwd=repo, env=shell_env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("# First bad pass: #") and "FoldBiasBug" in done.stdout
+
+
 def test_missing_command_stops_with_explanation(tk, tmp_path, env):
     repo = tmp_path / "repo"
     shas = make_history(repo, commits=2, culprit=2, python_every=0)

@@ -40,7 +40,14 @@ def reproduce_command(st: BisectState) -> str | None:
 
 
 def pass_hint(st: BisectState) -> dict[str, str] | None:
-    """For a workload check, how to see which pass differs between parent and culprit."""
+    """For a workload check, how to see which pass differs between parent and culprit.
+
+    Each dump runs as the check ran: ``tk bisect env`` checks the commit out in the
+    bisection's worktree and puts its build in use, and the dump runs in that worktree, so a
+    workload file of the tree (and anything the environment names relative to it) is that
+    commit's, not the one in the user's checkout. Without a build of tk's (``--no-build``,
+    ``--build-cmd``) the environment is the user's, as the check's was: said so.
+    """
     if not st.culprit or len(st.check) < 3 or Path(st.check[1]).stem not in ("numerics", "speed"):
         return None
     args = st.check[2:]
@@ -52,17 +59,24 @@ def pass_hint(st: BisectState) -> dict[str, str] | None:
     target = shlex.quote(target)
     parent = st.commits[st.commits.index(st.culprit) - 1]
     src = shlex.quote(st.source)
+    worktree = shlex.quote(str(st.worktree))
 
-    def use(sha: str) -> str:
-        return f'eval "$(tk bisect env {sha[:12]} --source {src})"'
+    def dump(sha: str, out: str) -> str:
+        return (f'eval "$(tk bisect env {sha[:12]} --source {src})" && (cd {worktree} && '
+                f'tk dump-ir {workload} --target {target} -o "$OLDPWD/{out}")')
 
-    return {
-        "dump_ir": (f"{use(parent)} && tk dump-ir {workload} --target {target} -o ir-parent && "
-                    f"{use(st.culprit)} && tk dump-ir {workload} --target {target} -o "
-                    "ir-culprit && tk dump-ir compare ir-parent ir-culprit"),
-        "passes": (f"tk bisect passes {workload} --target {target} --rev {st.culprit[:12]} "
-                   f"--source {src}"),
+    hint = {
+        "dump_ir": (f"{dump(parent, 'ir-parent')} && {dump(st.culprit, 'ir-culprit')} && "
+                    "tk dump-ir compare ir-parent ir-culprit"),
+        "passes": (f"(cd {worktree} && tk bisect passes {workload} --target {target} --rev "
+                   f"{st.culprit[:12]} --source {src})"),
     }
+    if st.build_command is not None:
+        hint["note"] = ("tk built nothing for these commits (the check builds): each dump runs "
+                        "in the bisection's worktree at that commit, in your environment, as "
+                        "the check did; if the check builds or installs TVM, do that before "
+                        "each dump")
+    return hint
 
 
 def build(st: BisectState) -> dict[str, Any]:
@@ -165,4 +179,6 @@ def markdown(data: dict[str, Any]) -> str:
     if data["pass_hint"]:
         lines += ["", "Which pass changed (IR of parent vs culprit, then pass bisection):", "",
                   "```sh", data["pass_hint"]["dump_ir"], data["pass_hint"]["passes"], "```"]
+        if "note" in data["pass_hint"]:
+            lines += ["", data["pass_hint"]["note"] + "."]
     return "\n".join(lines) + "\n"
