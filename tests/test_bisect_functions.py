@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,42 @@ def test_a_wrong_legalization_is_named_by_kernel_and_pass(tk):
     assert data["reproduce"].startswith("tk bisect functions ")
     assert "--passes LegalizeOps" in data["reproduce"]
     assert "lowering" in r.stderr  # progress, never on stdout
+
+
+# The fork's wrong legalization, then TVM's zero pipeline, which fuses: the kernels are fused.
+FUSED_PIPELINE = """
+pipeline = tvm.transform.Sequential([
+    relax.transform.LegalizeOps({"relax.nn.gelu": _wrong_gelu}),
+    relax.get_pipeline("zero"), relax.get_pipeline("default"),
+])
+"""
+
+
+def test_the_function_bisection_pass_bisection_suggests_finds_a_fused_kernel(tk, tmp_path):
+    """Pass bisection suggested --good-pipeline default, which on CPU does not fuse: no kernel
+    was swappable and nothing was found. What it suggests now is run here, and finds it."""
+    text = (FIXTURES / "wrong_gelu.py").read_text()
+    fused = tmp_path / "fused.py"
+    fused.write_text(text[:text.index("# The fork's pipeline")] + FUSED_PIPELINE)
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    r = tk("bisect", "passes", str(fused), "--target", "llvm", "--json", env=env)
+    assert r.returncode == 1, r.stderr
+    reason = json.loads(r.stdout)["stop_reason"]
+    assert "the check fails even with no optional pass" in reason
+    suggested = shlex.split(reason.split("`")[1])
+    assert suggested[:3] == ["tk", "bisect", "functions"]
+    r = tk(*suggested[1:], "--json", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["kernel"] == "fused_matmul_gelu_add_relu_multiply"
+    assert data["good_pipeline"] == "zero" and data["unswappable"] == []
+    assert data["good_choice"].startswith("zero, the pipeline whose kernels are called most "
+                                          "like the workload's own (of its 1, alike: zero 1, ")
+    assert data["pass_name"] == "LegalizeOps"
+    assert "--good-pipeline zero" in data["reproduce"]
+    # Named, the pipeline that does not fuse is still what it was: nothing to swap.
+    r = tk(*suggested[1:], "--good-pipeline", "default", "--json", env=env)
+    assert r.returncode == 1 and json.loads(r.stdout)["unswappable"] == [data["kernel"]]
 
 
 def test_nothing_to_bisect_when_the_workload_pipeline_is_right(tk, tmp_path):

@@ -336,9 +336,9 @@ class PassBisector:
         if first != GOOD:
             return self._stop(
                 "the check fails even with no optional pass: nothing to bisect by pass; "
-                f"'tk bisect functions {shlex.quote(r.workload)} --target "
-                f"{shlex.quote(r.target)} --good-pipeline default' finds the kernel (and the "
-                "required pass) against a known-good lowering")
+                f"`tk bisect functions {shlex.quote(r.workload)} --target "
+                f"{shlex.quote(r.target)}` finds the kernel (and the required pass) against "
+                "the known-good lowering whose kernels are most alike")
         self.marks["0"] = GOOD
         if not full.get("compared", True):
             # No reference: prefix 0's outputs are the baseline every prefix is held to.

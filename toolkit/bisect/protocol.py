@@ -34,7 +34,9 @@ Function bisection (``toolkit.bisect.functions`` <-> ``toolkit.bisect.in_tvm.fun
     ``python -m toolkit.bisect.in_tvm.functions WORKLOAD --target T --good-pipeline P`` (or,
     for a good side in another interpreter, ``--good-side DIR`` there first) answers with one
     line on stdout: ``FUNCS_RESULT_MARKER``, then the JSON of a ``FunctionBisection`` or
-    ``{"error", "user_error"}``.
+    ``{"error", "user_error"}``. ``P`` is a Relax pipeline's name or ``AUTO_PIPELINE``: every
+    pipeline is lowered and the one whose kernels the bad lowering calls most alike is the
+    good side (``--good-side`` with ``auto`` writes them all; the search chooses).
 """
 
 from __future__ import annotations
@@ -67,13 +69,14 @@ CONTAINERS = frozenset({"sequential", "_pipeline", "f_zero_pipeline"})
 
 # --- function bisection ------------------------------------------------------------------
 FUNCS_RESULT_MARKER = "TK-FUNCS-RESULT "
+AUTO_PIPELINE = "auto"  # --good-pipeline: the pipeline whose kernels are called most alike
 
 
 @dataclass
 class FunctionBisection:
     workload: str
     target: str
-    good_pipeline: str
+    good_pipeline: str  # the one named, or the one auto chose
     status: str = "done"  # done / stopped
     stop_reason: str | None = None
     differing: list[str] = field(default_factory=list)  # kernels whose good and bad code differ
@@ -91,6 +94,7 @@ class FunctionBisection:
     good_tvm: str = ""  # the good side's TVM, when another interpreter's (--python)
     good_python: str | None = None  # that interpreter
     reproduce: str = ""  # commands that reproduce the finding (set on the host side)
+    good_choice: str = ""  # why auto chose the good pipeline it did
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FunctionBisection:

@@ -411,9 +411,11 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
 @bisect_group.command("functions")
 @workload_argument
 @target_option
-@click.option("--good-pipeline", default="default", show_default=True, metavar="NAME",
+@click.option("--good-pipeline", default="auto", show_default=True, metavar="NAME",
               help="The known-good side: the same TVM with this Relax pipeline instead of the "
-                   "workload's own (which carries the suspect legalization or pass).")
+                   "workload's own (which carries the suspect legalization or pass); auto: "
+                   "the pipeline whose kernels are called most like the workload's own (zero "
+                   "when its pipeline fuses, default when not).")
 @python_option("The known-good side is another TVM: this interpreter's (a venv holding a "
                "release, say) lowers WORKLOAD with --good-pipeline; its kernels are read back "
                "as TVMScript into the TVM under test.", dest="good_python", default=None)
@@ -441,8 +443,8 @@ def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str
 
     env = session.build_env(session.current(source), rev, term.handle) if rev else None
     where = f" in {good_python}'s TVM" if good_python else ""
-    term.say(f"lowering {workload} for {target} with its pipeline and with {good_pipeline!r}"
-             f"{where}")
+    good = "every pipeline" if good_pipeline == "auto" else repr(good_pipeline)
+    term.say(f"lowering {workload} for {target} with its pipeline and with {good}{where}")
     result = functions.run(workload, target, good_pipeline, env=env, rtol=rtol, atol=atol,
                            timeout=timeout, python=good_python)
     if as_json:
