@@ -28,7 +28,9 @@ def test_a_wrong_legalization_is_named_by_kernel_and_pass(tk):
     assert data["kernel"] == "gelu"  # relu differs too, but is right: the halving drops it
     assert data["differing"] == ["gelu", "relu"]
     assert data["unswappable"] == ["add"]  # the fork's add takes the constant as an argument
-    assert [p["good_kernels"] for p in data["probes"]] == [["gelu", "relu"], ["gelu"]]
+    assert [p["good_kernels"] for p in data["probes"] if p["phase"] == "search"] == \
+        [["gelu", "relu"], ["gelu"]]
+    assert data["confirmed"] is True
     assert data["pass_name"] == "LegalizeOps" and "gelu" in data["pass_kernels"]
     assert "+            compute_1[v_i0, v_i1] = T.sigmoid(y[v_i0, v_i1])" in data["diff"]
     assert "T.erf(" in data["diff"]  # TVM's gelu, on the good side
@@ -71,6 +73,37 @@ def test_the_function_bisection_pass_bisection_suggests_finds_a_fused_kernel(tk,
     # Named, the pipeline that does not fuse is still what it was: nothing to swap.
     r = tk(*suggested[1:], "--good-pipeline", "default", "--json", env=env)
     assert r.returncode == 1 and json.loads(r.stdout)["unswappable"] == [data["kernel"]]
+
+
+def test_a_flaky_runtime_makes_a_flaky_function_bisection(tk, tmp_path):
+    """The one kernel left is checked again, as is the bad module: a check that says two
+    things of one module is flaky (exit 3), never a kernel to blame."""
+    workload = tmp_path / "flaky_runtime.py"  # it counts its runs beside itself
+    workload.write_text((FIXTURES / "flaky_runtime.py").read_text())
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    r = tk("bisect", "functions", str(workload), "--target", "llvm", "--json", env=env)
+    assert r.returncode == 0, r.stderr  # steady: the kernel, confirmed
+    steady = json.loads(r.stdout)
+    assert steady["kernel"] == "gelu" and steady["confirmed"] is True
+    checks = int((tmp_path / "runs").read_text())
+    assert [p["phase"] for p in steady["probes"]] == ["search"] + ["confirm"] * 4
+    # Again, with the runtime corrupting the outputs of the kernel's second check.
+    (tmp_path / "noisy").write_text(f"{checks - 3}\n")
+    (tmp_path / "runs").unlink()
+    r = tk("bisect", "functions", str(workload), "--target", "llvm", "--json", env=env)
+    assert r.returncode == 3, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["status"] == "flaky" and data["kernel"] is None and data["pass_name"] is None
+    assert data["disagreements"] == [{
+        "good_kernels": ["gelu"], "verdicts": ["passed", "failed"],
+        "details": [p["detail"] for p in data["probes"] if p["good_kernels"] == ["gelu"]]}]
+    assert data["stop_reason"].startswith("the check is flaky: with the good gelu swapped in, "
+                                          "the module passed, then failed - ")
+    (tmp_path / "runs").unlink()
+    r = tk("bisect", "functions", str(workload), "--target", "llvm", env=env)
+    assert r.returncode == 3
+    assert r.stdout.startswith("# Function bisection: the check is flaky - no kernel\n")
+    assert "- Runs with gelu swapped in: passed (matches reference" in r.stdout
 
 
 def test_nothing_to_bisect_when_the_workload_pipeline_is_right(tk, tmp_path):

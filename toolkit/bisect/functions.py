@@ -101,12 +101,21 @@ def markdown(r: FunctionBisection) -> str:
     elif r.candidates:
         lines += ["# Bad kernels: only together", "",
                   f"- {', '.join(r.candidates)}: {r.stop_reason}"]
+    elif r.status == "flaky":
+        lines += ["# Function bisection: the check is flaky - no kernel", "",
+                  f"- {r.stop_reason}"]
+        for d in r.disagreements:
+            runs = "; ".join(f"{v} ({why})" for v, why in zip(d["verdicts"], d["details"]))
+            lines.append(f"- Runs with {', '.join(d['good_kernels']) or 'no good kernel'} "
+                         f"swapped in: {runs}")
     else:
         lines += [f"# Function bisection {r.status}", "", f"- {r.stop_reason}"]
     if r.good_choice:
         lines.append(f"- Good side: {r.good_choice}")
+    again = sum(p.get("phase") == "confirm" for p in r.probes)
     lines.append(f"- {len(r.differing)} kernels differ between the good and bad lowering "
-                 f"({', '.join(r.differing) or 'none'}); {len(r.probes)} hybrids built")
+                 f"({', '.join(r.differing) or 'none'}); {len(r.probes) - again} hybrids "
+                 f"built" + (f", then {again} re-run to confirm" if again else ""))
     if r.unswappable:
         lines.append("- Not swappable (absent from the good lowering, or called with other "
                      f"arguments there): {', '.join(r.unswappable)}")

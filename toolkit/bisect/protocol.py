@@ -77,14 +77,18 @@ class FunctionBisection:
     workload: str
     target: str
     good_pipeline: str  # the one named, or the one auto chose
-    status: str = "done"  # done / stopped
+    status: str = "done"  # done / stopped / flaky (runs on one module disagreed: no kernel)
     stop_reason: str | None = None
     differing: list[str] = field(default_factory=list)  # kernels whose good and bad code differ
     # Kernels that cannot be swapped: the good lowering lacks them, or calls them otherwise.
     unswappable: list[str] = field(default_factory=list)
     kernel: str | None = None  # the kernel whose bad code breaks the check
     candidates: list[str] = field(default_factory=list)  # when no single kernel does
-    probes: list[dict[str, Any]] = field(default_factory=list)  # swapped kernels -> verdict
+    # Modules checked: the good kernels swapped in, the verdict, the search's or "confirm".
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    confirmed: bool | None = None  # the kernel's module passed and the bad one failed again
+    # Runs on one module that disagreed: its good kernels, what each run said and why.
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
     detail: str = ""  # what the check said of the bad compile
     pass_name: str | None = None  # the first pass after which the two sides' kernels differ
     pass_index: int | None = None  # its place among the passes that changed a kernel

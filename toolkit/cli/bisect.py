@@ -436,8 +436,13 @@ def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str
 
     For a bug no optional pass is to blame for (a wrong legalization, a fork's required
     pass): WORKLOAD is lowered with its own pipeline (bad) and with --good-pipeline; good
-    PrimFuncs are swapped into the bad module half at a time until one kernel is left, then
-    the first pass after which the two lowerings' kernels differ is named, with the IR diff.
+    PrimFuncs are swapped into the bad module half at a time until one kernel is left
+    (confirmed by checking it and the bad module again), then the first pass after which the
+    two lowerings' kernels differ is named, with the IR diff.
+
+    
+    Exit status: 0 a bad kernel (or the kernels that are only bad together), 1 none found,
+    3 the check is flaky (one module checked two ways): no kernel on that evidence.
     """
     from toolkit.bisect import functions, session
 
@@ -451,4 +456,8 @@ def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str
         term.json(asdict(result))
     else:
         term.echo(functions.markdown(result), nl=False)
+    if result.status == "flaky":
+        from toolkit.process import FLAKY
+
+        return FLAKY
     return 0 if result.kernel or result.candidates else 1

@@ -6,7 +6,9 @@ through its Relax pipeline - as it is (bad) and with a known-good pipeline (``--
 the same TVM with the suspect legalization or pass left out) - and PrimFuncs of the good module
 are swapped into the bad one, half of the differing ones at a time, each hybrid built the rest
 of the way and run against the reference, until one kernel is left whose bad code alone
-breaks the check. Then both lowerings run again under an instrument that notes every pass
+breaks the check; it stands when, checked again twice, the bad module still fails and the
+one with that kernel swapped in still passes (any module checked two ways makes the search
+*flaky*, never an answer). Then both lowerings run again under an instrument that notes every pass
 changing a PrimFunc; the first such change where the two sides' PrimFuncs differ names the
 pass, and its texts give the IR diff.
 
@@ -156,6 +158,10 @@ def parse(text: str) -> Any:
     return _parsed[text]
 
 
+class Flaky(Exception):
+    """Two runs of the check on one module disagreed: the search cannot go on."""
+
+
 def options(pipeline: str) -> stack.CompileOptions:
     return stack.CompileOptions(pipeline=pipeline)
 
@@ -179,6 +185,8 @@ class Search:
         self.rtol, self.atol = rtol, atol
         self.expected: list[Any] | None = wl.reference_outputs(self.inputs)
         self.others = others
+        # What the check said of each module tried, by the good kernels swapped in.
+        self._judged: dict[tuple[str, ...], list[tuple[bool, str]]] = {}
         self.result = FunctionBisection(wl.source, target_spec, good_pipeline)
         if others:
             self.result.good_tvm = others[0].tvm
@@ -263,6 +271,7 @@ class Search:
         if ok:
             return self._stop(f"the check passes with the workload's own pipeline ({r.detail})"
                               ": nothing to bisect")
+        self._judge([], ok, r.detail)
         if side.other is None:
             ok, why = self.check(side.module)
             where = f"the good pipeline {r.good_pipeline!r}"
@@ -282,10 +291,30 @@ class Search:
             return self._stop("the kernels both lowerings call alike are the same: the "
                               "difference is in the Relax functions or the kernels that cannot "
                               f"be swapped ({', '.join(r.unswappable) or 'none'})")
+        try:
+            if self._halve(bad_mod, good) is None:
+                return r
+        except Flaky:
+            d = r.disagreements[-1]
+            swapped = (f"the good {', '.join(d['good_kernels'])} swapped in"
+                       if d["good_kernels"] else "its own kernels")
+            r.kernel, r.candidates, r.status = None, [], "flaky"
+            r.stop_reason = (f"the check is flaky: with {swapped}, the module "
+                             f"{', then '.join(d['verdicts'])} - its outcome does not depend "
+                             "on the kernels alone, so no kernel is to blame on this evidence")
+            return r
+        self._first_pass(side)
+        return r
+
+    def _halve(self, bad_mod: Any, good: dict[str, Any]) -> str | None:
+        """Swap half the suspects in at a time until one kernel is left, then confirm it:
+        the kernel, or None (stopped)."""
+        r = self.result
         suspects = list(r.differing)
         if not self._fixes(bad_mod, good, suspects):
             r.candidates = suspects
-            return self._stop("swapping every differing kernel in does not fix the check")
+            self._stop("swapping every differing kernel in does not fix the check")
+            return None
         while len(suspects) > 1:
             half = suspects[:len(suspects) // 2]
             rest = suspects[len(suspects) // 2:]
@@ -295,15 +324,35 @@ class Search:
                 suspects = rest
             else:
                 r.candidates = suspects  # only together: more than one kernel is wrong
-                return self._stop("no single half of the differing kernels fixes the check")
-        r.kernel = suspects[0]
-        self._first_pass(side)
-        return r
+                self._stop("no single half of the differing kernels fixes the check")
+                return None
+        # Confirm, as commit and pass bisection do: the bad module fails again and the one
+        # with the kernel swapped in passes again, twice each, the second time in reverse
+        # order (a check that fails every other run then disagrees with itself).
+        for names in ([], suspects, suspects, []):
+            self._fixes(bad_mod, good, names, "confirm")
+        r.kernel, r.confirmed = suspects[0], True
+        return r.kernel
 
-    def _fixes(self, bad_mod: Any, good: dict[str, Any], names: Sequence[str]) -> bool:
+    def _fixes(self, bad_mod: Any, good: dict[str, Any], names: Sequence[str],
+               phase: str = "search") -> bool:
         ok, detail = self.check(self.hybrid(bad_mod, good, names))
-        self.result.probes.append({"good_kernels": list(names), "ok": ok, "detail": detail})
+        self.result.probes.append({"good_kernels": list(names), "ok": ok, "detail": detail,
+                                   "phase": phase})
+        self._judge(names, ok, detail)
         return ok
+
+    def _judge(self, names: Sequence[str], ok: bool, detail: str) -> None:
+        """Keep what the check said of the module with ``names`` swapped in; saying otherwise
+        than an earlier run of the same module stops the search (``Flaky``)."""
+        runs = self._judged.setdefault(tuple(sorted(names)), [])
+        runs.append((ok, detail))
+        if len({passed for passed, _ in runs}) > 1:
+            self.result.disagreements.append({
+                "good_kernels": sorted(names),
+                "verdicts": ["passed" if passed else "failed" for passed, _ in runs],
+                "details": [why for _, why in runs]})
+            raise Flaky
 
     def _first_pass(self, side: Side) -> None:
         """The first pass after which the PrimFuncs of the two lowerings differ."""
