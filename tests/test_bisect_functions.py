@@ -75,6 +75,54 @@ def test_the_function_bisection_pass_bisection_suggests_finds_a_fused_kernel(tk,
     assert r.returncode == 1 and json.loads(r.stdout)["unswappable"] == [data["kernel"]]
 
 
+OWN_KERNELS = """
+import numpy as np
+import tvm
+from tvm import relax, te
+from tvm.script import relax as R
+
+
+@tvm.script.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 8), "float32")) -> R.Tensor((4, 8), "float32"):
+        with R.dataflow():
+            out = R.nn.relu(x)
+            R.output(out)
+        return out
+
+
+mod = Module
+
+
+def reference(x):
+    return np.maximum(x, 0)
+
+
+def _leaky(bb, call):  # wrong, in a kernel of the fork's own name
+    return bb.call_te(lambda t: te.compute(t.shape, lambda *i: te.max(t(*i), t(*i) * 0.1)),
+                      call.args[0], primfunc_name_hint="fork_relu")
+
+
+pipeline = tvm.transform.Sequential([
+    relax.transform.LegalizeOps({"relax.nn.relu": _leaky}), relax.get_pipeline("default"),
+])
+"""
+
+
+def test_auto_says_when_no_pipeline_lowers_to_the_workloads_kernels(tk, tmp_path):
+    own = tmp_path / "own.py"
+    own.write_text(OWN_KERNELS)
+    r = tk("bisect", "functions", str(own), "--target", "llvm", "--json",
+           env={"TK_CACHE": str(tmp_path / "cache")})
+    assert r.returncode == 1, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["status"] == "stopped" and data["probes"] == []
+    assert data["stop_reason"].startswith(
+        f"no Relax pipeline of this TVM lowers {own} to kernels called like its own "
+        "pipeline's (1 kernels; alike: zero 0, default 0, default_build 0): name a good side")
+
+
 def test_a_flaky_runtime_makes_a_flaky_function_bisection(tk, tmp_path):
     """The one kernel left is checked again, as is the bad module: a check that says two
     things of one module is flaky (exit 3), never a kernel to blame."""

@@ -8,9 +8,9 @@ are swapped into the bad one, half of the differing ones at a time, each hybrid 
 of the way and run against the reference, until one kernel is left whose bad code alone
 breaks the check; it stands when, checked again twice, the bad module still fails and the
 one with that kernel swapped in still passes (any module checked two ways makes the search
-*flaky*, never an answer). Then both lowerings run again under an instrument that notes every pass
-changing a PrimFunc; the first such change where the two sides' PrimFuncs differ names the
-pass, and its texts give the IR diff.
+*flaky*, never an answer). Then both lowerings run again under an instrument that notes
+every pass changing a PrimFunc; the first such change where the two sides' PrimFuncs differ
+names the pass, and its texts give the IR diff.
 
 Only kernels both sides call alike can be swapped, so the good pipeline must lower the
 workload to the same kernels: one that fuses where the workload's pipeline fuses (TVM's
@@ -163,6 +163,7 @@ class Flaky(Exception):
 
 
 def options(pipeline: str) -> stack.CompileOptions:
+    """A compile through the Relax pipeline named (the good side's)."""
     return stack.CompileOptions(pipeline=pipeline)
 
 
