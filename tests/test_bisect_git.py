@@ -211,6 +211,8 @@ grep -q ok val
     assert f"The search ended at `{shas[2][:12]}`" in r.stdout
     assert f"{shas[2][:10]} good (exit 0)" in r.stdout and "First bad commit" not in r.stdout
     assert "- Confirmed: NO" in r.stdout
+    r = tk("bisect", "status", "--source", str(repo), env=env)
+    assert f"the check is flaky: the search ended at {shas[2]}" in r.stdout
 
 
 def test_the_pass_hint_of_a_no_build_bisection_compares_culprit_and_parent(tk, tmp_path, env):

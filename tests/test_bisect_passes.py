@@ -103,6 +103,8 @@ def test_the_pass_search_reports_typed_events():
     assert set(learned) == {"Lower", "Codegen"}
     windows = [e for e in seen if isinstance(e, ev.PassWindow)]
     assert windows and all(w.lo < w.trying < w.hi for w in windows)
+    confirming = seen.index(ev.PassConfirming(UNITS.index("Bug") + 1))
+    assert [e.k for e in seen[confirming:] if isinstance(e, ev.PrefixProbed)] == [4, 5, 5, 4]
 
 
 def test_listed_required_passes_need_no_learning():

@@ -358,6 +358,7 @@ class PassBisector:
             # disagrees with itself whatever its phase, and one bad at random half the time
             # lets a wrong answer through once in 16.
             c = found[0]
+            self.events(events.PassConfirming(c))
             self._confirm(c - 1, GOOD)
             out = self._confirm(c, BAD, diff_unit=c - 1)
             self._confirm(c, BAD)

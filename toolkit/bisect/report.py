@@ -48,8 +48,9 @@ def pass_hint(st: BisectState) -> dict[str, str] | None:
     commit's, not the one in the user's checkout. Without a build of tk's (``--no-build``,
     ``--build-cmd``) the environment is the user's, as the check's was: said so.
     """
-    if not st.culprit or len(st.check) < 3 or Path(st.check[1]).stem not in ("numerics", "speed"):
-        return None
+    if (not st.culprit or st.confirmed is False or len(st.check) < 3
+            or Path(st.check[1]).stem not in ("numerics", "speed")):
+        return None  # (an unconfirmed culprit is none: nothing to look into)
     args = st.check[2:]
     workload = shlex.quote(args[0])
     target = "llvm"

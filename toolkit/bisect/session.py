@@ -284,4 +284,5 @@ def status(st: BisectState) -> dict[str, Any]:
     return {"status": st.status, "source": st.source, "good": st.commits[b.lo],
             "bad": st.commits[b.hi], "untested": len(b.candidates), "skipped": len(b.skipped),
             "steps_left": b.steps_left, "done": b.done, "probes": len(st.steps),
-            "culprit": st.culprit, "stop_reason": st.stop_reason, "check": st.check_display}
+            "culprit": st.culprit, "confirmed": st.confirmed, "stop_reason": st.stop_reason,
+            "check": st.check_display}

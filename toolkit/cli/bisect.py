@@ -121,6 +121,11 @@ def _(e: ev.PassesListed) -> str:
 
 
 @describe.register
+def _(e: ev.PassConfirming) -> str:
+    return f"confirming: the first {e.k - 1} passes good and the first {e.k} bad, twice each"
+
+
+@describe.register
 def _(e: ev.PassWindow) -> str:
     return f"passes {e.lo}..{e.hi}: ~{e.steps_left} probes left; trying the first {e.trying}"
 
@@ -275,7 +280,10 @@ def render_status(d: dict[str, Any]) -> str:
                  f"{d['probes']} probes so far"]
     else:
         lines = [f"{d['status']}: {d['probes']} probes"]
-    if d["culprit"]:
+    if d["culprit"] and d["confirmed"] is False:
+        lines.append(f"the check is flaky: the search ended at {d['culprit']}, which its "
+                     "re-run did not confirm")
+    elif d["culprit"]:
         lines.append(f"first bad commit: {d['culprit']}")
     if d["stop_reason"]:
         lines.append(f"stopped: {d['stop_reason']}")
