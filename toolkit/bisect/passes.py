@@ -11,12 +11,12 @@ pipeline wrappers and every ``Sequential`` of the workload's pipeline, a fork's 
 included - always run (their contents are units), and a pass's nested passes belong to it.
 A unit is named by its pass number in the full compile, the number dump-ir gives the same
 pass (``toolkit.stack.numbering``: wrappers, nested passes and wrappers' own work count), so
-``#N`` means the same pass in both. Some passes must always
-run, or nothing compiles (LegalizeOps, the VM lowering, MakePackedAPI...): they are
-*required*, listed (``--required``, plus the ones known below) or *learned*: when a prefix
-does not compile, the shortest longer prefix that does tells which skipped pass was needed,
-and that pass becomes required. A prefix that still does not compile is reported as such,
-never taken as a verdict.
+``#N`` means the same pass in both. Some passes must always run, or nothing compiles
+(LegalizeOps, the VM lowering, MakePackedAPI...): they are *required*, listed
+(``--required``, plus the ones known below) or *learned*: when a prefix does not compile,
+the shortest longer prefix that does tells which skipped pass was needed, and that pass
+becomes required. A prefix that still does not compile is reported as such, never taken as
+a verdict.
 
 A verdict is only as good as its evidence. The same probe (a prefix, with the same passes
 required) judged twice differently - bad, then good; compiling, then not - means the check
