@@ -82,6 +82,8 @@ class BisectState:
     # How a step builds: None = tk build through the artifact store (TVM trees); a shell
     # command = run in the worktree, incrementally (other trees); "" = the check builds.
     build_command: str | None = None
+    # Submodules the ends record that the user never initialised: left so at every checkout.
+    submodules_left: list[str] = field(default_factory=list)
     marks: dict[str, str] = field(default_factory=dict)  # sha -> good/bad/skip (latest)
     steps: list[Step] = field(default_factory=list)  # every probe, in the order run
     builds: list[BuildSpan] = field(default_factory=list)  # every build that ran, any slot
