@@ -137,9 +137,10 @@ def load(source: Path) -> BisectState | None:
         return None
     try:
         data = json.loads(path.read_text())
-        if data.get("format") != FORMAT:
+        written = data.get("format") if isinstance(data, dict) else None
+        if isinstance(written, int) and written != FORMAT:
             raise CorruptState(f"the bisection state {path} was written by another version of "
-                               f"tk (format {data.get('format')}, this tk reads {FORMAT}): "
+                               f"tk (format {written}, this tk reads {FORMAT}): "
                                "'tk bisect reset' drops it")
         data["steps"] = [Step(**s) for s in data.get("steps", [])]
         data["builds"] = [BuildSpan(**b) for b in data.get("builds", [])]
