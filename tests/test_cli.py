@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -122,3 +123,18 @@ def test_python_that_is_not_an_interpreter_is_one_line_exit_2(tk, tmp_path):
         assert result.returncode == 2, result.stderr
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and says in lines[0] and value in lines[0], result.stderr
+
+
+def test_a_module_tk_installs_that_is_missing_here_names_its_pip_install(tk, tmp_path):
+    """A venv without cloudpickle (an older tk's, or one it was removed from): tk tune says
+    which pip install brings it back, one line, exit 2 - it was 'internal error'."""
+    hidden = tmp_path / "hide"
+    (hidden / "cloudpickle").mkdir(parents=True)
+    (hidden / "cloudpickle" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'cloudpickle'\", name='cloudpickle')\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(hidden), str(REPO)])}
+    result = tk("tune", "builtin:matmul", "--trials", "2", "-o", str(tmp_path / "db"), env=env)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "tk: error: Python module 'cloudpickle' is missing here: pip install cloudpickle"]
+    assert not (tmp_path / "db").exists()

@@ -19,11 +19,8 @@ from toolkit.stack import tune
 
 
 def _tuning_works() -> str | None:
-    """Why MetaSchedule cannot run in this install, or None."""
-    try:
-        import psutil  # noqa: F401
-    except ImportError:
-        return "MetaSchedule needs psutil (pip install psutil)"
+    """Why MetaSchedule cannot run in this install, or None (its Python needs are tk's own
+    dependencies: a missing one is a failure here, not a skip)."""
     try:
         tune.check_serialisation()
     except TkError as e:

@@ -29,6 +29,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# The distribution that brings each module tk or TVM imports (the names differ for some).
+INSTALLED_BY = {
+    "cloudpickle": "cloudpickle", "psutil": "psutil", "tornado": "tornado", "onnx": "onnx",
+    "onnxruntime": "onnxruntime", "cuda": "cuda-bindings", "docker": "docker",
+    "git": "gitpython", "pandas": "pandas", "numpy": "numpy", "tvm": "apache-tvm",
+    "tvm_ffi": "apache-tvm-ffi",
+}
+
+
 def debug_enabled() -> bool:
     return os.environ.get("TK_DEBUG", "") not in ("", "0")
 
@@ -102,6 +111,20 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         _stopped()
+    except ModuleNotFoundError as e:
+        if process.stopped_by():
+            _stopped()
+        dist = INSTALLED_BY.get((e.name or "").split(".")[0])
+        if dist is None:
+            _internal_error(argv, e)
+        # tk installs these itself; a venv that lost one (or an older tk's) says which pip
+        # install brings it back, not "internal error".
+        message = f"{prog}: error: Python module {e.name!r} is missing here: pip install {dist}"
+        _record_failure(argv, message, e)
+        if debug_enabled():
+            raise
+        click.echo(message, err=True)
+        sys.exit(2)
     except OSError as e:
         from toolkit.outputs import ENVIRONMENT, refused
 

@@ -215,10 +215,10 @@ def tune(wl: Workload, target: Any, trials: int, out: Path, events: Handler = ig
     if wl.library is not None:
         raise UserError(f"{wl.source} is already compiled; tune the workload it came from")
     ms = meta_schedule()
-    try:
-        import psutil  # noqa: F401 - MetaSchedule's search counts cores with it
-    except ImportError:
-        raise TkError("MetaSchedule needs psutil: pip install psutil") from None
+    # What MetaSchedule's search (psutil: cores) and its workers (cloudpickle) import, before
+    # anything is written: a missing one is the CLI's one line naming its pip install.
+    import cloudpickle  # noqa: F401
+    import psutil  # noqa: F401
     check_serialisation()
     target = with_num_cores(target)
     out.mkdir(parents=True, exist_ok=True)
