@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolkit import __version__
-from toolkit.builds import gc, ownership, preflight, store
+from toolkit import __version__, ownership
+from toolkit.builds import gc, preflight, store
 from toolkit.builds import python as pypkg
 from toolkit.builds.backends import (
     PLAN_STAMP,

@@ -61,7 +61,7 @@ def build(source_dir: str | Path, python: str = sys.executable,
     """Configure and build the extension in ``source_dir`` against ``python``'s TVM (or the
     given one), after checking its headers against its libraries; ``events`` hears a
     ``Stage`` and the compile's ``Progress``."""
-    from toolkit.builds import ownership
+    from toolkit import ownership
     from toolkit.builds.backends import BuildFailed, BuildJob, backend, empty_dir, foreign_cache
     from toolkit.builds.recipes import BuildPlan
 

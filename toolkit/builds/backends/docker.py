@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from toolkit.builds import image, ownership
+from toolkit import ownership
+from toolkit.builds import image
 from toolkit.builds.backends import (
     BackendResult,
     BuildFailed,
