@@ -49,7 +49,7 @@ from typing import Any, TypeVar
 from toolkit.builds.record import Artifact, BuildRecord
 from toolkit.builds.source import python_dirs
 from toolkit.errors import TkError, UserError
-from toolkit.outputs import sha256_file
+from toolkit.outputs import ENVIRONMENT, sha256_file
 from toolkit.paths import cache_root
 
 MANIFEST = "manifest.json"
@@ -256,7 +256,14 @@ def packing(shared: bool) -> Iterator[None]:
     bisection's build-slot threads alike (each call opens the lock file anew)."""
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    with (root / ".pack.lock").open("a") as f:
+    try:
+        f = (root / ".pack.lock").open("a")
+    except OSError as e:
+        if e.errno != errno.EROFS:
+            raise
+        yield  # a read-only store: no one packs or collects there, nothing to lock against
+        return
+    with f:
         fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield
@@ -277,9 +284,13 @@ def put_object(src: Path, sha: str | None = None) -> tuple[str, Path]:
     if not obj.exists() or obj.stat().st_size != src.stat().st_size or sha256_file(obj) != sha:
         obj.parent.mkdir(parents=True, exist_ok=True)
         tmp = temporary(obj)
-        shutil.copyfile(src, tmp)
-        tmp.chmod(0o555)  # read-only: every build linking it shares these bytes
-        tmp.replace(obj)
+        try:
+            shutil.copyfile(src, tmp)
+            tmp.chmod(0o555)  # read-only: every build linking it shares these bytes
+            tmp.replace(obj)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a full store keeps no half object
+            raise
     return sha, obj
 
 
@@ -349,7 +360,16 @@ def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
     except (OSError, ValueError):
         built = {}
     with packing(shared=True):  # an object with no link yet is not collected meanwhile
-        records = [_store_artifact(src, lib / src.name, built) for src in files]
+        records = []
+        for src in files:
+            try:
+                records.append(_store_artifact(src, lib / src.name, built))
+            except OSError as e:
+                if e.errno not in ENVIRONMENT:
+                    raise
+                # Incomplete entries are what tk build gc removes: nothing half-stored stays.
+                raise UserError(f"the build store {cache_root()} cannot take {src.name}: "
+                                f"{e.strerror} (free room there, or set TK_CACHE)") from None
     _write_json(built_path, built)
     stamp_verified(key, records)
     return records
@@ -403,8 +423,10 @@ def _write_json(path: Path, data: object) -> None:
 
 
 def handed_out(key: str) -> None:
-    """A shell or an extension is about to use this build's lib/: keep it unpacked a day."""
-    (entry_dir(key) / ENV_STAMP).touch()
+    """A shell or an extension is about to use this build's lib/: keep it unpacked a day. On
+    a read-only store nothing packs it either: the stamp is not needed there."""
+    with contextlib.suppress(OSError):
+        (entry_dir(key) / ENV_STAMP).touch()
 
 
 def packed_links(key: str) -> dict[str, str]:
@@ -423,6 +445,8 @@ def materialise(record: BuildRecord) -> None:
     entry = entry_dir(record.id)
     with packing(shared=True):
         links = packed_links(record.id)
+        if not links:
+            return  # in place already (and so on a read-only store, where nothing packs)
         unpacked = set()
         for rel, sha in links.items():
             obj = object_path(sha)
