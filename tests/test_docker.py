@@ -483,3 +483,25 @@ for m in $TK_CACHE/builds/*/manifest.json; do cp $m {out}/$(basename $(dirname $
                    for a in spans for b in spans)
     finally:
         remove_build_volumes(engine, tmp_path)
+
+
+@pytest.mark.docker
+def test_an_engine_lost_mid_build_is_one_line_and_stores_nothing(tk, tmp_path, engine,
+                                                                toolchain_image):
+    """The engine stops answering while a step runs in the container (its connection severed,
+    as a remote machine that goes away): one line naming the engine and the step, exit 1 -
+    not an internal ConnectionError - and no build stored."""
+    if mount_namespaces_or_reason():
+        pytest.skip(mount_namespaces_or_reason())
+    fork = make_minifork(tmp_path / "tvm")
+    cache = {"TK_CACHE": str(tmp_path / "cache")}
+    with tcp_engine(cut_after=b"/exec/", delay=0.5) as url:
+        r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm",
+               env={**cache, "DOCKER_HOST": url}, timeout=600)
+    assert r.returncode == 1, r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("tk: error")]
+    assert len(errors) == 1 and "internal error" not in r.stderr, r.stderr
+    assert f"the Docker engine at {url} stopped answering" in errors[0]
+    listed = tk("build", "ls", "--json", env=cache)
+    assert json.loads(listed.stdout)["builds"] == []
+    remove_build_volumes(engine, tmp_path)

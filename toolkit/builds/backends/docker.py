@@ -247,6 +247,35 @@ def mounts(job: BuildJob) -> dict[str, str]:
 
 def build(job: BuildJob) -> BackendResult:
     client = image.connect(timeout=API_TIMEOUT)
+    try:
+        return _build(client, job)
+    except Exception as e:
+        if not engine_lost(e):
+            raise
+        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        raise TkError(f"the Docker engine at {where} stopped answering during the build "
+                      f"({type(e).__name__}); nothing was stored (log: {job.log}): rerun tk "
+                      f"build once it answers") from None
+
+
+def engine_lost(e: BaseException) -> bool:
+    """Whether ``e`` (or what caused it) says the engine went away: the connection refused,
+    reset or cut mid-answer - not an answer the engine gave."""
+    import requests
+    import urllib3
+
+    lost = (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
+            requests.exceptions.Timeout, urllib3.exceptions.HTTPError, ConnectionError)
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, lost):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _build(client: docker.DockerClient, job: BuildJob) -> BackendResult:
     uid, gid = build_user(job.source_dir)
     built = ensure_image(job.plan, client, job.log, job.events)
     result = BackendResult(image_id=built.image_id)
