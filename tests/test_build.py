@@ -322,6 +322,7 @@ def test_cuda_requested_but_missing_from_the_runtime_fails_loudly(tk, tmp_path, 
 
 
 @pytest.mark.slow
+@pytest.mark.gpu
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="needs the CUDA toolkit (nvcc)")
 def test_cuda_build_has_cuda(tk, tmp_path, cache):
     fork = make_minifork(tmp_path / "tvm")
