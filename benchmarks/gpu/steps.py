@@ -5,8 +5,9 @@ benchmark, as a separate process in the environment the install step made, and j
 JSON output here, so what is checked is written down once, beside the step.
 
 A step's ``needs`` say what it cannot run without: ``gpu`` (a CUDA device; never in a dry
-run), ``nvcc``, ``payload`` (the installed payload), ``tree`` (the payload's TVM tree),
-``build`` (the runtime build step's result). A step whose needs are not met is skipped,
+run), ``nvcc``, ``payload`` (the install step passed; in a dry run this Python's TVM and this
+tree's tk stand in), ``tree`` (the payload's TVM tree), ``build`` (the runtime build step's
+result). A step whose needs are not met is skipped,
 with the reason, and the rest go on.
 """
 
@@ -163,6 +164,10 @@ def install(ctx: Context, r: Result) -> None:
     m = payload.check(ctx.payload_dir)
     ctx.manifest = m
     r.figures.update(_payload_figures(m))
+    here = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    if here != m.python:
+        raise Failed(f"the payload's wheels are for {m.python}, this Python is {here} "
+                     f"({sys.executable}): run this script with that Python")
     start = time.monotonic()
     payload.unpack(ctx.payload_dir, ctx.work)
     r.figures["unpack_s"] = round(time.monotonic() - start, 1)
