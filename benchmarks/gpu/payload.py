@@ -30,6 +30,7 @@ import io
 import json
 import lzma
 import os
+import resource
 import struct
 import subprocess
 import sys
@@ -107,6 +108,13 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def cpu_seconds() -> float:
+    """User + system time of this process and the children it has waited for: the CPU time
+    both scripts report beside wall time."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def tk_digest(repo: Path) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -54,7 +53,7 @@ class Result:
     status: str = "skipped"  # passed, failed, cut, skipped
     reason: str | None = None
     seconds: float | None = None
-    cpu_seconds: float | None = None  # the step's processes, user + system
+    cpu_seconds: float | None = None  # this process and the step's commands, user + system
     commands: list[str] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)
 
@@ -536,7 +535,7 @@ def run_step(ctx: Context, step: Step) -> Result:
         return r
     ctx.step_deadline = time.monotonic() + step.budget_s
     ctx.log(f"\n=== {step.name} (budget {step.budget_s:.0f} s, {left:.0f} s left in the run)")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = payload.cpu_seconds()
     start = time.monotonic()
     try:
         step.action(ctx, r)
@@ -548,9 +547,8 @@ def run_step(ctx: Context, step: Step) -> Result:
     except Exception as e:  # noqa: BLE001 - any surprise is this step's failure, not the run's
         r.status, r.reason = "failed", f"{type(e).__name__}: {e}"
         ctx.log(f"{type(e).__name__}: {e}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     r.seconds = round(time.monotonic() - start, 1)
-    r.cpu_seconds = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)
+    r.cpu_seconds = round(payload.cpu_seconds() - before, 1)
     return r
 
 
