@@ -46,7 +46,7 @@ MANIFEST = "manifest.json"
 LIMIT_BYTES = 64 << 20  # the device tool's carry limit: the working tree and the payload
 COMPILER = "tvm/lib/libtvm_compiler.so"
 # x86 branch filter + LZMA2 preset 9e with a 256 MiB window: on apache-tvm 0.27's wheel,
-# 57.8 MB against 61.9 MB for xz -6 (measured with xz 5.4; see docs/gpu-check.md).
+# 57.8 MB against 61.9 MB for xz -6 (xz 5.4.1; docs/gpu-check.md says how it was measured).
 FILTERS = [{"id": lzma.FILTER_X86},
            {"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME, "dict_size": 256 << 20}]
 FILTERS_ID = "x86+lzma2-9e-256m"
