@@ -125,7 +125,7 @@ def test_payload_packs_and_installs_offline(tmp_path: Path) -> None:
     assert (folder / payload.BUNDLE).read_bytes() == first and list(cache.glob("*.xz")) == [cached]
     payload.Manifest(created="now", python="cp312", platform="any", wheels=[wheel],
                      tree=payload.Tree("tvm-mini", str(tree), "whole", 1, 7),
-                     tk_digest=payload.tk_digest(REPO), bundle_bytes=len(first),
+                     bundle_bytes=len(first),
                      bundle_sha256=hashlib.sha256(first).hexdigest(), repo_bytes=0).save(folder)
     manifest = payload.check(folder)
     assert manifest.wheels[0].dropped == ["gpuprobe/headers/ (not needed)"]

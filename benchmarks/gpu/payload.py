@@ -44,6 +44,7 @@ from pathlib import Path
 BUNDLE = "bundle.tar.xz"
 MANIFEST = "manifest.json"
 LIMIT_BYTES = 64 << 20  # the device tool's carry limit: the working tree and the payload
+MANIFEST_ROOM = 16 << 10  # counted for manifest.json (about 2.5 KiB), written after the fit
 COMPILER = "tvm/lib/libtvm_compiler.so"
 # x86 branch filter + LZMA2 preset 9e with a 256 MiB window: on apache-tvm 0.27's wheel,
 # 57.8 MB against 61.9 MB for xz -6 (xz 5.4.1; docs/gpu-check.md says how it was measured).
@@ -77,7 +78,6 @@ class Manifest:
     platform: str
     wheels: list[Wheel]
     tree: Tree | None
-    tk_digest: str  # tk_digest() of the toolkit/ the tk wheel was built from
     bundle_bytes: int
     bundle_sha256: str
     repo_bytes: int  # what else travels: the repository's tracked files
@@ -85,7 +85,7 @@ class Manifest:
 
     @property
     def total_bytes(self) -> int:
-        return self.bundle_bytes + self.repo_bytes
+        return self.bundle_bytes + MANIFEST_ROOM + self.repo_bytes
 
     def save(self, folder: Path) -> Path:
         path = folder / MANIFEST
@@ -115,18 +115,6 @@ def cpu_seconds() -> float:
     both scripts report beside wall time."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def tk_digest(repo: Path) -> str:
-    """One hash over tk's package sources (toolkit/, pyproject.toml): what a tk wheel built
-    from ``repo`` holds. ``run`` compares the payload's with the travelling tree's."""
-    h = hashlib.sha256()
-    paths = [repo / "pyproject.toml", *sorted(
-        p for p in (repo / "toolkit").rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(".pyc"))]
-    for p in paths:
-        h.update(p.relative_to(repo).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
 
 
 # -- prepare's side -------------------------------------------------------------------------
