@@ -132,12 +132,14 @@ def test_payload_packs_and_installs_offline(tmp_path: Path) -> None:
     work = tmp_path / "work"
     payload.unpack(folder, work)
     assert (work / "tree" / "tvm-mini" / "src" / "a.cc").read_text() == "int a;\n"
-    proc = payload.install(sorted((work / "wheels").glob("*.whl")), work / "site")
-    assert proc.returncode == 0, proc.stderr
-    assert (work / "site" / "gpuprobe" / "blob.bin").read_bytes() == blob
-    out = subprocess.run([sys.executable, "-c", "import gpuprobe; print(gpuprobe.VALUE)"],
-                         capture_output=True, text=True, env={"PYTHONPATH": str(work / "site")})
-    assert out.stdout.strip() == "42"
+    python, site = payload.make_env(work / "env", sorted((work / "wheels").glob("*.whl")))
+    assert (site / "gpuprobe" / "blob.bin").read_bytes() == blob
+    # The environment's own package, and this interpreter's (numpy) beneath it, with no
+    # PYTHONPATH (tk's tests and tk env's shells set their own).
+    out = subprocess.run([str(python), "-c", "import gpuprobe, numpy, sys; "
+                          "print(gpuprobe.VALUE, gpuprobe.__file__.startswith(sys.prefix))"],
+                         capture_output=True, text=True, env={})
+    assert out.stdout.split() == ["42", "True"], out.stderr
     # A bundle changed after prepare is refused before anything is unpacked.
     damaged = bytearray(first)
     damaged[len(damaged) // 2] ^= 0xFF

@@ -31,6 +31,7 @@ import json
 import lzma
 import os
 import resource
+import site
 import struct
 import subprocess
 import sys
@@ -256,10 +257,30 @@ def unpack(folder: Path, into: Path) -> None:
             tf.extractall(into)
 
 
-def install(wheels: Iterable[Path], site: Path, python: str = sys.executable) -> subprocess.CompletedProcess:
-    """pip, offline, into ``site`` (a --target folder: nothing of the machine's is changed)."""
-    argv = [python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-            "--no-cache-dir", "--disable-pip-version-check", "--target", str(site),
-            *map(str, wheels)]
-    return subprocess.run(argv, capture_output=True, text=True,
+def make_env(folder: Path, wheels: Iterable[Path]) -> tuple[Path, Path]:
+    """A virtual environment in ``folder`` holding ``wheels`` (pip, offline), layered over this
+    interpreter's packages: (its python, its site-packages).
+
+    Why an environment rather than ``pip --target`` and PYTHONPATH: tk's tests and tk env's
+    shells set PYTHONPATH themselves, and must still find apache-tvm-ffi where a user's
+    install has it. Why layered: the machine's numpy, pandas, cuda-bindings, pytest and build
+    tools are the ones to use, and ``--system-site-packages`` would reach those of the base
+    interpreter, not of the environment this one may itself be (the GPU machine's python3 is
+    /opt/torch/.venv's). A .pth file in the new site-packages appends this interpreter's.
+    Nothing of the machine's is changed.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True,
+                   capture_output=True)
+    python = folder / "bin" / "python"
+    site_dir = Path(subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True).stdout.strip())
+    (site_dir / "_machine.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    argv = [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+            "--no-compile", "--no-cache-dir", "--disable-pip-version-check", "--target",
+            str(site_dir), *map(str, wheels)]
+    proc = subprocess.run(argv, capture_output=True, text=True,
                           env={**os.environ, "PIP_NO_INPUT": "1"})
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(argv[:10])} ...: {proc.stderr.strip()[-2000:]}")
+    return python, site_dir
