@@ -54,7 +54,7 @@ def test_dry_run_reports_every_step_and_skips_the_gpu_ones(tmp_path: Path) -> No
     collected = by["pytest-gpu"]["figures"]["tests"]
     assert "tests/test_profile.py::test_cuda_kernels_timed_on_the_device" in collected
     assert "tests/test_gpu_check.py" not in " ".join(collected)  # only gpu-marked ones
-    assert report["summary"]["failed"] == report["summary"]["cut"] == []
+    assert report["summary"]["failed"] == report["summary"]["cut"] == report["not_reached"] == []
     log = (out / "steps.log").read_text()
     assert "-m toolkit doctor --json" in log and "[exit 0," in log
     # The terminal says the same, one line a step.

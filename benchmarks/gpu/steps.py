@@ -493,7 +493,7 @@ STEPS = [
          "over end to end, kernels against themselves alone, unaccounted time", 120,
          ("payload", "gpu"), accuracy),
     Step("profile-fallback", "the same with cuda-bindings hidden: each report names the "
-         "host-side fallback", 60, ("payload", "gpu"), fallback),
+         "host-side fallback", 75, ("payload", "gpu"), fallback),
     Step("profile-trace", f"tk profile --trace ({TRACE_WORKLOAD}): kernel spans against the "
          "report", 45, ("payload", "gpu"), trace),
     Step("run-check", "tk run --check of every builtin workload on cuda", 75,
