@@ -103,10 +103,15 @@ class Context:
         try:
             stdout, stderr = proc.communicate(timeout=left)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the group this command started, no other
-            stdout, stderr = proc.communicate()
+            # The group this command started, no other; tk's own workers die with tk.
+            os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                stdout, stderr = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:  # something outside the group holds the pipes
+                stdout, stderr = "", "(output not collected)"
             self.log(f"{stdout[-4000:]}{stderr[-8000:]}[cut after {time.monotonic() - start:.0f} s]")
-            raise Cut(f"{shown} ran past its budget ({left:.0f} s left)") from None
+            raise Cut(f"{shown} was stopped after {left:.0f} s (the step's budget, or the "
+                      "run's)") from None
         self.log(f"{stdout[-20000:]}{stderr[-20000:]}[exit {proc.returncode}, "
                  f"{time.monotonic() - start:.1f} s]")
         return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
@@ -145,7 +150,7 @@ def _last_line(text: str) -> str:
 # -- the steps --------------------------------------------------------------------------------
 
 def install(ctx: Context, r: Result) -> None:
-    """Unpack the bundle, pip-install its wheels into a --target folder, import them."""
+    """Unpack the bundle, install its wheels into an environment of their own, import them."""
     if ctx.dry_run:
         if not (ctx.payload_dir / payload.MANIFEST).is_file():
             r.figures["payload"] = None
