@@ -184,3 +184,18 @@ def test_accuracy_judge_reads_the_benchmarks_json(tmp_path: Path) -> None:
     _, misses = steps.judge_accuracy(doc, hidden=True)
     assert misses == ["builtin:mlp: the report does not say it fell back (device times: "
                       f"{doc['workloads'][0]['device_timer']})"]
+
+
+def test_a_step_past_the_runs_budget_is_cut_and_the_rest_not_started(tmp_path: Path) -> None:
+    """tk doctor takes seconds (TVM's import, its probes): in a run of 2.5 s it is stopped,
+    with its process group, and what comes after it is reported, not run."""
+    out = tmp_path / "out"
+    proc = script("run", "--dry-run", "--budget", "2.5", "--out", str(out), "--payload",
+                  str(tmp_path / "none"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    by = {s["name"]: s for s in report["steps"]}
+    assert by["doctor"]["status"] == "cut" and "stopped after" in by["doctor"]["reason"]
+    assert by["pytest-gpu"]["status"] == "cut" and by["pytest-gpu"]["reason"].startswith("not started")
+    assert report["summary"]["cut"] == ["doctor", "pytest-gpu"]
+    assert "[cut after" in (out / "steps.log").read_text()
