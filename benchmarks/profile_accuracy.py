@@ -23,7 +23,8 @@ one run, per workload:
 the issue's: kernel device time <= end to end and >= 0.85 of it, every kernel of 10 us or
 more within 15% of itself alone, "unaccounted" (idle gaps) >= 0.
 ``--no-cuda-bindings`` times as if cuda-bindings were not installed: the host-side fallback,
-which the report must name. ``--json FILE`` also writes every figure, per workload and per
+which the report must name (TVM then compiles CUDA with nvcc, TVM_CUDA_COMPILE_MODE=nvcc:
+its default, NVRTC, needs cuda-bindings too). ``--json FILE`` also writes every figure, per workload and per
 timed-alone kernel, for benchmarks/gpu/run.
 ``--threads`` (default 1) sets TVM_NUM_THREADS: on a shared machine a worker thread that
 loses its core makes a whole parallel kernel wait for it, which turns run times bimodal.
@@ -123,8 +124,11 @@ def main() -> int:
     args = parser.parse_args()
     if args.no_cuda_bindings:
         # None in sys.modules makes every later import of the package raise ImportError,
-        # exactly what an interpreter without it does.
+        # exactly what an interpreter without it does. TVM (0.27) compiles CUDA with NVRTC
+        # through cuda-bindings by default; without it, only with nvcc, as a user must.
         sys.modules["cuda.bindings"] = sys.modules["cuda.bindings.driver"] = None
+        sys.modules["cuda.bindings.nvrtc"] = None
+        os.environ.setdefault("TVM_CUDA_COMPILE_MODE", "nvcc")
     if args.threads:
         os.environ["TVM_NUM_THREADS"] = args.threads  # before tvm starts its thread pool
     sys.path.insert(0, str(REPO))
@@ -213,7 +217,8 @@ def write_json(args: argparse.Namespace, records: list[dict]) -> None:
     args.json.write_text(json.dumps({
         "target": args.target, "repeat": args.repeat, "warmup": args.warmup,
         "threads": os.environ.get("TVM_NUM_THREADS"), "hidden_cuda_bindings":
-        args.no_cuda_bindings, "alone_min_us": ALONE_MIN_US, "alone_tolerance": ALONE_TOLERANCE,
+        args.no_cuda_bindings, "cuda_compile_mode": os.environ.get("TVM_CUDA_COMPILE_MODE"),
+        "alone_min_us": ALONE_MIN_US, "alone_tolerance": ALONE_TOLERANCE,
         "load_average": os.getloadavg()[0], "cores": os.cpu_count(), "workloads": records},
         indent=2) + "\n")
 

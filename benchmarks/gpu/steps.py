@@ -248,7 +248,7 @@ def accuracy(ctx: Context, r: Result, *, hidden: bool = False) -> None:
     doc = json.loads((ctx.out / name).read_text())
     rows, misses = judge_accuracy(doc, hidden=hidden)
     r.figures.update(workloads=rows, file=name, repeat=doc["repeat"],
-                     load_average=doc["load_average"])
+                     cuda_compile_mode=doc["cuda_compile_mode"], load_average=doc["load_average"])
     if len(doc["workloads"]) != len(ACCURACY_WORKLOADS):
         misses.insert(0, f"{len(doc['workloads'])} of {len(ACCURACY_WORKLOADS)} workloads "
                          f"measured: {_last_line(proc.stderr)}")
