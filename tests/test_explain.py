@@ -271,6 +271,7 @@ def test_dlight_failure_names_its_cause_not_the_ir(tk, tmp_path: Path) -> None:
     assert "explain: dlight needs a block-structured PrimFunc" in r.stderr
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="compiling CUDA code needs nvcc")
 def test_dlight_rule_fix_compiles(tk, tmp_path: Path) -> None:
     """The fix the rule gives: bind the loops and mark the kernel scheduled."""
@@ -380,6 +381,7 @@ def test_live_device_type_mismatch(tmp_path: Path) -> None:
     assert f and f.id == "device-type-mismatch" and "A" in f.cause
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_live_ptxas(tmp_path: Path) -> None:
     (tmp_path / "smem.cu").write_text(
