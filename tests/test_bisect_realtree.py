@@ -101,3 +101,31 @@ def test_submodules_come_from_the_local_clone_and_are_never_fetched(history, tmp
         assert subprocess.run(["git", "-C", str(clone), "cat-file", "-e", later]).returncode
     finally:
         wt.remove()
+
+
+def test_the_tvm_ffi_wheel_is_keyed_by_content_wherever_it_is_checked_out(history, tmp_path,
+                                                                          monkeypatch):
+    """The bisection's worktree holds the tree's tvm-ffi as the user's checkout does, but its
+    ``.git`` file names another directory: the wheel the user's tk build made serves it (it
+    used to be built again, some 160 s on 2 cores). Bytecode Python left beside the sources
+    is no source either; an edit to one is."""
+    from toolkit.builds import python as pypkg
+
+    monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))  # the stat caches content_key keeps
+    repo, shas, _ = history
+    mine = repo / FFI
+    cache = mine / "python" / "tvm_ffi" / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "core.cpython-311.pyc").write_bytes(b"bytecode")
+    wt = Worktree(open_repo(repo), tmp_path / "worktree")
+    try:
+        wt.checkout(shas[2])
+        theirs = wt.path / FFI
+        assert (theirs / ".git").read_text() != (mine / ".git").read_text()
+        assert pypkg.wheel_key(theirs) == pypkg.wheel_key(mine)
+        edited = theirs / "python" / "tvm_ffi" / "__init__.py"
+        edited.write_text(edited.read_text() + "\n# edited\n")
+        assert pypkg.wheel_key(theirs) != pypkg.wheel_key(mine)
+    finally:
+        wt.remove()
+        shutil.rmtree(cache)

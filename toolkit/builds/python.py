@@ -64,14 +64,21 @@ def version_of(src: Path, content: str) -> str | None:
     return f"{ffi_header_version(src) or '0.0.0'}+tree.{content[:12]}"
 
 
+def wheel_key(src: Path, python: str = sys.executable) -> str:
+    """What the wheel of ``src`` for ``python`` is built from: the content of all of ``src``
+    (its ``python/`` and ``pyproject.toml`` too, which the libraries' content key leaves out:
+    an edit to the Cython core or the package builds it again) and the interpreter's ABI.
+    Not where ``src`` lies: a bisection's worktree, another clone of the tree or a client of
+    the store finds the wheel the user's tree built."""
+    return f"{content_key(src, whole=True)}-{python_tag(python)}"
+
+
 def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Path, str]:
-    """The wheel of ``src`` for ``python``, from the store or built now: (path, version).
-    Keyed by all of ``src`` (its ``python/`` and ``pyproject.toml`` too, which the libraries'
-    content key leaves out), so an edit to the Cython core or the package builds it again."""
-    content = content_key(src, whole=True)
-    tag = python_tag(python)
-    home = store.wheels_root() / f"{content}-{tag}"
-    version = version_of(src, content)
+    """The wheel of ``src`` for ``python``, from the store (``wheels/<wheel_key>``) or built
+    now: (path, version)."""
+    key = wheel_key(src, python)
+    home = store.wheels_root() / key
+    version = version_of(src, key.partition("-")[0])  # the content part
     # A wheel an older tk versioned otherwise (0.0.0+tree...) is built again.
     found = sorted(w for w in home.glob("*.whl")
                    if version is None or wheel_version(w) == version) if home.is_dir() else []

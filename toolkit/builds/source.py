@@ -34,6 +34,8 @@ NOT_BUILT_FILES = frozenset({
     "pyproject.toml", "setup.py", "setup.cfg", "version.py", ".clang-format", "Jenkinsfile",
     ".gitattributes", "config.cmake",
 })
+# Directories under a tree that are no one's source: git's, and Python's bytecode caches.
+NOT_SOURCES = frozenset({".git", "__pycache__"})
 
 
 def build_relevant(path: str) -> bool:
@@ -346,6 +348,11 @@ def content_key(root: Path, whole: bool = False) -> str:
     ``whole``: every file, for what is built from all of it (a Python package's wheel takes
     ``python/`` and ``pyproject.toml``, which never reach the libraries).
 
+    Only what the sources are counts, not where they lie: a submodule's ``.git`` *file*
+    (``gitdir: ../../.git/modules/...``, another path in every worktree of a bisection) and
+    the bytecode Python writes beside its sources (``__pycache__``) are left out, so the
+    same sources checked out anywhere have one key (and one tvm-ffi wheel).
+
     Each file's own digest is remembered by (size, mtime, inode) in a stat cache under the
     store (as git's index does), so a tree that did not change is hashed from ``stat`` alone;
     a file changed within the cache's last two seconds is read again (racily clean)."""
@@ -354,11 +361,11 @@ def content_key(root: Path, whole: bool = False) -> str:
     for dirpath, dirnames, filenames in os.walk(top):
         rel_dir = os.path.relpath(dirpath, top)
         prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        dirnames[:] = sorted(d for d in dirnames if d != ".git" and not (
+        dirnames[:] = sorted(d for d in dirnames if d not in NOT_SOURCES and not (
             not prefix and (d == "build" or d.startswith("build-"))))
         for name in filenames:
             rel = prefix + name
-            if whole or build_relevant(rel):
+            if name != ".git" and (whole or build_relevant(rel)):
                 files.append(rel)
     cache_path, cached = _stat_cache(root, "whole" if whole else "built")
     trusted_before = cached.get("written", 0) - 2_000_000_000
