@@ -27,7 +27,7 @@ def state_file(env: dict[str, str]) -> Path:
     return found[0]
 
 
-def test_finds_culprit_leaves_checkout_alone_and_reuses_builds(tk, tmp_path, env):
+def test_finds_culprit_leaves_checkout_alone_and_reuses_builds(tk, tmp_path, env, monkeypatch):
     repo = tmp_path / "repo"
     shas = make_history(repo, commits=16, culprit=11)
     # The user's checkout has work in progress: an edit, a staged file, an untracked file.
@@ -54,7 +54,12 @@ def test_finds_culprit_leaves_checkout_alone_and_reuses_builds(tk, tmp_path, env
     assert all("cache_hit" in s and "seconds" in s for s in data["steps"])
     assert data["reproduce"].startswith("tk bisect start")
     assert checkout_fingerprint(repo) == before
-    # Its builds were stored unpacked, then packed when the run ended (none is in use).
+    # Its builds were stored unpacked, then packed when the run ended (none is in use), by
+    # a process of its own.
+    from toolkit.builds import gc
+
+    monkeypatch.setenv("TK_CACHE", env["TK_CACHE"])
+    gc.wait_for_packing()
     ls = json.loads(tk("build", "ls", "--json", env=env).stdout)["builds"]
     assert len(ls) == data["builds"] and all(b["packed"] for b in ls), ls
 

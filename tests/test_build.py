@@ -187,14 +187,24 @@ def test_keys_of_a_range_at_once_are_each_commits_own(tmp_path):
         tree_keys(fork, [shas[0], "no-such-ref"])
 
 
-def test_older_builds_are_packed_and_unpacked_when_used(tk, tmp_path, cache):
-    """Storing a build packs the others' libraries (compressed, out of lib/); using one again
-    (tk env, a store hit) puts them back byte for byte; rm and gc keep what others need."""
+def packing_done(cache: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wait for the packing a tk build left to a process of its own."""
+    from toolkit.builds import gc
+
+    monkeypatch.setenv("TK_CACHE", cache["TK_CACHE"])
+    gc.wait_for_packing()
+
+
+def test_older_builds_are_packed_and_unpacked_when_used(tk, tmp_path, cache, monkeypatch):
+    """Storing a build packs the others' libraries (compressed, out of lib/, in the
+    background); using one again (tk env, a store hit) puts them back byte for byte; rm and
+    gc keep what others need."""
     fork = make_minifork(tmp_path / "tvm")
     first = build_json(tk, fork, cache)
     parent = git(fork, "rev-parse", "HEAD")
     add_source_commit(fork, "v2")
     second = build_json(tk, fork, cache)
+    packing_done(cache, monkeypatch)
     root = Path(cache["TK_CACHE"])
     old_entry = root / "builds" / first["id"]
     second_shas = {a["sha256"] for a in second["artifacts"]}
@@ -257,12 +267,13 @@ def test_forced_rebuild_of_unchanged_tree_reuses_the_check_of_the_same_bytes(tk,
     assert changed["check"]["ok"] and changed["timings"]["check"] > 0
 
 
-def test_a_damaged_pack_is_built_again(tk, tmp_path, cache):
+def test_a_damaged_pack_is_built_again(tk, tmp_path, cache, monkeypatch):
     fork = make_minifork(tmp_path / "tvm")
     first = build_json(tk, fork, cache)
     parent = git(fork, "rev-parse", "HEAD")
     add_source_commit(fork, "v2")
     build_json(tk, fork, cache)
+    packing_done(cache, monkeypatch)
     changed = next(a for a in first["artifacts"] if a["name"] == "libtvm.so")
     pack = Path(cache["TK_CACHE"]) / "packs" / changed["sha256"][:2] / f"{changed['sha256']}.xz"
     pack.chmod(0o644)

@@ -200,3 +200,23 @@ def test_tree_rebuilt_from_another_commit_warns(tmp_path):
              "build_info": {"libinfo": {"GIT_COMMIT_HASH": "0123456789abcdef0123"}}}
     row = check_python_library_skew(facts)[0]
     assert row.status == WARN and "built from 0123456789ab" in row.detail
+
+
+def test_the_light_probe_judges_what_a_post_build_check_judges_with_one_import():
+    """A build's post-build check runs the doctor probe --light: the facts it judges (the
+    import, which libraries were mapped, what the build says of itself, the runtimes) as the
+    full probe finds them, without reading every library again, a smoke compile or the second
+    import that finds who registered what."""
+    from toolkit import doctor
+
+    full, light = doctor.run(), doctor.run(light=True)
+    assert light.facts["import"] == full.facts["import"] and light.facts["import"]["ok"]
+    paths = [[lib["path"] for lib in r.facts["libraries"]["libraries"]] for r in (full, light)]
+    assert paths[0] == paths[1] and paths[1]
+    assert all(len(lib["sha256"]) == 64 for lib in full.facts["libraries"]["libraries"])
+    assert all(lib["sha256"] is None for lib in light.facts["libraries"]["libraries"])
+    assert light.facts["build_info"] == full.facts["build_info"]
+    assert light.facts["runtimes"]["runtimes"] == full.facts["runtimes"]["runtimes"]
+    assert "smoke_llvm" in full.facts and "ext_owners" in full.facts
+    assert "smoke_llvm" not in light.facts and "ext_owners" not in light.facts
+    assert [c.status for c in light.checks if c.name == "tvm import"] == ["pass"]

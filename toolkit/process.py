@@ -36,11 +36,12 @@ Probes (``run_probe``)
     Stdlib-only scripts under ``toolkit/probes``, run by path in the interpreter
     under test: ``python PROBE.py [MODE ARGS...]``. They print one JSON object per line,
     flushed, each with a ``STAGE`` key naming what it holds, so a crash mid-way leaves the
-    stages before it; other lines (TVM's own logging) are ignored. ``doctor.py`` emits
-    python, packages, import, libraries, environment, mapped, build_info, runtimes,
-    smoke_llvm, smoke_cuda; ``extlibs.py MODE`` emits, per mode: ``mapped`` -> mapped;
-    ``globals LIB...`` -> loading and globals per library; ``owners`` -> loading and owner per
-    library; ``environment`` -> environment; ``where`` -> where. (The probes spell ``"stage"``
+    stages before it; other lines (TVM's own logging) are ignored. ``doctor.py [--light]``
+    emits python, packages, import, libraries, environment, mapped, build_info, runtimes,
+    smoke_llvm, smoke_cuda (``--light``: no smoke stages, no library digests);
+    ``extlibs.py MODE`` emits, per mode: ``mapped`` -> mapped; ``globals LIB...`` -> loading
+    and globals per library; ``owners`` -> loading and owner per library; ``environment`` ->
+    environment; ``where`` -> where. (The probes spell ``"stage"``
     themselves: they cannot import toolkit.)
 
 The protocols between a bisection and the processes it starts (checks, the pass-probe

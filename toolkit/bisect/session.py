@@ -216,11 +216,11 @@ def run(st: BisectState, events: ev.Handler = ev.ignore) -> BisectState:
 
 def pack_others(st: BisectState, keep: str | None = None) -> None:
     """Pack the store's builds nobody uses: a bisection stores its own unpacked (see
-    ``driver.build``), and packs once it has them all."""
+    ``driver.build``), and packs once it has them all (in the background, as tk build)."""
     if st.build_command is None:
         from toolkit.builds import gc
 
-        gc.pack_unused(keep={keep} if keep else None)
+        gc.pack_in_background(keep={keep} if keep else set())
 
 
 def revision(st: BisectState, rev: str | None) -> str:

@@ -38,6 +38,7 @@ from toolkit.builds.backends import (
 )
 from toolkit.builds.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
 from toolkit.builds.record import (
+    Artifact,
     BuildRecord,
     PostBuildCheck,
     Provenance,
@@ -199,20 +200,58 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         libs = find_artifacts(bdir, tree.layout)
         if not libs:
             raise TkError(f"the build finished but left no TVM library in {bdir} (log: {log})")
-        t = time.monotonic()
-        artifacts = store.store_artifacts(key, libs)
         used = cmake_values(bdir)
-    store_s = time.monotonic() - t
-    python = None
-    timings = {"preflight": round(preflight_s, 3), **result.timings, "store": round(store_s, 3)}
-    if plan.backend == "native" and tree.layout != "extension" and pypkg.ffi_source(tree.root):
-        say(f"building the tree's {pypkg.DIST} Python package (once per tvm-ffi source)")
         t = time.monotonic()
-        ffi = next((Path(a.path) for a in artifacts if a.name == "libtvm_ffi.so"), None)
-        python = pypkg.build_package(tree.root, entry, log, ffi)
-        store.stamp_verified(key, artifacts)  # linking into python/ changed their ctime
-        timings["python"] = round(time.monotonic() - t, 3)
-    record = BuildRecord(
+        storing = store.store_artifacts(key, libs)
+    # The libraries the build relinked are hashed meanwhile, in a thread: the Python package
+    # and the post-build check use the files in the entry's lib/, which need no sha256.
+    try:
+        timings = {"preflight": round(preflight_s, 3), **result.timings,
+                   "store": round(time.monotonic() - t, 3)}
+        record = _record(plan, tree, key, bdir, result, used, storing.artifacts, checks,
+                         timings, log)
+        if plan.backend == "native" and tree.layout != "extension" and pypkg.ffi_source(tree.root):
+            say(f"building the tree's {pypkg.DIST} Python package (once per tvm-ffi source)")
+            t = time.monotonic()
+            ffi = next((Path(a.path) for a in storing.artifacts if a.name == "libtvm_ffi.so"),
+                       None)
+            record.python = pypkg.build_package(tree.root, entry, log, ffi)
+            timings["python"] = round(time.monotonic() - t, 3)
+        record.env = store.env_of(record)
+        if check and not storing.relinked and checked_before(earlier, record):
+            say("the libraries and Python package are those checked before: check not run again")
+            record.check = earlier.check
+            timings["check"] = 0.0
+        elif check:
+            say("checking the build in its own environment")
+            t = time.monotonic()
+            record.check = post_build_check(record, plan)
+            timings["check"] = round(time.monotonic() - t, 3)
+    finally:
+        t = time.monotonic()
+        storing.wait()  # also after a failure: nothing is left writing into the store
+    # What storing cost beyond the work it overlapped: the wait for the last sha256.
+    timings["store"] = round(timings["store"] + time.monotonic() - t, 3)
+    timings["hash"] = round(storing.seconds, 3)
+    timings["total"] = round(time.monotonic() - started, 3)
+    store.save(record)
+    # The other builds' libraries go back to their packs, unless someone may be using them
+    # (an extension built against a stored TVM names its lib/ in the plan): in the
+    # background, the compressing takes a while and nothing here needs it done.
+    if pack:
+        plan_text = json.dumps(plan.to_json())
+        gc.pack_in_background(keep={key, *(r.id for r in store.all_builds()
+                                           if str(store.entry_dir(r.id)) in plan_text)})
+    raise_if_check_failed(record)
+    return Outcome(record, from_store=False)
+
+
+def _record(plan: BuildPlan, tree: SourceTree, key: str, bdir: Path, result: Any,
+            used: dict[str, str], artifacts: list[Artifact], checks: list[preflight.Check],
+            timings: dict[str, float], log: Path) -> BuildRecord:
+    """The record of what was built, from what is on disk (its Python package and check are
+    added as they are made)."""
+    return BuildRecord(
         id=key,
         created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         tk_version=__version__, plan_hash=plan.hash, plan=plan.to_json(),
@@ -220,28 +259,8 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         build_dir=str(bdir), toolchain=result.toolchain, cmake_values=used,
         mismatches=mismatches(plan, used), artifacts=artifacts, timings=timings,
         log=str(log), commands=result.commands, preflight=[c.to_json() for c in checks],
-        env={}, runtimes=plan.runtimes, python=python,
+        env={}, runtimes=plan.runtimes,
     )
-    record.env = store.env_of(record)
-    if check and checked_before(earlier, record):
-        say("the libraries and Python package are those checked before: check not run again")
-        record.check = earlier.check
-        record.timings["check"] = 0.0
-    elif check:
-        say("checking the build in its own environment")
-        t = time.monotonic()
-        record.check = post_build_check(record, plan)
-        record.timings["check"] = round(time.monotonic() - t, 3)
-    record.timings["total"] = round(time.monotonic() - started, 3)
-    store.save(record)
-    # The other builds' libraries go back to their packs, unless someone may be using them
-    # (an extension built against a stored TVM names its lib/ in the plan).
-    if pack:
-        plan_text = json.dumps(plan.to_json())
-        gc.pack_unused(keep={key, *(r.id for r in store.all_builds()
-                                       if str(store.entry_dir(r.id)) in plan_text)})
-    raise_if_check_failed(record)
-    return Outcome(record, from_store=False)
 
 
 def checked_before(earlier: BuildRecord | None, record: BuildRecord) -> bool:
@@ -383,7 +402,7 @@ def post_build_check(record: BuildRecord, plan: BuildPlan) -> PostBuildCheck:
         return chk
     from toolkit import doctor
 
-    report = doctor.run(sys.executable, env=env, asked=store.asked_of(record))
+    report = doctor.run(sys.executable, env=env, asked=store.asked_of(record), light=True)
     facts = report.facts
     imp = facts.get("import", {})
     lib_dir = record.env["TVM_LIBRARY_PATH"]

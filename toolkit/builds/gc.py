@@ -6,14 +6,23 @@ Storing a new build packs the others (``pack_unused``): a build's library links 
 its last link is compressed into ``packs/`` (``pack``) - see ``toolkit.builds.store`` for the
 layout and for ``materialise``, which undoes it. ``gc`` removes incomplete entries and packs
 all but the newest build; ``remove`` deletes one build and what only it used.
+
+Compressing is the slow part (a minute for the gigabyte of a Debug compiler library), so
+``tk build`` and ``tk bisect run`` leave it to a process of their own (``pack_in_background``)
+and return; and no one waits for it: the store's lock is held to decide what to pack and to
+remove an object once its pack is whole, never while compressing (``gc_objects``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,8 +68,6 @@ def pack_unused(keep: set[str] | None = None) -> tuple[int, int]:
     """Pack every materialised build but those in ``keep``, the one this process's
     environment uses (``tk env`` in this shell), those ``tk env`` handed out in the last day
     and those a live process has mapped; then ``gc_objects``."""
-    import time
-
     keep = set(keep or ()) | mapped_entries()
     current = store.in_use()
     if current is not None:
@@ -81,7 +88,62 @@ def pack_unused(keep: set[str] | None = None) -> tuple[int, int]:
             dematerialise(record)
         for key, arts in verified.items():
             store.stamp_verified(key, arts)
-        return _gc_objects()
+    return gc_objects()
+
+
+PACKERS = ".packers.lock"  # held (shared) by every packer a tk started, until it is done
+
+
+def pack_in_background(keep: set[str]) -> None:
+    """``pack_unused(keep)`` in a process of its own, at the lowest priority, that outlives
+    tk (a session of its own: tk's guard ends whatever tk leaves running in its session).
+    It holds ``PACKERS`` from the start (its lock is taken here and handed to it), so
+    ``wait_for_packing`` never misses one that has not got going yet; what it did, or why
+    it failed, goes to the store's ``pack.log``."""
+    from toolkit.process import with_toolkit
+
+    root = cache_root()
+    builds = store.builds_root()
+    if not builds.is_dir() or not any(
+            e.name not in keep and (e / store.MANIFEST).exists()
+            and not (e / store.PACKED).exists() for e in builds.iterdir()):
+        return  # no other build is unpacked: nothing to pack
+    try:
+        held = (root / PACKERS).open("a")
+    except OSError:
+        return  # a read-only store: nothing to pack there
+    with held, (root / "pack.log").open("a") as log:
+        fcntl.flock(held, fcntl.LOCK_SH)
+        subprocess.Popen([sys.executable, "-m", "toolkit.builds.gc", str(held.fileno()),
+                          *sorted(keep)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=log, pass_fds=(held.fileno(),),
+                         start_new_session=True, env=with_toolkit(dict(os.environ)))
+
+
+def wait_for_packing() -> None:
+    """Return when no packer a tk started (``pack_in_background``) is still at work."""
+    lock = cache_root() / PACKERS
+    if not lock.exists():
+        return
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _packer(held: int, keep: set[str]) -> None:
+    """The background packer's work: one at a time (the next waits, then finds less to do)."""
+    import resource
+
+    os.nice(19)
+    with (cache_root() / ".packer.lock").open("a") as one:
+        fcntl.flock(one, fcntl.LOCK_EX)
+        start = time.monotonic()
+        count, freed = pack_unused(keep)
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}: {count} objects "
+              f"packed or removed ({freed} bytes) in {time.monotonic() - start:.1f} s, CPU "
+              f"{used.ru_utime + used.ru_stime:.1f} s", file=sys.stderr)
+    os.close(held)
 
 
 def _verified(key: str, art: Artifact) -> bool:
@@ -194,41 +256,55 @@ def remove(record: BuildRecord) -> int:
 def gc_objects() -> tuple[int, int]:
     """Objects no build links any more: packed when a stored build still has them, else
     removed with their packs; (count, bytes of full files removed)."""
-    with store.packing(shared=False):
-        return _gc_objects()
-
-
-def _gc_objects() -> tuple[int, int]:
-    import time
-
+    # Under the store's lock: what to remove now and what to pack. Then, without it, the
+    # compressing (each pack is written whole, then renamed into place: an unpack meanwhile
+    # finds the object still there). Then, locked again, each object that still has no other
+    # link goes, its pack now whole.
     stale = time.time() - 3600  # a .tmp this old is no one's file being written
     count = freed = 0
-    keep = referenced()
-    root = store.objects_root()
-    for obj in root.glob("*/*") if root.is_dir() else []:
-        try:
-            st = obj.lstat()
-        except FileNotFoundError:
-            continue  # a temporary file just renamed into place
-        if obj.name.endswith(".tmp") and st.st_mtime > stale and not store.abandoned(obj):
-            continue
-        if obj.name.endswith(".tmp") or st.st_nlink <= 1:
-            if obj.name in keep:
-                pack(obj.name)
-            obj.unlink()
-            count += 1
-            freed += st.st_size
-    proot = store.packs_root()
-    for packed in proot.glob("*/*") if proot.is_dir() else []:
-        try:
-            st = packed.lstat()
-        except FileNotFoundError:
-            continue
-        if packed.name.endswith(".tmp") and st.st_mtime > stale and not store.abandoned(packed):
-            continue
-        if packed.name.endswith(".tmp") or packed.name.split(".")[0] not in keep:
-            freed += st.st_size
-            packed.unlink()
+    to_pack = []
+    with store.packing(shared=False):
+        keep = referenced()
+        root = store.objects_root()
+        for obj in root.glob("*/*") if root.is_dir() else []:
+            try:
+                st = obj.lstat()
+            except FileNotFoundError:
+                continue  # a temporary file just renamed into place
+            if obj.name.endswith(".tmp") and st.st_mtime > stale and not store.abandoned(obj):
+                continue
+            if obj.name.endswith(".tmp") or st.st_nlink <= 1:
+                if obj.name in keep and not obj.name.endswith(".tmp"):
+                    to_pack.append(obj)
+                    continue
+                obj.unlink()
+                count += 1
+                freed += st.st_size
+        proot = store.packs_root()
+        for packed in proot.glob("*/*") if proot.is_dir() else []:
+            try:
+                st = packed.lstat()
+            except FileNotFoundError:
+                continue
+            if packed.name.endswith(".tmp") and st.st_mtime > stale and \
+                    not store.abandoned(packed):
+                continue
+            if packed.name.endswith(".tmp") or packed.name.split(".")[0] not in keep:
+                freed += st.st_size
+                packed.unlink()
+    for obj in to_pack:
+        with contextlib.suppress(FileNotFoundError):  # gone: another packer took it
+            pack(obj.name)
+    with store.packing(shared=False):
+        for obj in to_pack:
+            try:
+                st = obj.lstat()
+            except FileNotFoundError:
+                continue
+            if st.st_nlink <= 1 and store.pack_path(obj.name).exists():
+                obj.unlink()
+                count += 1
+                freed += st.st_size
     return count, freed
 
 
@@ -259,6 +335,11 @@ def gc() -> dict[str, int]:
             shutil.rmtree(entry)
             entries += 1
     temporaries = remove_abandoned()
+    wait_for_packing()  # what a tk build left packing is done, and counted below as gone
     builds = store.all_builds()
     count, freed = pack_unused(keep={builds[0].id} if builds else None)
     return {"entries": entries, "temporaries": temporaries, "objects": count, "bytes": freed}
+
+
+if __name__ == "__main__":  # pack_in_background's process: the lock it holds, the builds kept
+    _packer(int(sys.argv[1]), set(sys.argv[2:]))

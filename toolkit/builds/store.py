@@ -16,10 +16,19 @@ content-defined chunking of two such libtvm_runtime.so found 12-23% in common). 
 libraries are full files (hard links to ``objects/``) only while the build is *materialised*:
 the build just made or served, one ``tk env`` handed to a shell in the last day, one a live
 process has mapped, one the current environment's ``TVM_LIBRARY_PATH`` names, one held by
-``using``. Storing a new build packs the others (``gc.pack_unused``): their library links are
-removed (``.packed`` in the entry says which, by sha256) and an object that loses its last
-link is compressed into ``packs/``. Using a packed build (a store hit, ``tk env``, ``tk ext
-build --build``) unpacks and links it again (``materialise``).
+``using``. Storing a new build packs the others (``gc.pack_unused``, in a process of its
+own): their library links are removed (``.packed`` in the entry says which, by sha256) and an
+object that loses its last link is compressed into ``packs/``. Using a packed build (a store
+hit, ``tk env``, ``tk ext build --build``) unpacks and links it again (``materialise``).
+
+Storing costs what changed, not what was built (``store_artifacts``): a library Ninja did not
+relink is known by its stamp and linked; a relinked one becomes its object as it is, the
+build directory's file and the store's being one file (a hard link, when both are on one file
+system), hashed once in a thread while the build is checked. Linkers replace their output,
+never write into it, so a rebuild leaves the stored file as it was; a tool that writes into a
+built library in place (``patchelf``, ``strip`` as root) writes into the store's object too.
+That is not missed: its stamps change, so the next use of a build that has it reads it
+again, finds the sha256 differs and builds it again.
 
 A stored build survives its build directory being rebuilt for another commit.
 ``key = build_key(plan.hash, tree key)``: the same plan on a tree whose sources, CMake files
@@ -42,6 +51,7 @@ import shlex
 import shutil
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,7 +68,7 @@ VERIFIED = ".verified"  # each library's (size, mtime, ctime) when its sha256 wa
 PACKED = ".packed"  # the links packing removed: path in the entry -> sha256 of the object
 ENV_STAMP = ".env"  # touched by tk env: a shell may use this build's lib/ (kept materialised)
 ENV_DAYS = 1.0  # how long a build handed to a shell by tk env stays materialised
-# built library path -> its (size, mtime, inode, ctime), sha256 and its object's mtime: a
+# built library path -> its (size, mtime, inode), sha256 and its object's mtime: a
 # library rebuilt to the same file is not hashed again
 BUILT = "built.json"
 
@@ -342,37 +352,94 @@ def store_file(src: Path, dst: Path) -> tuple[str, int]:
 
 
 def _stamp(st: os.stat_result) -> list[int]:
-    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
+    # Not the ctime: a library the store links is its object (one inode), and every link made
+    # to it or taken from it (a build storing it, packing, tk env) changes its ctime.
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+class Storing:
+    """The libraries of a build being stored: all in the entry's ``lib/`` already (a check can
+    load them), the relinked ones still being hashed in a thread; ``wait`` before the record
+    names their sha256."""
+
+    def __init__(self, key: str, artifacts: list[Artifact],
+                 pending: list[tuple[Artifact, list[int]]], built: dict[str, list]) -> None:
+        self.key = key
+        self.artifacts = artifacts
+        self._built = built
+        self._error: BaseException | None = None
+        self._unverified: set[str] = set()  # linked to an object stored before, not read
+        self.seconds = 0.0  # how long the hashing took (overlapped with the caller's work)
+        self.relinked = [art.name for art, _ in pending]  # what the build wrote anew
+        self._thread = threading.Thread(target=self._hash, args=(pending,), daemon=True,
+                                        name=f"tk-store-{key}")
+        self._thread.start()
+
+    def _hash(self, pending: list[tuple[Artifact, list[int]]]) -> None:
+        start = time.monotonic()
+        try:
+            for art, stamp in pending:
+                sha = sha256_file(art.path)  # the only time the store reads these bytes
+                with _LINKS, packing(shared=True):
+                    obj, adopted = _adopt(Path(art.path), sha)
+                    art.sha256 = sha
+                    if not adopted:
+                        self._unverified.add(art.name)
+                    # The built file as it was linked (the build directory is another
+                    # build's to write into now).
+                    self._built[art.built] = [*stamp, sha, obj.stat().st_mtime_ns]
+        except BaseException as e:  # noqa: BLE001 - raised again by wait(), in the builder
+            self._error = e
+        self.seconds = time.monotonic() - start
+
+    def wait(self) -> list[Artifact]:
+        """Every library's sha256 known and its object in place; then the stamps that let the
+        next store hit and the next rebuild trust these files without reading them."""
+        self._thread.join()
+        if self._error is not None:
+            raise _store_error(self._error, self.key)
+        with _LINKS:
+            _write_json(cache_root() / BUILT, self._built)
+        stamp_verified(self.key, [a for a in self.artifacts if a.name not in self._unverified])
+        return self.artifacts
+
+
+def _store_error(e: BaseException, name: str) -> BaseException:
+    if isinstance(e, OSError) and e.errno in ENVIRONMENT:
+        # Incomplete entries are what tk build gc removes: nothing half-stored stays.
+        return UserError(f"the build store {cache_root()} cannot take {name}: {e.strerror} "
+                         "(free room there, or set TK_CACHE)")
+    return e
 
 
 @serialised
-def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
-    """Link the built libraries into the entry's lib/ (symlinks stay symlinks).
+def store_artifacts(key: str, files: list[Path]) -> Storing:
+    """Put the built libraries in the entry's lib/ (symlinks stay symlinks); hash the ones the
+    build relinked in a thread (``Storing.wait``), while the caller checks the build.
 
-    A built library whose (size, mtime, inode, ctime) are those it had when it was last stored
-    (a no-op rebuild) is not read again: its sha256 is taken from ``built.json``, and its
-    object, when still there, is linked as it is."""
+    A library whose (size, mtime, inode) are those it had when it was last stored (Ninja did
+    not relink it) is not read: its sha256 is taken from ``built.json`` and its object linked.
+    A relinked one is linked into lib/ as the very file the build wrote (linkers replace their
+    output, never write into it), then read once for its sha256 and made that object: storing
+    does nothing in proportion to the size of a library, but hash the ones that changed."""
     lib = entry_dir(key) / "lib"
     lib.mkdir(parents=True, exist_ok=True)
-    built_path = cache_root() / BUILT
     try:
-        built = json.loads(built_path.read_text())
+        built = json.loads((cache_root() / BUILT).read_text())
     except (OSError, ValueError):
         built = {}
+    records, pending = [], []
     with packing(shared=True):  # an object with no link yet is not collected meanwhile
-        records = []
         for src in files:
             try:
-                records.append(_store_artifact(src, lib / src.name, built))
+                stamp = None if src.is_symlink() else _stamp(src.stat())
+                art = _store_artifact(src, lib / src.name, built)
             except OSError as e:
-                if e.errno not in ENVIRONMENT:
-                    raise
-                # Incomplete entries are what tk build gc removes: nothing half-stored stays.
-                raise UserError(f"the build store {cache_root()} cannot take {src.name}: "
-                                f"{e.strerror} (free room there, or set TK_CACHE)") from None
-    _write_json(built_path, built)
-    stamp_verified(key, records)
-    return records
+                raise _store_error(e, src.name) from None
+            records.append(art)
+            if art.sha256 is None and art.link is None:
+                pending.append((art, stamp))
+    return Storing(key, records, pending, built)
 
 
 def _store_artifact(src: Path, dst: Path, built: dict[str, list]) -> Artifact:
@@ -382,19 +449,54 @@ def _store_artifact(src: Path, dst: Path, built: dict[str, list]) -> Artifact:
         dst.symlink_to(target)
         return Artifact(name=src.name, path=str(dst), built=str(src), size=0, sha256=None,
                         link=target)
-    stamp = _stamp(src.stat())
+    st = src.stat()
+    stamp = _stamp(st)
     known = built.get(str(src))
-    sha = known[4] if known and known[:4] == stamp else None
+    sha = known[3] if known and len(known) == 5 and known[:3] == stamp else None
     obj = object_path(sha) if sha else None
-    # The object as it was stored (same size and mtime: nothing wrote into it since).
-    if obj is not None and obj.exists() and [obj.stat().st_size, obj.stat().st_mtime_ns] \
-            == [stamp[0], known[5]]:
+    # The object as it was stored: the built file itself, or a copy nothing wrote into since.
+    if obj is not None and obj.exists() and (
+            os.path.samefile(obj, src)
+            or [obj.stat().st_size, obj.stat().st_mtime_ns] == [stamp[0], known[4]]):
         link_object(obj, dst)
-    else:
+        return Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0], sha256=sha)
+    if sha is not None:  # known bytes whose object is gone (collected): stored again
         sha, obj = put_object(src, sha)
         link_object(obj, dst)
-    built[str(src)] = [*stamp, sha, obj.stat().st_mtime_ns]
-    return Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0], sha256=sha)
+        built[str(src)] = [*stamp, sha, obj.stat().st_mtime_ns]
+        return Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0], sha256=sha)
+    _link_built(src, st, dst)
+    return Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0], sha256=None)
+
+
+def _link_built(src: Path, st: os.stat_result, dst: Path) -> None:
+    """``dst`` becomes the file the build wrote: a hard link when the store may own it (the
+    build's file is this user's: under sudo, a tree's build directory is handed to its owner,
+    whose files must not become the store's), else a copy of it."""
+    if st.st_uid == os.geteuid():
+        link_object(src, dst)  # a copy across file systems
+        return
+    tmp = temporary(dst)
+    shutil.copyfile(src, tmp)
+    tmp.replace(dst)
+
+
+def _adopt(path: Path, sha: str) -> tuple[Path, bool]:
+    """Make the library at ``path`` (just hashed to ``sha``) the store's object of ``sha``:
+    (the object, True). If the store has that object already, ``path`` becomes a link to it
+    instead: (the object, False), bytes this build did not read, verified when it is first
+    served."""
+    obj = object_path(sha)
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(path, obj)
+    except FileExistsError:
+        if os.path.samefile(path, obj):
+            return obj, True
+        link_object(obj, path)
+        return obj, False
+    obj.chmod(0o555)  # read-only: every build linking it shares these bytes
+    return obj, True
 
 
 def stamp_verified(key: str, artifacts: list[Artifact]) -> None:

@@ -47,22 +47,27 @@ class Report:
 
 
 def probe(python: str = sys.executable, env: dict[str, str] | None = None,
-          timeout: float = 300) -> dict[str, Any]:
+          timeout: float = 300, light: bool = False) -> dict[str, Any]:
     """Run the probe under ``python``; returns facts by stage, plus how the process ended."""
-    ran = run_probe("doctor", python=python, env=env, timeout=timeout, cwd=Path.home())
+    ran = run_probe("doctor", *(["--light"] if light else []), python=python, env=env,
+                    timeout=timeout, cwd=Path.home())
     facts: dict[str, Any] = {r[STAGE]: ran.stage(r[STAGE]) for r in ran.records}
     facts["exit"] = ran.ended
     return facts
 
 
 def run(python: str = sys.executable, env: dict[str, str] | None = None,
-        asked: dict[str, Any] | None = None) -> Report:
+        asked: dict[str, Any] | None = None, light: bool = False) -> Report:
     """Probe ``python`` and judge the facts. ``asked`` describes the build in use, when the
-    caller knows it: ``{"build": id, "runtimes": ["cuda", ...], "lib_dir": path}``."""
-    facts = probe(python, env)
+    caller knows it: ``{"build": id, "runtimes": ["cuda", ...], "lib_dir": path}``.
+
+    ``light`` (a build's post-build check, which judges the import, the libraries mapped and
+    the runtimes): one import of TVM, without what a full doctor adds at the cost of reading
+    every library again, a smoke compile and a second import for the owners of globals."""
+    facts = probe(python, env, light=light)
     if asked:
         facts["asked"] = asked
-    if facts.get("import", {}).get("ok"):
+    if facts.get("import", {}).get("ok") and not light:
         facts.update(library_facts(python, env))
     checks: list[Check] = []
     for check in CHECKS:
@@ -189,7 +194,7 @@ def check_libraries(facts: dict[str, Any]) -> list[Check]:
     for lib in libs["libraries"]:
         by_name.setdefault(Path(lib["path"]).name, []).append(lib["path"])
         detail = (f"{lib['path']} (found by {lib['rule']}; SONAME {lib.get('soname') or '-'}, "
-                  f"build id {(lib.get('build_id') or '-')[:12]}, sha256 {lib['sha256'][:12]})")
+                  f"build id {(lib.get('build_id') or '-')[:12]}, sha256 {(lib['sha256'] or '-')[:12]})")
         problem = soname_problem(lib["path"], lib.get("soname"))
         rows.append(Check("library", WARN if problem else PASS, detail, problem))
     for name, paths in by_name.items():
