@@ -642,7 +642,7 @@ def test_linking_where_the_link_is_already_leaves_no_temporary(tmp_path, monkeyp
     assert sorted(os.listdir(lib)) == ["libx.so", "liby.so"] and (lib / "liby.so").samefile(obj)
 
 
-def test_gc_removes_temporaries_their_writer_left(tk, tmp_path, cache):
+def test_gc_removes_temporaries_their_writer_left(tk, tmp_path, cache, monkeypatch):
     """A temporary file whose process is gone (killed mid-link, or an older tk's) is nobody's:
     tk build gc removes it, and packing never takes it for one of the build's libraries."""
     fork = make_minifork(tmp_path / "tvm")
@@ -656,6 +656,7 @@ def test_gc_removes_temporaries_their_writer_left(tk, tmp_path, cache):
     os.link(lib / "libtvm.so", writing)
     add_source_commit(fork, "v2")
     build_json(tk, fork, cache)  # packs the first build
+    packing_done(cache, monkeypatch)
     packed = json.loads((lib.parent / ".packed").read_text())
     assert sorted(packed) == ["lib/libtvm.so", "lib/libtvm_runtime.so"]
     r = tk("build", "gc", env=cache)

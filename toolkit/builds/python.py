@@ -17,6 +17,7 @@ one ``eval`` that sets the library path, and costs only links.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -133,7 +134,7 @@ def wheel_version(wheel: Path) -> str:
 
 
 def install(wheel: Path, site: Path, ffi_lib: Path | None, sha: str) -> None:
-    """Unpack ``wheel`` (sha256 ``sha``) into ``site`` through the store (each file once); the
+    """Put ``wheel`` (sha256 ``sha``) in ``site`` as links to the store's objects; the
     package's own libtvm_ffi.so becomes the build's (``ffi_lib``). A site that already holds
     this wheel (a rebuild of the same entry) only has that link renewed."""
     marker = site / ".tk-wheel"
@@ -141,18 +142,41 @@ def install(wheel: Path, site: Path, ffi_lib: Path | None, sha: str) -> None:
     if not same and site.exists():
         shutil.rmtree(site)
     site.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory(dir=site) as tmp:
-        for info in zf.infolist():
-            if info.is_dir():
-                continue
-            dst = site / info.filename
+    with store.packing(shared=True):  # an object with no link yet is not collected meanwhile
+        for name, obj in unpacked(wheel, sha).items():
+            dst = site / name
             if ffi_lib is not None and dst.name == "libtvm_ffi.so":
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                store.link_object(ffi_lib, dst)
-            elif not same:
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                store.store_file(Path(zf.extract(info, tmp)), dst)
+                obj = ffi_lib
+            elif same:
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            store.link_object(obj, dst)
     marker.write_text(sha)
+
+
+def unpacked(wheel: Path, sha: str) -> dict[str, Path]:
+    """Each file of ``wheel`` (sha256 ``sha``) as a store object, by its name in the wheel:
+    extracted and stored the first time, then found from ``<wheel>.files.json`` (its files'
+    sha256) while those objects are all there: a new build's package is links, nothing read.
+    The caller holds the store's packing lock (shared)."""
+    listing = wheel.with_name(wheel.name + ".files.json")
+    try:
+        known = json.loads(listing.read_text())
+        if known["sha256"] == sha:
+            objects = {name: store.object_path(obj) for name, obj in known["files"].items()}
+            if all(path.exists() for path in objects.values()):
+                return objects
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # none yet, or from a wheel since rebuilt: the wheel is read
+    objects = {}
+    with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory(prefix="tk-wheel-") as tmp:
+        for info in zf.infolist():
+            if not info.is_dir():
+                objects[info.filename] = store.put_object(Path(zf.extract(info, tmp)))[1]
+    with contextlib.suppress(OSError):  # a cache: without it, the next build reads the wheel
+        listing.write_text(json.dumps({"sha256": sha,
+                                       "files": {n: p.name for n, p in objects.items()}}))
+    return objects
 
 
 def build_package(root: Path, entry: Path, log: Path,

@@ -368,7 +368,6 @@ class Storing:
         self.artifacts = artifacts
         self._built = built
         self._error: BaseException | None = None
-        self._unverified: set[str] = set()  # linked to an object stored before, not read
         self.seconds = 0.0  # how long the hashing took (overlapped with the caller's work)
         self.relinked = [art.name for art, _ in pending]  # what the build wrote anew
         self._thread = threading.Thread(target=self._hash, args=(pending,), daemon=True,
@@ -381,10 +380,8 @@ class Storing:
             for art, stamp in pending:
                 sha = sha256_file(art.path)  # the only time the store reads these bytes
                 with _LINKS, packing(shared=True):
-                    obj, adopted = _adopt(Path(art.path), sha)
+                    obj = _adopt(Path(art.path), sha)
                     art.sha256 = sha
-                    if not adopted:
-                        self._unverified.add(art.name)
                     # The built file as it was linked (the build directory is another
                     # build's to write into now).
                     self._built[art.built] = [*stamp, sha, obj.stat().st_mtime_ns]
@@ -400,7 +397,7 @@ class Storing:
             raise _store_error(self._error, self.key)
         with _LINKS:
             _write_json(cache_root() / BUILT, self._built)
-        stamp_verified(self.key, [a for a in self.artifacts if a.name not in self._unverified])
+        stamp_verified(self.key, self.artifacts)
         return self.artifacts
 
 
@@ -481,22 +478,18 @@ def _link_built(src: Path, st: os.stat_result, dst: Path) -> None:
     tmp.replace(dst)
 
 
-def _adopt(path: Path, sha: str) -> tuple[Path, bool]:
-    """Make the library at ``path`` (just hashed to ``sha``) the store's object of ``sha``:
-    (the object, True). If the store has that object already, ``path`` becomes a link to it
-    instead: (the object, False), bytes this build did not read, verified when it is first
-    served."""
+def _adopt(path: Path, sha: str) -> Path:
+    """Make the library at ``path``, just hashed to ``sha``, the store's object of ``sha``.
+    One already there (the same bytes, from another build) stays, and ``path`` with it: the
+    build keeps the file it was checked with (its Python package links it too)."""
     obj = object_path(sha)
     obj.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(path, obj)
     except FileExistsError:
-        if os.path.samefile(path, obj):
-            return obj, True
-        link_object(obj, path)
-        return obj, False
+        return obj
     obj.chmod(0o555)  # read-only: every build linking it shares these bytes
-    return obj, True
+    return obj
 
 
 def stamp_verified(key: str, artifacts: list[Artifact]) -> None:
