@@ -664,3 +664,40 @@ def test_gc_removes_temporaries_their_writer_left(tk, tmp_path, cache, monkeypat
     assert "1 temporary file left by a process that is gone" in r.stdout
     assert not leftover.exists() and writing.exists()
     writing.unlink()
+
+
+def test_storing_keeps_what_ninja_relinked_as_built_and_the_rest_as_it_was(tk, tmp_path, cache):
+    """A library Ninja relinked is stored as the very file the build wrote (one file, read
+    once for its sha256); one it left alone is the object it already was, not read again.
+    Writing into a built library in place writes into the stored one: that build is never
+    served again, and building it again relinks the library rather than storing it so."""
+    fork = make_minifork(tmp_path / "tvm")
+    first = {a["name"]: a for a in build_json(tk, fork, cache)["artifacts"]}
+    add_source_commit(fork, "v2")  # libtvm.so is relinked, libtvm_runtime.so is not
+    second = build_json(tk, fork, cache)
+    arts = {a["name"]: a for a in second["artifacts"]}
+    objects = Path(cache["TK_CACHE"]) / "objects"
+
+    def obj(art: dict) -> Path:
+        return objects / art["sha256"][:2] / art["sha256"]
+
+    relinked, same = arts["libtvm.so"], arts["libtvm_runtime.so"]
+    assert Path(relinked["path"]).samefile(relinked["built"])
+    assert Path(relinked["path"]).samefile(obj(relinked))
+    assert sha256(relinked["path"]) == relinked["sha256"] != first["libtvm.so"]["sha256"]
+    assert same["sha256"] == first["libtvm_runtime.so"]["sha256"]
+    assert Path(same["path"]).samefile(obj(same)) and Path(same["path"]).samefile(same["built"])
+    assert second["timings"]["hash"] >= 0 and second["check"]["ok"]
+
+    built = Path(same["built"])
+    built.chmod(0o755)  # the store made it read-only, for whoever is not root
+    data = bytearray(built.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    built.write_bytes(bytes(data))  # in place, as patchelf does
+    r = tk("env", second["id"], env=cache)
+    assert r.returncode == 1 and "is damaged" in r.stderr, r.stderr
+    again = build_json(tk, fork, cache)
+    assert again["from_store"] is False and again["id"] == second["id"]
+    lib = next(a for a in again["artifacts"] if a["name"] == "libtvm_runtime.so")
+    assert sha256(lib["path"]) == lib["sha256"] == same["sha256"]  # relinked as it was
+    assert "Linking" in Path(again["log"]).read_text()

@@ -15,9 +15,9 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit import events as ev
 from toolkit.bisect import events, search
@@ -38,6 +38,9 @@ from toolkit.bisect.verdicts import VerdictCache
 from toolkit.bisect.worktree import Untestable
 from toolkit.errors import TkError
 from toolkit.process import own_group
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 @dataclass
@@ -87,6 +90,10 @@ class Prefetcher:
         self.slots = list(slots)
         self.needed = needed  # neither stored nor known: worth building ahead
         self.idle = list(range(1, len(self.slots) + 1))
+        # Here, not at the top: a run with one build slot (or every verdict known) never
+        # starts a thread, and concurrent.futures is a good part of a bisect process's start.
+        from concurrent.futures import ThreadPoolExecutor
+
         self.pool = ThreadPoolExecutor(max_workers=max(1, len(self.slots)),
                                        thread_name_prefix="tk-bisect-slot")
         self.running: dict[str, tuple[int, Future[BuildResult]]] = {}

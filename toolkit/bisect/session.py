@@ -164,9 +164,11 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
 
 
 def builds_here(st: BisectState) -> bool:
+    if st.request.backend != "docker":
+        return True
     from toolkit.builds import image
 
-    return st.request.backend != "docker" or image.shares_files()
+    return image.shares_files()
 
 
 def slot_builder(st: BisectState, k: int, jobs: int | None) -> Slot:

@@ -77,6 +77,8 @@ def open_repo(source: Path) -> Repo:
 def _top(source: Path) -> Path:
     if not source.exists():
         raise UserError(f"{source}: no such directory")
+    if (source / ".git").exists():
+        return source.resolve()  # a work tree's top already (git would answer the same)
     proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=source,
                           capture_output=True, text=True)
     if proc.returncode != 0 or not proc.stdout.strip():

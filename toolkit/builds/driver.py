@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import __version__, ownership
-from toolkit.builds import gc, preflight, store
-from toolkit.builds import python as pypkg
+from toolkit.builds import preflight, store
 from toolkit.builds.backends import (
     PLAN_STAMP,
     BuildJob,
@@ -138,8 +137,10 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
         if stored is not None:
             raise_if_check_failed(stored)
             return Outcome(stored, from_store=True)
-        if store.load(key) is not None:
+        damaged = store.load(key)
+        if damaged is not None:
             say(f"stored build {key} is damaged (a library's sha256 differs): building it again")
+            store.release_built(damaged)
     entry = store.entry_dir(key)
     entry.mkdir(parents=True, exist_ok=True)
     # One build per key at a time: two clones of one tree share keys, and the second waits,
@@ -158,6 +159,10 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
 def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
            build_dir: str | None, jobs: int | None, events: Handler,
            check: bool, pack: bool) -> Outcome:
+    # Here, not at the top: planning (a bisection keying its commits) needs none of them.
+    from toolkit.builds import gc
+    from toolkit.builds import python as pypkg
+
     def say(message: str) -> None:
         events(Stage(message))
 
@@ -599,6 +604,8 @@ def raise_if_check_failed(record: BuildRecord) -> None:
 
 def dry_run(plan: BuildPlan, tree: SourceTree, build_dir: str | None = None) -> dict[str, Any]:
     """Everything ``tk build`` would do, without doing it."""
+    from toolkit.builds import python as pypkg
+
     return {
         "plan": plan.to_json(),
         "plan_hash": plan.hash,

@@ -492,6 +492,17 @@ def _adopt(path: Path, sha: str) -> Path:
     return obj
 
 
+def release_built(record: BuildRecord) -> None:
+    """Remove from the build directory each library that is the one this (damaged) build
+    stored, one file by a hard link: else Ninja finds it up to date, and building again would
+    store the damaged bytes again rather than relink them."""
+    for art in record.artifacts:
+        if art.link is None:
+            with contextlib.suppress(OSError):  # packed, gone, or another file by now
+                if os.path.samefile(art.path, art.built):
+                    os.unlink(art.built)
+
+
 def stamp_verified(key: str, artifacts: list[Artifact]) -> None:
     """Record that these libraries' bytes were just hashed (stored or unpacked): the next
     store hit need not read them again."""
