@@ -369,6 +369,8 @@ class Storing:
         self._built = built
         self._error: BaseException | None = None
         self.seconds = 0.0  # how long the hashing took (overlapped with the caller's work)
+        self._swapped: dict[tuple[int, int], Path] = {}  # a copy of bytes stored -> object
+        self._unverified: set[str] = set()
         self.relinked = [art.name for art, _ in pending]  # what the build wrote anew
         self._thread = threading.Thread(target=self._hash, args=(pending,), daemon=True,
                                         name=f"tk-store-{key}")
@@ -380,7 +382,14 @@ class Storing:
             for art, stamp in pending:
                 sha = sha256_file(art.path)  # the only time the store reads these bytes
                 with _LINKS, packing(shared=True):
-                    obj = _adopt(Path(art.path), sha)
+                    st = os.stat(art.path)
+                    if not _adopt(Path(art.path), sha):
+                        # Bytes the store had: linked to them, unread here (verified when
+                        # the build is first served), and so are the entry's other links
+                        # to this build's own copy (its Python package's libtvm_ffi.so).
+                        self._swapped[(st.st_dev, st.st_ino)] = object_path(sha)
+                        self._unverified.add(art.name)
+                    obj = object_path(sha)
                     art.sha256 = sha
                     # The built file as it was linked (the build directory is another
                     # build's to write into now).
@@ -397,8 +406,23 @@ class Storing:
             raise _store_error(self._error, self.key)
         with _LINKS:
             _write_json(cache_root() / BUILT, self._built)
-        stamp_verified(self.key, self.artifacts)
+            if self._swapped:
+                with packing(shared=True):
+                    _relink(entry_dir(self.key), self._swapped)
+        stamp_verified(self.key, [a for a in self.artifacts if a.name not in self._unverified])
         return self.artifacts
+
+
+def _relink(entry: Path, swapped: dict[tuple[int, int], Path]) -> None:
+    """Every file of ``entry`` that is one of ``swapped``'s files becomes a link to its
+    object."""
+    for dirpath, _dirs, names in os.walk(entry):
+        for name in names:
+            path = Path(dirpath) / name
+            st = path.lstat()
+            obj = swapped.get((st.st_dev, st.st_ino))
+            if obj is not None and not is_temporary(name) and not path.is_symlink():
+                link_object(obj, path)
 
 
 def _store_error(e: BaseException, name: str) -> BaseException:
@@ -478,29 +502,40 @@ def _link_built(src: Path, st: os.stat_result, dst: Path) -> None:
     tmp.replace(dst)
 
 
-def _adopt(path: Path, sha: str) -> Path:
-    """Make the library at ``path``, just hashed to ``sha``, the store's object of ``sha``.
-    One already there (the same bytes, from another build) stays, and ``path`` with it: the
-    build keeps the file it was checked with (its Python package links it too)."""
+def _adopt(path: Path, sha: str) -> bool:
+    """Make the library at ``path``, just hashed to ``sha``, the store's object of ``sha``
+    (True). When the store has that object already (the same bytes, from another build),
+    ``path`` becomes a link to it instead (False): one file for both, as for any library."""
     obj = object_path(sha)
     obj.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(path, obj)
     except FileExistsError:
-        return obj
+        if os.path.samefile(path, obj):
+            return True
+        link_object(obj, path)
+        return False
     obj.chmod(0o555)  # read-only: every build linking it shares these bytes
-    return obj
+    return True
 
 
 def release_built(record: BuildRecord) -> None:
-    """Remove from the build directory each library that is the one this (damaged) build
-    stored, one file by a hard link: else Ninja finds it up to date, and building again would
-    store the damaged bytes again rather than relink them."""
+    """Let a damaged build be built again: each of its libraries whose bytes are not what was
+    stored leaves the store's objects and the build directory, when it is the file there (a
+    hard link). Else Ninja finds it up to date, and the store the object it already has: the
+    damaged bytes would be stored again rather than relinked."""
     for art in record.artifacts:
-        if art.link is None:
-            with contextlib.suppress(OSError):  # packed, gone, or another file by now
-                if os.path.samefile(art.path, art.built):
-                    os.unlink(art.built)
+        if art.link is not None or art.sha256 is None:
+            continue
+        try:
+            if sha256_file(art.path) == art.sha256:
+                continue
+        except OSError:
+            continue  # packed: checked against its sha256 when it is unpacked
+        for path in (object_path(art.sha256), Path(art.built)):
+            with contextlib.suppress(OSError):  # gone, or another file by now
+                if os.path.samefile(path, art.path):
+                    path.unlink()
 
 
 def stamp_verified(key: str, artifacts: list[Artifact]) -> None:
