@@ -205,8 +205,8 @@ def test_tree_rebuilt_from_another_commit_warns(tmp_path):
 def test_the_light_probe_judges_what_a_post_build_check_judges_with_one_import():
     """A build's post-build check runs the doctor probe --light: the facts it judges (the
     import, which libraries were mapped, what the build says of itself, the runtimes) as the
-    full probe finds them, without reading every library again, a smoke compile or the second
-    import that finds who registered what."""
+    full probe finds them, without reading every library again, a smoke compile, the second
+    import that finds who registered what, or every installed distribution's file list."""
     from toolkit import doctor
 
     full, light = doctor.run(), doctor.run(light=True)
@@ -219,4 +219,5 @@ def test_the_light_probe_judges_what_a_post_build_check_judges_with_one_import()
     assert light.facts["runtimes"]["runtimes"] == full.facts["runtimes"]["runtimes"]
     assert "smoke_llvm" in full.facts and "ext_owners" in full.facts
     assert "smoke_llvm" not in light.facts and "ext_owners" not in light.facts
+    assert "tvm_dists" in full.facts["packages"] and "tvm_dists" not in light.facts["packages"]
     assert [c.status for c in light.checks if c.name == "tvm import"] == ["pass"]

@@ -38,7 +38,7 @@ Probes (``run_probe``)
     flushed, each with a ``STAGE`` key naming what it holds, so a crash mid-way leaves the
     stages before it; other lines (TVM's own logging) are ignored. ``doctor.py [--light]``
     emits python, packages, import, libraries, environment, mapped, build_info, runtimes,
-    smoke_llvm, smoke_cuda (``--light``: no smoke stages, no library digests);
+    smoke_llvm, smoke_cuda (``--light``: no smoke stages, digests or tvm_dists);
     ``extlibs.py MODE`` emits, per mode: ``mapped`` -> mapped; ``globals LIB...`` -> loading
     and globals per library; ``owners`` -> loading and owner per library; ``environment`` ->
     environment; ``where`` -> where. (The probes spell ``"stage"``
