@@ -22,7 +22,7 @@ On a built tree (the real one: a compiler build with LLVM, as a fork developer h
         -- --llvm 15 --debug --ccache
 
 Without ``--tree``: the miniature fork (tests/minifork.py) whose compiler library embeds
-``--blob-mb`` of incompressible bytes (default 1000, about the Debug libtvm_compiler.so of
+``--blob-mb`` of a real library's bytes (default 1000, about the Debug libtvm_compiler.so of
 TVM main with LLVM): the library's size without the minutes of a real compiler build. It
 measures storing, hashing and packing; the check loads the library but does not do the work
 of a real one's static initialisers.
@@ -92,12 +92,25 @@ def packer_cpu(cache: Path) -> list[float]:
         if log.exists() else []
 
 
+def library_bytes() -> bytes:
+    """Bytes that compress as a TVM library does: the installed apache-tvm's compiler library
+    (random bytes, which compress far worse and slower, where there is none)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("tvm")
+    lib = Path(spec.origin).parent / "lib" / "libtvm_compiler.so" if spec and spec.origin else None
+    return lib.read_bytes() if lib and lib.is_file() else os.urandom(64 << 20)
+
+
 def synthetic(root: Path, blob_mb: int) -> tuple[Path, str]:
     fork = make_minifork(root / "tvm", layout="main")
     blob = root / "blob.bin"
+    chunk = library_bytes()
     with blob.open("wb") as f:
-        for _ in range(blob_mb):
-            f.write(os.urandom(1 << 20))
+        left = blob_mb << 20
+        while left > 0:
+            f.write(chunk[:left])
+            left -= len(chunk)
     info = fork / "src/driver/build_info.cc"
     info.write_text(info.read_text() + BLOB.format(path=blob))
     git(fork, "commit", "-qam", "a Debug compiler library's size")

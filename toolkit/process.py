@@ -44,6 +44,14 @@ Probes (``run_probe``)
     environment; ``where`` -> where. (The probes spell ``"stage"``
     themselves: they cannot import toolkit.)
 
+The packer (``toolkit.builds.gc.pack_in_background``)
+    The one process tk leaves running on purpose: ``python -m toolkit.builds.gc FD KEEP...``
+    packs the builds a ``tk build`` or ``tk bisect run`` displaced, after it has returned. It
+    starts a session of its own (the sweeper would end it with tk), at the lowest priority,
+    with no terminal: stdin and stdout are /dev/null, stderr the store's ``pack.log``, where
+    it writes one line (what it packed, its time and CPU) or its traceback. FD is a lock
+    file its parent took (shared) for it: ``gc.wait_for_packing`` takes it exclusively.
+
 The protocols between a bisection and the processes it starts (checks, the pass-probe
 server, function bisection) are written down in ``toolkit.bisect.protocol``.
 """
