@@ -701,3 +701,41 @@ def test_storing_keeps_what_ninja_relinked_as_built_and_the_rest_as_it_was(tk, t
     lib = next(a for a in again["artifacts"] if a["name"] == "libtvm_runtime.so")
     assert sha256(lib["path"]) == lib["sha256"] == same["sha256"]  # relinked as it was
     assert "Linking" in Path(again["log"]).read_text()
+
+
+def test_a_new_builds_tvm_ffi_package_is_linked_from_the_wheels_first_unpack(tmp_path,
+                                                                            monkeypatch):
+    """The tvm-ffi package of each build of one tvm-ffi source is the same wheel's files: the
+    first unpack stores them and lists their sha256 beside the wheel, the next builds link
+    those objects without opening the wheel; the package's libtvm_ffi.so is each build's."""
+    import zipfile
+
+    from toolkit.builds import python as pypkg
+    from toolkit.builds import store
+
+    monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))
+    wheel = tmp_path / "apache_tvm_ffi-0.1.14+tree.abc-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("tvm_ffi/__init__.py", "from .core import *\n")
+        zf.writestr("tvm_ffi/core.cpython-311-x86_64-linux-gnu.so", b"\x7fELF core")
+        zf.writestr("tvm_ffi/lib/libtvm_ffi.so", b"\x7fELF the wheel's own")
+    sha = sha256(wheel)
+    builds = []
+    for name in ("first", "second"):
+        lib = tmp_path / name / "libtvm_ffi.so"
+        lib.parent.mkdir()
+        lib.write_bytes(b"\x7fELF " + name.encode())
+        builds.append((lib, tmp_path / name / "python"))
+    pypkg.install(wheel, builds[0][1], builds[0][0], sha)
+    wheel.write_bytes(b"not a zip any more")  # the second install must not open it
+    pypkg.install(wheel, builds[1][1], builds[1][0], sha)
+    for name in ("tvm_ffi/__init__.py", "tvm_ffi/core.cpython-311-x86_64-linux-gnu.so"):
+        one, two = (site / name for _, site in builds)
+        assert one.samefile(two) and one.samefile(store.object_path(sha256(one)))
+    for lib, site in builds:
+        assert (site / "tvm_ffi/lib/libtvm_ffi.so").samefile(lib)
+    # Its objects gone (collected): the wheel is read again, and it is not a wheel now.
+    for path in (tmp_path / "cache" / "objects").glob("*/*"):
+        path.unlink()
+    with pytest.raises(zipfile.BadZipFile):
+        pypkg.install(wheel, tmp_path / "third", None, sha)
