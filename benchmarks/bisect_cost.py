@@ -71,16 +71,17 @@ def tk(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     return proc
 
 
-def tk_bisect(repo: Path, good: str, env: dict[str, str],
-              parallel: int | None = None) -> tuple[float, dict]:
+def tk_bisect(repo: Path, good: str, env: dict[str, str], parallel: int | None = None,
+              check: str = CHECK, *flags: str) -> tuple[float, float, dict]:
+    """``tk bisect start`` and ``run``: wall and CPU seconds (the report's read after)."""
     slots = ["--parallel", str(parallel)] if parallel else []
-    start = time.perf_counter()
-    tk(env, "start", "--source", str(repo), "--good", good, "--bad", "HEAD", *slots,
-       "--check", CHECK)
+    cpu, start = children_cpu(), time.perf_counter()
+    tk(env, "start", "--source", str(repo), "--good", good, "--bad", "HEAD", *slots, *flags,
+       "--check", check)
     tk(env, "run", "--source", str(repo))
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, children_cpu() - cpu
     report = json.loads(tk(env, "report", "--json", "--source", str(repo)).stdout)
-    return seconds, report
+    return seconds, cpu, report
 
 
 def git_bisect(repo: Path, good: str, work: Path, request: object = None, check: str = CHECK,
@@ -195,13 +196,9 @@ def minifork(commits: int, culprit: int, sources: int, parallel: int | None) -> 
         t_start_source = startup(env, repo)  # whatever bytecode there is: none, here
         compile_tk()
         t_start = startup(env, repo)
-        cpu = children_cpu()
-        t_tk, first = tk_bisect(repo, shas[0], env, parallel)
-        c_tk = children_cpu() - cpu
+        t_tk, c_tk, first = tk_bisect(repo, shas[0], env, parallel)
         tk(env, "reset", "--source", str(repo))
-        cpu = children_cpu()
-        t_again, again = tk_bisect(repo, shas[0], env, parallel)
-        c_again = children_cpu() - cpu
+        t_again, c_again, again = tk_bisect(repo, shas[0], env, parallel)
         cpu = children_cpu()
         t_git, git_bad, git_steps = git_bisect(repo, shas[0], work)
         c_git = children_cpu() - cpu
@@ -337,16 +334,9 @@ def real(commits: int, culprit: int, ffi: str, parallel: int | None) -> None:
                "CCACHE_DIR": str(work / "ccache")}
         env.pop("TVM_LIBRARY_PATH", None)
         compile_tk()
-        slots = ["--parallel", str(parallel)] if parallel else []
 
         def bisect() -> tuple[float, float, dict]:
-            cpu, start = children_cpu(), time.perf_counter()
-            tk(env, "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
-               "--runtime-only", *slots, "--check", REAL_CHECK)
-            tk(env, "run", "--source", str(repo))
-            seconds, cpu = time.perf_counter() - start, children_cpu() - cpu
-            return seconds, cpu, json.loads(tk(env, "report", "--json", "--source",
-                                               str(repo)).stdout)
+            return tk_bisect(repo, shas[0], env, parallel, REAL_CHECK, "--runtime-only")
 
         t_tk, c_tk, first = bisect()
         wheels_first = wheels_built(cache)

@@ -25,15 +25,14 @@ from toolkit.bisect.protocol import BISECT_BUILD_DIR
 from toolkit.bisect.runner import BuildResult
 from toolkit.bisect.state import BisectState
 from toolkit.bisect.worktree import Repo
-from toolkit.builds import source, store
 from toolkit.errors import TkError, UserError
 
 if TYPE_CHECKING:
     from toolkit.builds.recipes import BuildPlan
     from toolkit.builds.record import BuildRecord
 
-# tk build's planner and driver (and the failure explainer) are imported where they are
-# used: 'tk bisect start' and the other quick commands never load them.
+# tk build's planner, driver and store (and the failure explainer) are imported where they
+# are used: 'tk bisect start' and the other quick commands never load them.
 
 
 class StoreBuilder:
@@ -56,6 +55,8 @@ class StoreBuilder:
         return self._plan
 
     def key(self, sha: str) -> str:
+        from toolkit.builds import source, store
+
         if sha not in self._keys:
             # The whole range at once: the search asks for most of it (see tree_keys).
             wanted = [c for c in dict.fromkeys([*self.st.commits, sha]) if c not in self._keys]
@@ -65,6 +66,8 @@ class StoreBuilder:
         return self._keys[sha]
 
     def stored(self, sha: str, verify: bool = False) -> BuildRecord | None:
+        from toolkit.builds import store
+
         try:
             return store.load(self.key(sha), verify=verify)
         except TkError:
@@ -81,6 +84,8 @@ class StoreBuilder:
     def in_use(self, sha: str) -> Iterator[None]:
         """Hold the build of ``sha`` materialised while a check uses it: a spare build slot
         storing its build meanwhile packs every other build nobody holds."""
+        from toolkit.builds import store
+
         key = self.key(sha)
         with store.using(key):
             if store.packed_links(key):  # packed before the hold began: back in place
@@ -88,6 +93,8 @@ class StoreBuilder:
             yield
 
     def build(self, sha: str) -> BuildResult:
+        from toolkit.builds import store
+
         start = time.perf_counter()
         record = self.stored(sha, verify=True)  # served: its libraries must be what was built
         if record is not None:

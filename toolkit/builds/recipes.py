@@ -19,6 +19,7 @@ that join several values (CUTLASS needs CUDA, ...) run on the merged result and 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -316,8 +317,14 @@ class Request:
 def fragment_flags(recipe_dir: Path | None = None) -> list[Flag]:
     """The fragments that are also flags: each built-in recipe file with a ``[flag]`` table, in
     the order they compose (its ``order``)."""
+    return list(_fragment_flags(recipe_dir or RECIPE_DIR))
+
+
+@functools.cache
+def _fragment_flags(recipe_dir: Path) -> tuple[Flag, ...]:
+    # Once per process: the CLI's options, a request's words and its plan all ask.
     found = []
-    for path in sorted((recipe_dir or RECIPE_DIR).glob("*.toml")):
+    for path in sorted(recipe_dir.glob("*.toml")):
         declared = load_recipe(path).get("flag")
         if declared is None:
             continue
@@ -330,7 +337,7 @@ def fragment_flags(recipe_dir: Path | None = None) -> list[Flag]:
             name=path.stem, dest=path.stem.replace("-", "_"), help=declared["help"],
             value=f"[{declared['value']}]" if "value" in declared else None,
             optional_value="value" in declared, fragment=path.stem)))
-    return [f for _, f in sorted(found, key=lambda pair: (pair[0], pair[1].name))]
+    return tuple(f for _, f in sorted(found, key=lambda pair: (pair[0], pair[1].name)))
 
 
 def request_flags(recipe_dir: Path | None = None) -> list[Flag]:
