@@ -405,7 +405,9 @@ class Storing:
         if self._error is not None:
             raise _store_error(self._error, self.key)
         with _LINKS:
-            _write_json(cache_root() / BUILT, self._built)
+            # What this build learnt, over what other builds wrote since (a bisection's build
+            # slots store from threads of one process; other tk processes too).
+            _write_json(cache_root() / BUILT, {**_read_json(cache_root() / BUILT), **self._built})
             if self._swapped:
                 with packing(shared=True):
                     _relink(entry_dir(self.key), self._swapped)
@@ -445,25 +447,31 @@ def store_artifacts(key: str, files: list[Path]) -> Storing:
     does nothing in proportion to the size of a library, but hash the ones that changed."""
     lib = entry_dir(key) / "lib"
     lib.mkdir(parents=True, exist_ok=True)
-    try:
-        built = json.loads((cache_root() / BUILT).read_text())
-    except (OSError, ValueError):
-        built = {}
+    known, learnt = _read_json(cache_root() / BUILT), {}
     records, pending = [], []
     with packing(shared=True):  # an object with no link yet is not collected meanwhile
         for src in files:
             try:
                 stamp = None if src.is_symlink() else _stamp(src.stat())
-                art = _store_artifact(src, lib / src.name, built)
+                art = _store_artifact(src, lib / src.name, known.get(str(src)), learnt)
             except OSError as e:
                 raise _store_error(e, src.name) from None
             records.append(art)
             if art.sha256 is None and art.link is None:
                 pending.append((art, stamp))
-    return Storing(key, records, pending, built)
+    return Storing(key, records, pending, learnt)
 
 
-def _store_artifact(src: Path, dst: Path, built: dict[str, list]) -> Artifact:
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _store_artifact(src: Path, dst: Path, known: list | None,
+                    learnt: dict[str, list]) -> Artifact:
     if src.is_symlink():
         dst.unlink(missing_ok=True)
         target = os.readlink(src)
@@ -472,7 +480,6 @@ def _store_artifact(src: Path, dst: Path, built: dict[str, list]) -> Artifact:
                         link=target)
     st = src.stat()
     stamp = _stamp(st)
-    known = built.get(str(src))
     sha = known[3] if known and len(known) == 5 and known[:3] == stamp else None
     obj = object_path(sha) if sha else None
     # The object as it was stored: the built file itself, or a copy nothing wrote into since.
@@ -484,7 +491,7 @@ def _store_artifact(src: Path, dst: Path, built: dict[str, list]) -> Artifact:
     if sha is not None:  # known bytes whose object is gone (collected): stored again
         sha, obj = put_object(src, sha)
         link_object(obj, dst)
-        built[str(src)] = [*stamp, sha, obj.stat().st_mtime_ns]
+        learnt[str(src)] = [*stamp, sha, obj.stat().st_mtime_ns]
         return Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0], sha256=sha)
     _link_built(src, st, dst)
     return Artifact(name=src.name, path=str(dst), built=str(src), size=stamp[0], sha256=None)
