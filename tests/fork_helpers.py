@@ -1,0 +1,304 @@
+"""A fork made on real apache/tvm history, for the tk fork and tk bisect upstream tests.
+
+The history comes from an apache/tvm git directory named by ``TK_TVM_GIT`` (the search
+tool's ``fetch github:apache/tvm`` gives one; any clone holding the commits below will do):
+the fork is a ``git clone --shared`` of it (no object is copied), so making one costs a
+checkout. Tests skip, saying how to get the history, where there is none.
+
+The fork's shape is a real one: the v0.26.0 release (a branch off main, with the release's
+own commits: a version bump and a fix that main also took) plus the fork's own commits - a
+Python pass, a C++ pass, a new target with its device, an IR node change, and an API check
+of its own - on top of it, with ``upstream/main`` at a later main.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+V026 = "c7b458e946bc4266915da582457476bdcd9705ae"  # tag v0.26.0 (release branch)
+BRANCH_POINT = "68ba2b31c2a6d202fcd44e5780ef10ce08721dd5"  # where v0.26.0 left main
+MAIN = "5d4dc8721307cf9677becacf0395c19be130e206"  # main, 35 commits after the branch point
+RELEASE_BUMP = "f3bff33a0e03665522bf28ed20cfb70df1eac89b"  # conflicts with main's bumps
+RELEASE_FIX = "c7b458e946bc4266915da582457476bdcd9705ae"  # main took it as c737bf79fb
+
+PY_PASS = '''"""ForkFoldScale: the fork's own Relax pass, in Python: x * 1 becomes x."""
+
+import tvm
+from tvm import relax
+from tvm.relax.expr_functor import PyExprMutator, mutator
+
+
+@mutator
+class _FoldScale(PyExprMutator):
+    def visit_call_(self, call):
+        call = self.visit_expr_post_order(call)
+        one = call.args[1] if len(call.args) == 2 else None
+        if (call.op.same_as(tvm.ir.Op.get("relax.multiply")) and isinstance(one, relax.Constant)
+                and one.data.numpy().size == 1 and float(one.data.numpy()) == 1.0):
+            return call.args[0]
+        return call
+
+
+@tvm.transform.module_pass(opt_level=0, name="ForkFoldScale")
+class ForkFoldScale:
+    def transform_module(self, mod, ctx):
+        folder = _FoldScale(mod)
+        for gv, func in mod.functions_items():
+            if isinstance(func, relax.Function):
+                folder.builder_.update_func(gv, folder.visit_expr(func))
+        return folder.builder_.get()
+'''
+
+CC_PASS = '''/*!
+ * \\file fork_tag_calls.cc
+ * \\brief The fork's Relax pass: record on every Relax function how many of its bindings are
+ *        calls (attribute `fork.num_calls`).
+ */
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/reflection/registry.h>
+#include <tvm/ir/transform.h>
+#include <tvm/relax/expr.h>
+#include <tvm/relax/transform.h>
+
+namespace tvm {
+namespace relax {
+namespace transform {
+
+Pass ForkTagCalls() {
+  auto pass_func = [](Function func, IRModule, PassContext) -> Function {
+    int64_t calls = 0;
+    if (const auto* seq = func->body.as<SeqExprNode>()) {
+      for (const BindingBlock& block : seq->blocks) {
+        for (const Binding& binding : block->bindings) {
+          const auto* bound = binding.as<VarBindingNode>();
+          if (bound && bound->value.as<CallNode>()) ++calls;
+        }
+      }
+    }
+    return WithAttr(std::move(func), "fork.num_calls", calls);
+  };
+  return CreateFunctionPass(pass_func, 0, "ForkTagCalls", {});
+}
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  namespace refl = tvm::ffi::reflection;
+  refl::GlobalDef().def("relax.transform.ForkTagCalls", ForkTagCalls);
+}
+
+}  // namespace transform
+}  // namespace relax
+}  // namespace tvm
+'''
+
+CC_PASS_DECL = '''
+/*!
+ * \\brief The fork's: attribute `fork.num_calls` on every Relax function.
+ */
+TVM_DLL Pass ForkTagCalls();
+'''
+
+PY_WRAPPER = '''
+
+def ForkTagCalls() -> tvm.ir.transform.Pass:  # noqa: N802
+    """The fork's: attribute ``fork.num_calls`` on every Relax function."""
+    return _ffi_api.ForkTagCalls()  # type: ignore
+'''
+
+CODEGEN = '''// The fork's device, forkdev: its target kind and code generator (C source).
+#include <tvm/ffi/reflection/registry.h>
+#include <tvm/target/target_kind.h>
+
+namespace tvm {
+namespace codegen {
+
+TVM_REGISTER_TARGET_KIND("forkdev", kDLExtDev);
+
+ffi::Module BuildForkDev(IRModule mod, Target target);  // emits C, as CodegenC does
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  tvm::ffi::reflection::GlobalDef().def("target.build.forkdev", BuildForkDev);
+}
+
+}  // namespace codegen
+}  // namespace tvm
+'''
+
+DEVICE_API = '''// The fork's device, forkdev: its device API (host memory, one device).
+#include <tvm/ffi/reflection/registry.h>
+#include <tvm/runtime/device_api.h>
+
+namespace tvm {
+namespace runtime {
+
+class ForkDevDeviceAPI final : public DeviceAPI {
+  // SetDevice, GetAttr, AllocDataSpace, FreeDataSpace, StreamSync ... as CPUDeviceAPI does.
+};
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  tvm::ffi::reflection::GlobalDef().def("device_api.forkdev", []() -> void* {
+    static ForkDevDeviceAPI inst;
+    return &inst;
+  });
+}
+
+}  // namespace runtime
+}  // namespace tvm
+'''
+
+CMAKE_ADD = '''
+# The fork's device.
+tvm_file_glob(GLOB FORKDEV_SRCS src/backend/forkdev/*/*.cc)
+target_sources(tvm_objs PRIVATE ${FORKDEV_SRCS})
+'''
+
+CHECK_API = '''"""The fork's API check: every name its own modules import from tvm is still defined there.
+
+Run at the top of the tree (no build needed): python tests/fork/check_api.py
+"""
+
+import ast
+import sys
+from pathlib import Path
+
+OWN = ["python/tvm/relax/transform/fork_fold_scale.py"]
+
+
+def defined(module):
+    base = Path("python", *module.split("."))
+    path = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+    if not path.is_file():
+        return None
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+missing = []
+for own in OWN:
+    for node in ast.walk(ast.parse(Path(own).read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tvm."):
+            names = defined(node.module)
+            for alias in node.names:
+                if names is None or alias.name not in names:
+                    missing.append(f"{own}: {node.module}.{alias.name}")
+if missing:
+    print("missing in tvm:", *missing, sep="\\n  ")
+    sys.exit(1)
+print(f"ok: {len(OWN)} modules")
+'''
+
+ENV = {"GIT_AUTHOR_NAME": "Fork Dev", "GIT_AUTHOR_EMAIL": "dev@fork.example",
+       "GIT_COMMITTER_NAME": "Fork Dev", "GIT_COMMITTER_EMAIL": "dev@fork.example",
+       "GIT_AUTHOR_DATE": "2026-08-10T12:00:00Z", "GIT_COMMITTER_DATE": "2026-08-10T12:00:00Z"}
+
+
+def tvm_git() -> Path:
+    """The apache/tvm history (``TK_TVM_GIT``), or the test skips saying how to get one."""
+    where = os.environ.get("TK_TVM_GIT")
+    if not where:
+        pytest.skip("TK_TVM_GIT is not set: name an apache/tvm git directory (a clone, or the "
+                    "search tool's fetch github:apache/tvm)")
+    path = Path(where)
+    probe = subprocess.run(["git", f"--git-dir={path}", "cat-file", "-e", f"{MAIN}^{{commit}}"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"{path} does not hold apache/tvm {MAIN[:10]} (fetch a newer history)")
+    return path
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> str:
+    return subprocess.run(["git", "-c", "advice.detachedHead=false", *args], cwd=repo,
+                          check=True, capture_output=True, text=True, input=input,
+                          env={**os.environ, **ENV, **(env or {})}).stdout.strip()
+
+
+def commit(repo: Path, message: str, files: dict[str, str], append: dict[str, str] | None = None,
+           replace: dict[str, tuple[str, str]] | None = None) -> str:
+    """Write ``files``, append to ``append``'s files, replace text in ``replace``'s; commit."""
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    for rel, text in (append or {}).items():
+        (repo / rel).write_text((repo / rel).read_text() + text)
+    for rel, (old, new) in (replace or {}).items():
+        body = (repo / rel).read_text()
+        assert old in body, (rel, old)
+        (repo / rel).write_text(body.replace(old, new, 1))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def make_fork(path: Path, base: str = V026) -> dict[str, str]:
+    """The fork at ``path`` (branch ``fork`` checked out, ``upstream/main`` at ``MAIN``): its
+    own commits on ``base``, by name -> sha."""
+    history = tvm_git()
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(history), str(path)],
+                   check=True, capture_output=True)
+    git(path, "update-ref", "refs/remotes/upstream/main", MAIN)
+    git(path, "checkout", "-q", "-b", "fork", base)
+    t = "python/tvm/relax/transform/"
+    shas = {"base": base}
+    shas["python_pass"] = commit(path, "[Fork] ForkFoldScale: a Relax pass in Python", {
+        f"{t}fork_fold_scale.py": PY_PASS,
+        "tests/fork/check_api.py": CHECK_API,
+    }, append={f"{t}__init__.py": "from .fork_fold_scale import ForkFoldScale\n"})
+    shas["cpp_pass"] = commit(path, "[Fork] ForkTagCalls: a Relax pass in C++", {
+        "src/relax/transform/fork_tag_calls.cc": CC_PASS,
+    }, append={f"{t}transform.py": PY_WRAPPER}, replace={"include/tvm/relax/transform.h": (
+        "\n}  // namespace transform\n}  // namespace relax",
+        CC_PASS_DECL + "\n}  // namespace transform\n}  // namespace relax")})
+    shas["target"] = commit(path, "[Fork] forkdev: a new target and its device", {
+        "src/backend/forkdev/codegen/codegen_forkdev.cc": CODEGEN,
+        "src/backend/forkdev/runtime/forkdev_device_api.cc": DEVICE_API,
+    }, append={"CMakeLists.txt": CMAKE_ADD})
+    shas["ir_node"] = commit(path, "[Fork] Call nodes remember whether the fork pinned them", {},
+                             replace={"include/tvm/ir/expr.h": (
+                                 "  ffi::Array<Type> ty_args;\n",
+                                 "  ffi::Array<Type> ty_args;\n  /*! \\brief The fork's. */\n"
+                                 "  bool fork_pinned = false;\n")})
+    return shas
+
+
+def plant(repo: Path, path: str, old: str, new: str, at: int, message: str) -> tuple[str, str]:
+    """Upstream's first-parent line from the branch point to MAIN with one planted commit:
+    after the ``at``-th commit, ``old`` becomes ``new`` in ``path`` (and stays so in every
+    later tree: the real commits after it are made again on top). Returns (the planted
+    commit, the new tip)."""
+    line = git(repo, "rev-list", "--reverse", "--first-parent", f"{BRANCH_POINT}..{MAIN}").split()
+    assert not git(repo, "log", "--format=%h", f"{BRANCH_POINT}..{MAIN}", "--", path), path
+    text = git(repo, "show", f"{line[at - 1]}:{path}")
+    assert old in text
+    blob = git(repo, "hash-object", "-w", "--stdin", input=text.replace(old, new, 1) + "\n")
+    index = repo / ".git" / "tk-plant-index"
+    env = {"GIT_INDEX_FILE": str(index)}
+
+    def again(sha: str, parent: str, planted: bool = False) -> str:
+        git(repo, "read-tree", f"{sha}^{{tree}}", env=env)
+        git(repo, "update-index", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        tree = git(repo, "write-tree", env=env)
+        who = git(repo, "show", "-s", "--format=%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI", sha)
+        an, ae, ad, cn, ce, cd = who.split("\x00")
+        if planted:
+            an, ae, cn, ce = "Planted", "planted@example.com", "Planted", "planted@example.com"
+        body = message if planted else git(repo, "show", "-s", "--format=%B", sha)
+        return git(repo, "commit-tree", tree, "-p", parent, input=body, env={
+            **env, "GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae, "GIT_AUTHOR_DATE": ad,
+            "GIT_COMMITTER_NAME": cn, "GIT_COMMITTER_EMAIL": ce, "GIT_COMMITTER_DATE": cd})
+
+    planted = again(line[at - 1], line[at - 1], planted=True)
+    tip = planted
+    for sha in line[at:]:
+        tip = again(sha, tip)
+    index.unlink()
+    return planted, tip
