@@ -197,6 +197,35 @@ if missing:
 print(f"ok: {len(OWN)} modules")
 '''
 
+WORKLOAD = '''"""The fork's workload: a layer whose output is scaled by one, compiled through a pipeline
+that runs the fork's ForkFoldScale first (tk run / tk dump-ir take ``pipeline`` from here)."""
+
+import tvm
+from tvm import relax
+from tvm.relax.frontend import nn
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        self.fc = nn.Linear(16, 8)
+
+    def forward(self, x):
+        return nn.relu(self.fc(x)) * 1.0
+
+
+model = Layer()
+spec = {"forward": {"x": nn.spec.Tensor((2, 16), "float32")}}
+pipeline = tvm.transform.Sequential(
+    [relax.transform.ForkFoldScale(), relax.pipeline.zero_pipeline(),
+     relax.pipeline.default_build_pipeline()], name="fork_pipeline")
+
+
+def reference(x, w, b):
+    import numpy as np
+
+    return np.maximum(x @ w.T + b, 0)
+'''
+
 ENV = {"GIT_AUTHOR_NAME": "Fork Dev", "GIT_AUTHOR_EMAIL": "dev@fork.example",
        "GIT_COMMITTER_NAME": "Fork Dev", "GIT_COMMITTER_EMAIL": "dev@fork.example",
        "GIT_AUTHOR_DATE": "2026-08-10T12:00:00Z", "GIT_COMMITTER_DATE": "2026-08-10T12:00:00Z"}
@@ -239,9 +268,9 @@ def commit(repo: Path, message: str, files: dict[str, str], append: dict[str, st
     return git(repo, "rev-parse", "HEAD")
 
 
-def make_fork(path: Path, base: str = V026) -> dict[str, str]:
+def make_fork(path: Path, base: str = V026, only_python: bool = False) -> dict[str, str]:
     """The fork at ``path`` (branch ``fork`` checked out, ``upstream/main`` at ``MAIN``): its
-    own commits on ``base``, by name -> sha."""
+    own commits on ``base``, by name -> sha (``only_python``: the Python pass alone)."""
     history = tvm_git()
     subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(history), str(path)],
                    check=True, capture_output=True)
@@ -252,7 +281,10 @@ def make_fork(path: Path, base: str = V026) -> dict[str, str]:
     shas["python_pass"] = commit(path, "[Fork] ForkFoldScale: a Relax pass in Python", {
         f"{t}fork_fold_scale.py": PY_PASS,
         "tests/fork/check_api.py": CHECK_API,
+        "tests/fork/workload.py": WORKLOAD,
     }, append={f"{t}__init__.py": "from .fork_fold_scale import ForkFoldScale\n"})
+    if only_python:
+        return shas
     shas["cpp_pass"] = commit(path, "[Fork] ForkTagCalls: a Relax pass in C++", {
         "src/relax/transform/fork_tag_calls.cc": CC_PASS,
     }, append={f"{t}transform.py": PY_WRAPPER}, replace={"include/tvm/relax/transform.h": (
@@ -302,3 +334,144 @@ def plant(repo: Path, path: str, old: str, new: str, at: int, message: str) -> t
         tip = again(sha, tip)
     index.unlink()
     return planted, tip
+
+
+# -- the miniature fork, with passes ----------------------------------------------------------
+# The minifork (tests/minifork.py) builds in seconds; this gives it what an out-of-tree pass
+# needs from TVM: passes that are tvm-ffi global functions (mini.transform.<Name>, a module of
+# numbers as text in and out), the header they are written against, TVM_VERSION, and a
+# libtvm linked to the apache-tvm-ffi of this Python - what tk ext build checks and links.
+
+MINI_PASS_H = '''#pragma once
+// Passes of the miniature TVM: a pass turns a module (numbers, as text "1,2,3") into another
+// and is the tvm-ffi global function "mini.transform.<Name>", as TVM's passes are globals.
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/reflection/registry.h>
+#include <tvm/ffi/string.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tvm {
+namespace transform {
+
+inline std::vector<long> Parse(const std::string& text) {
+  std::vector<long> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stol(item));
+  return out;
+}
+
+inline std::string Print(const std::vector<long>& values) {
+  std::string out;
+  for (long v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
+}
+
+}  // namespace transform
+}  // namespace tvm
+'''
+
+MINI_IDENTITY = '''#include <tvm/ir/transform.h>
+
+namespace {
+tvm::ffi::String Identity(tvm::ffi::String module) { return module; }
+}  // namespace
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  tvm::ffi::reflection::GlobalDef().def("mini.transform.Identity", Identity);
+}
+'''
+
+MINI_TRANSFORM_PY = '''"""Passes of the miniature TVM: tvm-ffi globals mini.transform.<Name>."""
+
+import tvm_ffi
+
+
+def run(name, module):
+    return str(tvm_ffi.get_global_func(f"mini.transform.{name}")(module))
+
+
+def Identity(module):  # noqa: N802
+    return run("Identity", module)
+'''
+
+MINI_DOUBLE = '''// The fork's pass: every number of the module doubled.
+#include <tvm/ir/transform.h>
+
+namespace tvm {
+namespace transform {
+
+ffi::String DoubleAll(ffi::String module) {
+  std::vector<long> values = Parse(module);
+  for (long& v : values) v *= 2;
+  return Print(values);
+}
+
+}  // namespace transform
+}  // namespace tvm
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  tvm::ffi::reflection::GlobalDef().def("mini.transform.DoubleAll", tvm::transform::DoubleAll);
+}
+'''
+
+MINI_DOUBLE_PY = '''
+
+def DoubleAll(module):  # noqa: N802 - the fork's
+    return run("DoubleAll", module)
+'''
+
+# The fork's check: its pass doubles (exit 1 when it does not, or is not there).
+MINI_CHECK = ("python -c \"import sys, tvm; "
+              "sys.exit(0 if tvm.relax.transform.DoubleAll('1,2,3') == '2,4,6' else 1)\"")
+
+
+def ffi_cmake_dir() -> str:
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "tvm_ffi.config", "--cmakedir"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def make_mini_fork(path: Path) -> dict[str, str]:
+    """The minifork with passes (upstream: branch ``upstream``) and a fork (branch ``fork``,
+    checked out) whose own commit adds a C++ pass and its Python wrapper."""
+    from minifork import git as mgit
+    from minifork import make_minifork
+
+    make_minifork(path)
+    shas = {"mini": mgit(path, "rev-parse", "HEAD")}
+    init = (path / "python/tvm/__init__.py").read_text()
+    lists = (path / "CMakeLists.txt").read_text() + (
+        f'\nset(tvm_ffi_ROOT "{ffi_cmake_dir()}")\nfind_package(tvm_ffi CONFIG REQUIRED)\n'
+        "file(GLOB MINI_PASSES ${CMAKE_CURRENT_SOURCE_DIR}/src/relax/transform/*.cc)\n"
+        "target_sources(tvm PRIVATE ${MINI_PASSES})\n"
+        "target_link_libraries(tvm PUBLIC tvm_ffi::shared)\n")
+    files = {
+        "CMakeLists.txt": lists,
+        "include/tvm/runtime/base.h": '#pragma once\n#define TVM_VERSION "0.0.1"\n',
+        "include/tvm/ir/transform.h": MINI_PASS_H,
+        "src/relax/transform/identity.cc": MINI_IDENTITY,
+        "python/tvm/relax/__init__.py": "from . import transform  # noqa: F401\n",
+        "python/tvm/relax/transform.py": MINI_TRANSFORM_PY,
+        "python/tvm/__init__.py": init.replace(
+            "import ctypes\n", "import ctypes\n\nimport tvm_ffi  # noqa: F401 - libtvm links it\n"
+        ).replace("from . import runtime, support", "from . import relax, runtime, support"),
+    }
+    for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    mgit(path, "add", "-A")
+    mgit(path, "commit", "-q", "-m", "passes: tvm-ffi globals mini.transform.*")
+    shas["upstream"] = mgit(path, "rev-parse", "HEAD")
+    mgit(path, "branch", "upstream")
+    mgit(path, "checkout", "-q", "-b", "fork")
+    (path / "src/relax/transform/double_all.cc").write_text(MINI_DOUBLE)
+    with (path / "python/tvm/relax/transform.py").open("a") as f:
+        f.write(MINI_DOUBLE_PY)
+    mgit(path, "add", "-A")
+    mgit(path, "commit", "-q", "-m", "[Fork] DoubleAll: a pass in C++")
+    shas["cpp_pass"] = mgit(path, "rev-parse", "HEAD")
+    return shas

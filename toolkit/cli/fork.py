@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolkit.cli.options import json_option
+from toolkit.cli.options import (
+    POSITIVE_SECONDS,
+    json_option,
+    python_option,
+    recipe_options,
+    target_option,
+)
 from toolkit.cli.terminal import Terminal, pass_terminal
 
 if TYPE_CHECKING:
@@ -57,8 +63,6 @@ def status_cmd(term: Terminal, upstream: str | None, fork_rev: str, source: Path
 def check_options(func):  # noqa: ANN001, ANN201 - a click decorator
     """What to check on the replayed fork: a command, or a workload's numerics; and how to
     build it (as tk bisect start)."""
-    from toolkit.cli.options import POSITIVE_SECONDS, recipe_options, target_option
-
     for option in reversed([
         click.option("--check", "check_text", default=None, metavar="CMD",
                      help="A command run in the replayed tree, in its build's environment (exit "
@@ -112,3 +116,61 @@ def rebase_check_cmd(term: Terminal, onto: str, fork_rev: str, source: Path | No
                                  events=term.handle)
     term.result(result.to_json(), rebase.render)
     return 0 if result.ok else 1
+
+
+@fork_group.command("extract")
+@click.argument("commits", nargs=-1, required=True, metavar="COMMITS...")
+@click.option("--kind", required=True, type=click.Choice(["pass", "codegen", "target", "runtime"]),
+              help="What the change is (tk ext new's kinds; codegen is target).")
+@click.option("--name", default=None,
+              help="The extension's name (default: the stem of the change's first file).")
+@click.option("--dir", "directory", default=".", show_default=True,
+              help="Where to create the project (as DIR/NAME).")
+@click.option("--upstream", default=None, metavar="REF",
+              help="The upstream the fork follows (as tk fork status); the extension is built "
+                   "against its merge base with the fork.")
+@fork_option
+@source_option
+@click.option("--check", "check_text", default=None, metavar="CMD",
+              help="The check that must pass with the fork and with upstream + the extension "
+                   "(run at the top of the fork's tree).")
+@click.option("--workload", default=None, metavar="W",
+              help="Check W's numerics instead, and compare tk dump-ir of both sides.")
+@target_option
+@python_option("Upstream's side is this interpreter's TVM (e.g. a venv holding the release the "
+               "fork is on) instead of a tk build of the merge base.", default=None)
+@click.option("--upstream-build", default=None, metavar="ID",
+              help="Upstream's side: this stored build (tk build ls) of the merge base.")
+@click.option("--fork-build", default=None, metavar="ID",
+              help="The fork's side: this stored build of the fork (default: tk builds it).")
+@recipe_options
+@click.option("--timeout", type=POSITIVE_SECONDS, default=None, help="Seconds per check run.")
+@json_option
+@pass_terminal
+def extract_cmd(term: Terminal, commits: tuple[str, ...], kind: str, name: str | None,
+                directory: str, upstream: str | None, fork_rev: str, source: Path | None,
+                check_text: str | None, workload: str | None, target: str,
+                python: str | None, upstream_build: str | None, fork_build: str | None,
+                request: Request, timeout: float | None, as_json: bool) -> int:
+    """Move the change of the fork's COMMITS out of tree: the tk ext scaffold of --kind filled
+    with the fork's sources and registrations, built against upstream, and proven: the check
+    passes with upstream + the extension as with the fork (and, for --workload, tk dump-ir
+    compare shows the same IR after every pass).
+
+    \b
+    Exit status: 0 extracted and built (and proven, when checked), 1 the build failed or the
+    check does not pass on both sides, 2 what was asked cannot be done (a change that cannot
+    move out of tree, another kind, an existing directory).
+    """
+    from toolkit.errors import UserError
+    from toolkit.fork import extract
+
+    if check_text and workload:
+        raise UserError("give --check CMD or --workload W, not both")
+    result = extract.extract(
+        source, list(commits), kind, name=name, directory=directory, upstream=upstream,
+        fork_rev=fork_rev, check=[check_text] if check_text else None, workload=workload,
+        target=target, python=python, upstream_build=upstream_build, fork_build=fork_build,
+        request=request, timeout=timeout, events=term.handle)
+    term.result(result.to_json(), extract.render)
+    return 0 if result.proven is not False else 1

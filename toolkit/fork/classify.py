@@ -22,6 +22,8 @@ ADDED, MODIFIED, DELETED = "added", "modified", "deleted"
 _PATHS = [(re.compile(pattern), group) for pattern, group in PATHS]
 _SIGNALS = [(re.compile(pattern), group) for pattern, group in SIGNALS]
 _DIFF = re.compile(r"^diff --git a/(.*) b/(.*)$")
+NEW = {"python": "a new module", "passes": "the fork's own pass code",
+       "codegen": "the fork's own code generator or target", "runtime": "the fork's own runtime code"}
 
 
 @dataclass
@@ -91,16 +93,22 @@ def verdict(c: Change) -> tuple[bool | None, str]:
     if c.group == "core":
         return False, "changes TVM's core C++: only the tree can carry it"
     if c.change == ADDED:
-        what = {"python": "a new module", **{g: f"new {GROUPS[g].split(' and ')[0]} code"
-                                             for g in KINDS}}[c.group]
-        where = f"tk ext new --kind {KINDS[c.group]}" if c.group in KINDS else "the extension's package"
+        what = NEW[c.group]
+        where = (f"a tk ext new --kind {KINDS[c.group]} extension" if c.group in KINDS
+                 else "an extension's package")
         return True, f"{what}: moves into {where}"
     if header and c.group != "passes":
         return False, ("changes a core header: an extension compiles against upstream's "
                        "headers")
+    if only_adds and c.path.endswith(".py"):
+        return True, ("only adds to upstream's module (names: functions, wrappers, imports): "
+                      "the extension adds them there when it is imported")
+    if only_adds and header:
+        return True, ("only adds declarations to upstream's header: the extension's sources "
+                      "define what they declare")
     if only_adds:
-        return True, ("only adds to upstream's file (declarations, registrations, wrappers): "
-                      "the additions move into the extension")
+        return False, ("adds code inside upstream's file: it builds only with the rest of that "
+                       "file; move it into a file of its own in the fork first")
     return False, (f"edits upstream's own code ({c.removed} line{'s' if c.removed != 1 else ''}"
                    " changed or removed): an extension can only add; carry it as a copy "
                    "under a new name")
