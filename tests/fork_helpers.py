@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -302,38 +303,59 @@ def make_fork(path: Path, base: str = V026, only_python: bool = False) -> dict[s
     return shas
 
 
-def plant(repo: Path, path: str, old: str, new: str, at: int, message: str) -> tuple[str, str]:
-    """Upstream's first-parent line from the branch point to MAIN with one planted commit:
-    after the ``at``-th commit, ``old`` becomes ``new`` in ``path`` (and stays so in every
-    later tree: the real commits after it are made again on top). Returns (the planted
-    commit, the new tip)."""
+@dataclass(frozen=True)
+class Edit:
+    """A planted upstream commit: after the ``at``-th commit of main's line from the branch
+    point, ``old`` becomes ``new`` in ``path`` (the first occurrence)."""
+
+    at: int
+    path: str
+    old: str
+    new: str
+    message: str
+
+
+def plant(repo: Path, edits: list[Edit]) -> tuple[list[str], str]:
+    """Upstream's first-parent line from the branch point to MAIN with commits planted in it:
+    each edit is a commit of its own, and every real commit after it is made again on top with
+    the edit in its tree (the edited files are ones the real commits do not touch). Returns
+    the planted commits (in the order of ``edits``) and the new tip."""
     line = git(repo, "rev-list", "--reverse", "--first-parent", f"{BRANCH_POINT}..{MAIN}").split()
-    assert not git(repo, "log", "--format=%h", f"{BRANCH_POINT}..{MAIN}", "--", path), path
-    text = git(repo, "show", f"{line[at - 1]}:{path}")
-    assert old in text
-    blob = git(repo, "hash-object", "-w", "--stdin", input=text.replace(old, new, 1) + "\n")
     index = repo / ".git" / "tk-plant-index"
     env = {"GIT_INDEX_FILE": str(index)}
+    texts: dict[str, str] = {}  # path -> its text as edited so far
+    planted: dict[int, str] = {}
+    tip = line[min(e.at for e in edits) - 1]
 
-    def again(sha: str, parent: str, planted: bool = False) -> str:
+    def again(sha: str, edit: Edit | None) -> str:
         git(repo, "read-tree", f"{sha}^{{tree}}", env=env)
-        git(repo, "update-index", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        for path, text in texts.items():
+            blob = git(repo, "hash-object", "-w", "--stdin", input=text)
+            git(repo, "update-index", "--cacheinfo", f"100644,{blob},{path}", env=env)
         tree = git(repo, "write-tree", env=env)
         who = git(repo, "show", "-s", "--format=%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI", sha)
         an, ae, ad, cn, ce, cd = who.split("\x00")
-        if planted:
+        if edit is not None:
             an, ae, cn, ce = "Planted", "planted@example.com", "Planted", "planted@example.com"
-        body = message if planted else git(repo, "show", "-s", "--format=%B", sha)
-        return git(repo, "commit-tree", tree, "-p", parent, input=body, env={
+        body = edit.message if edit else git(repo, "show", "-s", "--format=%B", sha)
+        return git(repo, "commit-tree", tree, "-p", tip, input=body, env={
             **env, "GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae, "GIT_AUTHOR_DATE": ad,
             "GIT_COMMITTER_NAME": cn, "GIT_COMMITTER_EMAIL": ce, "GIT_COMMITTER_DATE": cd})
 
-    planted = again(line[at - 1], line[at - 1], planted=True)
-    tip = planted
-    for sha in line[at:]:
-        tip = again(sha, tip)
+    for i in range(min(e.at for e in edits), len(line) + 1):
+        for k, edit in enumerate(edits):
+            if edit.at != i:
+                continue
+            assert not git(repo, "log", "--format=%h", f"{BRANCH_POINT}..{MAIN}", "--",
+                           edit.path), edit.path
+            text = texts.get(edit.path) or git(repo, "show", f"{line[i - 1]}:{edit.path}") + "\n"
+            assert edit.old in text, (edit.path, edit.old)
+            texts[edit.path] = text.replace(edit.old, edit.new, 1)
+            tip = planted[k] = again(line[i - 1], edit)
+        if i < len(line):
+            tip = again(line[i], None)
     index.unlink()
-    return planted, tip
+    return [planted[k] for k in range(len(edits))], tip
 
 
 # -- the miniature fork, with passes ----------------------------------------------------------
