@@ -13,6 +13,7 @@ of its own - on top of it, with ``upstream/main`` at a later main.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from dataclasses import dataclass
@@ -230,6 +231,18 @@ def reference(x, w, b):
 ENV = {"GIT_AUTHOR_NAME": "Fork Dev", "GIT_AUTHOR_EMAIL": "dev@fork.example",
        "GIT_COMMITTER_NAME": "Fork Dev", "GIT_COMMITTER_EMAIL": "dev@fork.example",
        "GIT_AUTHOR_DATE": "2026-08-10T12:00:00Z", "GIT_COMMITTER_DATE": "2026-08-10T12:00:00Z"}
+
+
+def snapshot(repo: Path) -> dict[str, str]:
+    """Every file under ``repo`` - its .git whole, objects included - by content."""
+    return {str(p.relative_to(repo)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(repo.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def unchanged(repo: Path, before: dict[str, str]) -> None:
+    after = snapshot(repo)
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    assert not changed, f"the fork's repository changed: {changed[:10]}"
 
 
 def tvm_git() -> Path:

@@ -5,7 +5,6 @@ byte as it was (refs, index, working tree, config - all of .git) after every com
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -20,23 +19,13 @@ from fork_helpers import (
     git,
     make_fork,
     plant,
+    snapshot,
+    unchanged,
 )
 
 from toolkit.fork.classify import parse
 
 CHECK = "python tests/fork/check_api.py"
-
-
-def snapshot(repo: Path) -> dict[str, str]:
-    """Every file under ``repo`` - its .git whole, objects included - by content."""
-    return {str(p.relative_to(repo)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(repo.rglob("*")) if p.is_file() and not p.is_symlink()}
-
-
-def unchanged(repo: Path, before: dict[str, str]) -> None:
-    after = snapshot(repo)
-    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-    assert not changed, f"the fork's repository changed: {changed[:10]}"
 
 
 @pytest.fixture
