@@ -109,7 +109,7 @@ def test_status_classifies_each_change_and_says_what_can_move(tk, release_fork, 
     assert kinds == {RELEASE_BUMP: None, RELEASE_FIX: None, shas["python_pass"]: "pass",
                      shas["cpp_pass"]: "pass", shas["target"]: "target", shas["ir_node"]: None}
     why = {c["hash"]: c["kind_why"] for c in data["commits"]}
-    assert why[shas["ir_node"]].startswith("include/tvm/ir/expr.h: defines IR nodes")
+    assert why[shas["ir_node"]].startswith("include/tvm/ir/expr.h: changes the IR itself")
     files = {f["path"]: (g["group"], f["change"], f["carry"])
              for g in data["groups"] for f in g["files"]}
     assert files["python/tvm/relax/transform/fork_fold_scale.py"] == ("passes", "added", True)
@@ -160,7 +160,7 @@ def test_rebase_check_onto_a_newer_upstream_reports_the_real_conflicts(tk, relea
     (["bisect", "upstream", "--onto", "nope", "--check", "true"], "--onto 'nope' is not a commit"),
     (["bisect", "upstream", "--onto", "upstream/main"], "missing check"),
     (["fork", "extract", "HEAD", "--kind", "pass"], "cannot move out of tree: "
-                                                    "include/tvm/ir/expr.h: defines IR nodes"),
+                                                    "include/tvm/ir/expr.h: changes the IR itself"),
     (["fork", "extract", "HEAD~1", "--kind", "pass"], "is a target change"),
     (["fork", "extract", BRANCH_POINT, "--kind", "pass"], "is not one of the fork's own commits"),
     (["fork", "extract", "HEAD~3", "--kind", "pass", "--name", "tvm"], "would shadow a package"),

@@ -93,7 +93,7 @@ def test_rebase_check_builds_and_checks_the_replayed_fork(tk, mini):
               env=env).stdout
     assert "check python -c" in text
     assert ": bad (exit 1; known from 1 earlier run; build: known)" in text
-    assert "next: tk bisect upstream --onto" in text
+    assert f"next: tk bisect upstream --source {fork} --onto {moved}" in text
     unchanged(fork, before)
 
 

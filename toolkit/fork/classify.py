@@ -5,8 +5,8 @@ What decides it is the change itself, from ``git show``: a file the fork added i
 code and can move; a file of upstream's the fork only added lines to (a declaration, a
 registration, a wrapper) can move too - the additions go into the extension; a file of
 upstream's whose lines the fork changed or removed cannot: an extension only adds to the TVM
-it is loaded into. Some places cannot move whatever the change: IR node definitions (every
-pass, printer and parser sees them), core headers, operators (tk ext has no kind for them),
+it is loaded into. Some places cannot move whatever the change: the IR itself (every pass,
+printer and parser sees it), core headers, operators (tk ext has no kind for them),
 TVM's core C++.
 """
 
@@ -86,8 +86,9 @@ def verdict(c: Change) -> tuple[bool | None, str]:
             return True, "the extension's own CMakeLists.txt builds its sources"
         return False, "changes how the tree itself builds"
     if c.group == "ir":
-        return False, ("defines IR nodes: every pass, printer and parser of the tree sees "
-                       "them, and tk ext carries passes, targets and runtimes, not nodes")
+        return False, ("changes the IR itself (its nodes and the code that defines them): "
+                       "every pass, printer and parser of the tree sees it; tk ext carries "
+                       "passes, targets and runtimes, not IR")
     if c.group == "ops":
         return False, "an operator or legalization: tk ext has no kind for ops"
     if c.group == "core":

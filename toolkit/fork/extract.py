@@ -154,7 +154,9 @@ def plan(fork: forks.Fork, shas: list[str], kind: str, name: str) -> tuple[list[
                 to = f"python/{name}/additions/{c.path.removeprefix('python/')}"
                 additions.setdefault(to, []).append(
                     f"# {commit.hash[:10]} {commit.subject}\n" + "\n".join(c.added) + "\n")
-                moved[c.path] = Moved(c.path, to, f"its {len(c.added)} added lines run in "
+                n = len(c.added)
+                moved[c.path] = Moved(c.path, to, f"the line{'s' if n != 1 else ''} it adds "
+                                                  f"run{'s' if n == 1 else ''} in "
                                                   f"{module_of(c.path)} on import")
             elif c.group == "build":
                 moved[c.path] = Moved(c.path, None, "the extension's own CMakeLists.txt builds "
@@ -399,6 +401,8 @@ def extract(source: Path | None, specs: list[str], kind: str, *, name: str | Non
                         commits=commits, upstream={"ref": ref, "hash": base}, moved=moved,
                         check=display)
 
+    if not has_cxx and not argv:
+        return result  # nothing to build, nothing to check
     own = forks.own_repo(fork)
     work = forks.home(fork) / "extract"
     config = BisectState(source=own.working_tree_dir, good=base, bad=fork.tip,

@@ -10,6 +10,7 @@ remembered - a later ``tk bisect upstream`` onto the same REF knows its bad end.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,7 @@ def render(data: dict[str, Any]) -> str:
         if step["verdict"] != "good" and step["output_tail"]:
             lines += ["  " + line for line in step["output_tail"].splitlines()[-10:]]
         if step["verdict"] == "bad":
-            lines.append(f"next: tk bisect upstream --onto {data['onto']['ref']} --check "
-                         f"{data['check']!r} names the upstream commit that breaks it")
+            lines.append(f"next: tk bisect upstream --source {shlex.quote(data['source'])} "
+                         f"--onto {shlex.quote(data['onto']['ref'])} --check "
+                         f"{shlex.quote(data['check'])} names the upstream commit that breaks it")
     return "\n".join(lines)
