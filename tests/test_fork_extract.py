@@ -130,15 +130,17 @@ def test_which_file_of_a_real_fork_goes_where(tmp_path):
     fork_dir = tmp_path / "tvm"
     shas = make_fork(fork_dir)
     fork = repo.open_fork(fork_dir)
-    moved, files = extract.plan(fork, [shas["cpp_pass"]], "pass", "tag_calls")
+    name, moved, files = extract.plan(fork, [shas["cpp_pass"]], "pass")
+    assert name == "fork_tag_calls"
     where = {m.path: (m.to, m.how) for m in moved}
     assert where["src/relax/transform/fork_tag_calls.cc"][0] == "src/relax/transform/fork_tag_calls.cc"
     assert where["python/tvm/relax/transform/transform.py"][0] == (
-        "python/tag_calls/additions/tvm/relax/transform/transform.py")
+        "python/fork_tag_calls/additions/tvm/relax/transform/transform.py")
     to, why = where["include/tvm/relax/transform.h"]
     assert to is None and "left out" in why
-    assert "def ForkTagCalls()" in files["python/tag_calls/additions/tvm/relax/transform/transform.py"]
-    moved, files = extract.plan(fork, [shas["target"]], "codegen", "forkdev")
+    assert "def ForkTagCalls()" in files[
+        "python/fork_tag_calls/additions/tvm/relax/transform/transform.py"]
+    _, moved, files = extract.plan(fork, [shas["target"]], "codegen", "forkdev")
     where = {m.path: m.to for m in moved}
     assert where == {"src/backend/forkdev/codegen/codegen_forkdev.cc":
                      "src/backend/forkdev/codegen/codegen_forkdev.cc",

@@ -86,7 +86,7 @@ def _git(cwd: Path, *args: str, env: dict[str, str] | None = None,
     return proc
 
 
-def identity(cwd: Path, patch: str) -> tuple[dict[str, str], str, str]:
+def authorship(cwd: Path, patch: str) -> tuple[dict[str, str], str, str]:
     """The patch's author and committer (with dates) as git's environment, its subject and
     its whole message."""
     out = _git(cwd, "show", "-s", "--format=%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%s%x00%B",
@@ -108,7 +108,7 @@ def replay(worktree: Path, base: str, patches: Sequence[str], keep_going: bool =
     done: list[Applied] = []
     stopped = False
     for patch in patches:
-        env, subject, message = identity(worktree, patch)
+        env, subject, message = authorship(worktree, patch)
         if stopped:
             done.append(Applied(patch, subject, SKIPPED))
             continue

@@ -118,9 +118,13 @@ def select(fork: forks.Fork, own: list[str], specs: list[str]) -> list[str]:
     return [sha for sha in own if sha in chosen]
 
 
-def plan(fork: forks.Fork, shas: list[str], kind: str, name: str) -> tuple[list[Moved], dict[str, str]]:
-    """What becomes of each file the commits change, and the extension's files (path in the
+def plan(fork: forks.Fork, shas: list[str], kind: str, name: str | None = None
+         ) -> tuple[str, list[Moved], dict[str, str]]:
+    """The extension's name (``name``, else the stem of the change's first file of its own),
+    what becomes of each file the commits change, and the extension's files (path in the
     project -> text). Refuses (UserError) commits that are not one movable change of ``kind``."""
+    from toolkit.ext.scaffold import validate
+
     commits = read(fork, shas)
     changes = [c for commit in commits for c in commit.changes]
     found, why = kind_of(changes)
@@ -130,13 +134,16 @@ def plan(fork: forks.Fork, shas: list[str], kind: str, name: str) -> tuple[list[
     if found != wanted:
         raise UserError(f"{', '.join(s[:10] for s in shas)} is a {found} change ({why}), not a "
                         f"{kind} one: --kind {found}")
+    name = validate(name or derive_name(changes))
     files: dict[str, str] = {}
     additions: dict[str, list[str]] = {}
     moved: dict[str, Moved] = {}
     latest: dict[str, tuple[str, Change]] = {}  # an added file: its text at the last commit
     for commit in commits:
         for c in commit.changes:
-            if c.change == ADDED or c.path in latest:
+            if c.binary:
+                moved[c.path] = Moved(c.path, None, "a binary file: carry it by hand")
+            elif c.change == ADDED or c.path in latest:
                 latest[c.path] = (commit.hash, c)
             elif c.group == "other":
                 moved[c.path] = Moved(c.path, None, "not code: stays with the fork")
@@ -188,7 +195,7 @@ def plan(fork: forks.Fork, shas: list[str], kind: str, name: str) -> tuple[list[
             how = f"a module, importable as {module_of(path)}"
         moved[path] = Moved(path, to, how)
     files.update({to: "".join(parts) for to, parts in additions.items()})
-    return list(moved.values()), files
+    return name, list(moved.values()), files
 
 
 def module_of(path: str) -> str:
@@ -277,13 +284,13 @@ unchanged. Nothing here imports tk.
 """
 
 
-def derive_name(moved: list[Moved]) -> str:
+def derive_name(changes: list[Change]) -> str:
     """The stem of the change's first file of its own: ``fork_fold_scale`` for
     ``python/tvm/relax/transform/fork_fold_scale.py``."""
-    for m in moved:
-        if m.to and not m.to.startswith("tests/") and "/additions/" not in m.to:
-            stem = re.sub(r"[^a-z0-9_]", "_", Path(m.path).stem.lower()).strip("_")
-            if stem and stem[0].isalpha() and stem != "__init__":
+    for c in changes:
+        if c.change == ADDED and c.group not in ("tests", "other", "build"):
+            stem = re.sub(r"[^a-z0-9_]", "_", Path(c.path).stem.lower()).strip("_")
+            if stem and stem[0].isalpha():
                 return stem
     raise UserError("give --name NAME for the extension")
 
@@ -384,10 +391,7 @@ def extract(source: Path | None, specs: list[str], kind: str, *, name: str | Non
     ref, up = forks.upstream_of(fork, upstream)
     base = forks.merge_base(fork, up, fork.tip)
     shas = select(fork, forks.own_commits(fork, up), specs)
-    moved, files = plan(fork, shas, kind, name or "__name__")
-    name = scaffold.validate(name or derive_name(moved))
-    if name != "__name__":  # the plan again, with the package's real name in its paths
-        moved, files = plan(fork, shas, kind, name)
+    name, moved, files = plan(fork, shas, kind, name)
     argv: list[str] = []
     display = None
     if check or workload:

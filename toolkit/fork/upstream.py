@@ -36,6 +36,8 @@ def start(source: Path | None, onto: str, check: list[str], *, fork_rev: str = "
     ``session.start``'s (regress, timeout, request, no_build, ...)."""
     from toolkit.bisect import checks
 
+    if not check:
+        raise UserError("missing check: give --check CMD or a WORKLOAD")
     fork = forks.open_fork(source, fork_rev)
     onto_sha = fork.resolve(onto, "--onto")
     good = (fork.resolve(start_from, "--from") if start_from
@@ -47,10 +49,8 @@ def start(source: Path | None, onto: str, check: list[str], *, fork_rev: str = "
     if not patches:
         raise UserError(f"the fork {fork.tip_ref} has no commits of its own on top of {onto}")
     stack = Stack(patches, str(fork.root), fork.tip)
-    root = Path(forks.own_repo(fork).working_tree_dir)
-    if not check:
-        raise UserError("missing check: give --check CMD or a WORKLOAD")
     _, display = checks.resolve(check, fork.root)
+    root = Path(forks.own_repo(fork).working_tree_dir)
     existing = states.load(root)
     if existing is not None:
         same = (existing.good, existing.bad, existing.stack, existing.check_display) == (
