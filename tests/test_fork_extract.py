@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from fork_helpers import MINI_CHECK, V026, make_fork, make_mini_fork, snapshot, unchanged
-from minifork import commit_file
+from minifork import add_python_commit, commit_file
 from tvm026 import python_026
 
 from toolkit.fork import extract, repo
@@ -94,6 +94,30 @@ def test_rebase_check_builds_and_checks_the_replayed_fork(tk, mini):
     assert "check python -c" in text
     assert ": bad (exit 1; known from 1 earlier run; build: known)" in text
     assert f"next: tk bisect upstream --source {fork} --onto {moved}" in text
+    unchanged(fork, before)
+
+
+def test_bisect_upstream_builds_through_the_store_with_the_patch_on_every_probe(tk, mini):
+    fork, shas, env = mini
+    git = ["git", "-C", str(fork)]
+    subprocess.run([*git, "checkout", "-q", "-b", "upstream2", shas["upstream"]], check=True)
+    line = [add_python_commit(fork, f"# {i}\n", f"upstream: Python {i}") for i in (1, 2)]
+    header = (fork / "include/tvm/ir/transform.h").read_text()
+    line.append(commit_file(fork, "include/tvm/ir/transform.h", header.replace(
+        '(out.empty() ? "" : ",")', '(out.empty() ? "" : " ")'), "Print modules with spaces"))
+    line += [add_python_commit(fork, f"# {i}\n", f"upstream: Python {i}") for i in (4, 5)]
+    subprocess.run([*git, "checkout", "-q", "fork"], check=True)
+    before = snapshot(fork)
+    r = tk("bisect", "upstream", "--onto", "upstream2", "--parallel", "2", "--check", MINI_CHECK,
+           "--json", cwd=fork, env=env, timeout=1800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    data = json.loads(r.stdout)
+    assert data["first_bad"]["hash"] == line[2] and data["confirmed"] is True
+    # Python-only upstream commits share a build with their parent, the fork's patch on top:
+    # two builds at most (before and after the header), each once, in the store.
+    assert data["builds"] <= 2, data["build_spans"]
+    assert all(s["cache_hit"] is not None or s["known"] for s in data["steps"])
+    assert all(b["ok"] for b in data["build_spans"])
     unchanged(fork, before)
 
 

@@ -174,7 +174,8 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     if data.get("stack"):
         stack = data["stack"]
-        lines.append(f"- Patch stack: the {len(stack['patches'])} commits of the fork "
+        n = len(stack["patches"])
+        lines.append(f"- Patch stack: the {n} commit{'s' if n != 1 else ''} of the fork "
                      f"`{stack['tip'][:12]}` ({stack['fork']}) applied on every commit probed; "
                      "where they do not apply, the commit is skipped")
     if data.get("submodules_left"):

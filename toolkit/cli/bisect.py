@@ -284,9 +284,10 @@ def upstream_cmd(term: Terminal, onto: str | None, start_from: str | None, fork_
         timeout=timeout, on_timeout=on_timeout, count=count, request=request,
         build_cmd=build_cmd, no_build=no_build, recheck=recheck, parallel=parallel)
     assert st.stack is not None
+    n = len(st.stack.patches)
     term.say(f"{'continuing' if continued else 'bisecting'} {len(st.commits) - 1} upstream "
-             f"commits {st.good[:10]}..{st.bad[:10]} with the {len(st.stack.patches)} commits of "
-             f"the fork on top, check: {st.check_display}")
+             f"commits {st.good[:10]}..{st.bad[:10]} with the {n} commit{'s' if n != 1 else ''} "
+             f"of the fork on top, check: {st.check_display}")
     term.say(f"in tk's repository for the fork: --source {st.source}")
     st = upstream.run(st, term.handle)
     term.result(report.build(st), report.markdown)
