@@ -19,6 +19,8 @@ from doc_sessions import Session, matches, sessions
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SESSIONS = [s for page in PAGES for s in sessions(page)]
+# A session's PATH: this interpreter's scripts (tk, and the test extra's cmake and ninja) first.
+SESSION_PATH = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 
 def run_session(session: Session, where: Path) -> list[tuple[str, list[str], list[str]]]:
@@ -33,7 +35,7 @@ def run_session(session: Session, where: Path) -> list[tuple[str, list[str], lis
     env = dict(os.environ)
     env.pop("TK_DEBUG", None)
     env.update({
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        "PATH": SESSION_PATH,
         "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])]),
         "TK_CACHE": str(where / ".tk-cache"), "COLUMNS": "100", "NO_COLOR": "1",
     })
@@ -49,6 +51,9 @@ def run_session(session: Session, where: Path) -> list[tuple[str, list[str], lis
 def test_an_example_session_prints_what_it_shows(session: Session, tmp_path: Path):
     if session.skip:
         pytest.skip(session.skip)
+    missing = [p for p in session.needs if shutil.which(p, path=SESSION_PATH) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}, not on PATH here")
     for command, expected, actual in run_session(session, tmp_path):
         assert matches(expected, actual), (
             f"{session.name}: $ {command}\n--- shown:\n" + "\n".join(expected)
