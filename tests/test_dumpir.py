@@ -472,6 +472,16 @@ def test_a_users_own_pass_that_raises_is_reproduced_alone(tmp_path: Path):
     assert "running only FuseMyOps" in proc.stdout and "cannot fuse matmul yet" in proc.stderr
 
 
+def test_a_repro_in_a_relative_output_directory_is_verified(tmp_path: Path):
+    """-o dump, relative: tk ran the repro as dump/repro.py from inside dump (a path that is
+    not there) and said it did not reproduce."""
+    (tmp_path / "custom.py").write_text(CUSTOM_PASS)
+    r = run_tk("dump-ir", "custom.py", "-o", "dump", cwd=tmp_path)
+    assert r.returncode == 1 and "does not reproduce" not in r.stderr, r.stderr
+    assert "reproduce: python dump/repro.py" in r.stderr
+    assert load_index(tmp_path / "dump")["passes"][2]["repro"] == "reproduces"
+
+
 def test_a_repro_reproduces_a_pass_configured_by_the_user_or_says_it_does_not(tmp_path: Path):
     """A plain LegalizeOps() rebuilt by name does not raise where the user's LegalizeOps({...})
     did: repro.py goes on to the compile with the workload's pipeline, which does; tk ran it
