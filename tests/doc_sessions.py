@@ -14,8 +14,8 @@ An HTML comment just before a block says how to run it:
 - ``<!-- doc-session: files examples/gelu_mlp.py profiler -->``: repository paths copied into
   the session's directory first;
 - ``<!-- doc-session: needs cmake ninja c++ -->``: programs the session runs that a machine
-  may lack (the test extra brings CMake and Ninja, not a C++ compiler); without one on PATH
-  the session is skipped, saying which.
+  may lack (the test extra brings CMake and Ninja, not a C++ compiler), by name on PATH or by
+  absolute path; without one the session is skipped, saying which.
 
 Each block runs in a directory of its own with a cache of its own (``TK_CACHE``), commands one
 after the other through ``sh``, with this checkout's tk first on the path.

@@ -53,7 +53,7 @@ def test_an_example_session_prints_what_it_shows(session: Session, tmp_path: Pat
         pytest.skip(session.skip)
     missing = [p for p in session.needs if shutil.which(p, path=SESSION_PATH) is None]
     if missing:
-        pytest.skip(f"needs {', '.join(missing)}, not on PATH here")
+        pytest.skip(f"needs {', '.join(missing)}, not found here")
     for command, expected, actual in run_session(session, tmp_path):
         assert matches(expected, actual), (
             f"{session.name}: $ {command}\n--- shown:\n" + "\n".join(expected)
