@@ -8,6 +8,7 @@ what tk prints fails here, naming its file and line.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,33 @@ def test_an_edited_example_fails(tmp_path: Path):
     edited = [*expected[:line], expected[line].replace(expected[line][-1], "#", 1)
               if expected[line][-1] != "#" else expected[line] + "!", *expected[line + 1:]]
     assert not matches(edited, actual)
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_a_page_points_only_inside_the_repository(page: Path):
+    """Every relative link names a file or folder of this checkout, and no page names the
+    machine the docs were written on (/work/...) or the fixtures beside the checkout."""
+    text = page.read_text()
+    for outside in ("/work/", "../shared", "shared/fixtures"):
+        assert outside not in text, f"{page.name} names {outside}"
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:|#", target):
+            continue
+        path = (page.parent / target.split("#")[0]).resolve()
+        assert path.is_relative_to(REPO) and path.exists(), f"{page.name} links {target}"
+
+
+def test_a_continued_command_is_one_command(tmp_path: Path):
+    """A trailing backslash continues a command on the next line, as the shell reads it."""
+    page = tmp_path / "page.md"
+    page.write_text("```console\n$ echo one \\\n    two\none two\n```\n")
+    [session] = sessions(page)
+    assert [step.command for step in session.steps] == ["echo one \\\n    two"]
+    [(_, expected, actual)] = run_session(session, tmp_path)
+    assert matches(expected, actual), actual
 
 
 @pytest.mark.parametrize("expected, actual, ok", [
