@@ -95,6 +95,18 @@ def test_a_page_points_only_inside_the_repository(page: Path):
         assert path.is_relative_to(REPO) and path.exists(), f"{page.name} links {target}"
 
 
+MAN_SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES",
+                "SEE ALSO"]
+
+
+@pytest.mark.parametrize("page", sorted((REPO / "docs").glob("tk-*.md")), ids=lambda p: p.name)
+def test_a_command_page_is_a_man_page(page: Path):
+    """A command's page has a man page's sections, in a man page's order."""
+    headings = [line[3:].strip() for line in page.read_text().splitlines()
+                if line.startswith("## ")]
+    assert [h for h in headings if h in MAN_SECTIONS] == MAN_SECTIONS, headings
+
+
 def test_a_continued_command_is_one_command(tmp_path: Path):
     """A trailing backslash continues a command on the next line, as the shell reads it."""
     page = tmp_path / "page.md"
