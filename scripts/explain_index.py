@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import gzip
 import hashlib
 import multiprocessing
@@ -133,6 +134,7 @@ class PyFacts:
     globals: list[str] = field(default_factory=list)
     sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, pieces)
     converters: list[str] = field(default_factory=list)  # a frontend's convert-map keys
+    undefined: list[tuple[str, str]] = field(default_factory=list)  # (name, function reading it)
 
 
 def module_of(path: str, root: str) -> str | None:
@@ -356,7 +358,83 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
             facts.sites.append((kind, ".".join(self.func), line, cond[:300], _join(pieces)))
 
     Visitor().visit(tree)
+    facts.undefined = undefined_names(tree)
     return facts
+
+
+# Names every module has without binding them.
+_MODULE_NAMES = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__",
+                                       "__package__", "__loader__", "__builtins__", "__debug__",
+                                       "__annotations__", "__dict__", "__class__"}
+
+
+def undefined_names(tree: ast.Module) -> list[tuple[str, str]]:
+    """Names a module reads that nothing in it binds, with the function that reads each first
+    (pyflakes' undefined-name check, kept coarse so it never accuses a name wrongly: a name
+    bound anywhere in the file counts as bound, and a file with ``import *`` or ``_init_api``
+    says nothing).
+    TVM's own bugs of this kind raise ``NameError: name 'X' is not defined`` in users' hands."""
+    bound: set[str] = set()
+    reads: dict[str, str] = {}
+    star = False
+    func: list[str] = []
+
+    class Names(ast.NodeVisitor):
+        def visit_Name(self, node: ast.Name) -> None:
+            if isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, ".".join(func))
+            else:
+                bound.add(node.id)
+
+        def _scope(self, node: ast.AST, name: str) -> None:
+            bound.add(name)
+            func.append(name)
+            self.generic_visit(node)
+            func.pop()
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+            self._scope(node, node.name)
+
+        visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+        def visit_ClassDef(self, node: ast.ClassDef) -> None:
+            self._scope(node, node.name)
+
+        def visit_arg(self, node: ast.arg) -> None:
+            bound.add(node.arg)
+            self.generic_visit(node)
+
+        def visit_Import(self, node: ast.Import) -> None:
+            bound.update(a.asname or a.name.split(".")[0] for a in node.names)
+
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+            nonlocal star
+            for a in node.names:
+                if a.name == "*":
+                    star = True
+                bound.add(a.asname or a.name)
+
+        def visit_Call(self, node: ast.Call) -> None:
+            nonlocal star
+            if _exc_name(node.func) in ("_init_api", "init_ffi_api", "_init_api_prefix"):
+                star = True  # FFI functions put into the module's namespace at import
+            self.generic_visit(node)
+
+        def generic_visit(self, node: ast.AST) -> None:
+            # except E as NAME, global/nonlocal NAME, match captures, type parameters
+            for attr in ("name", "rest"):
+                value = getattr(node, attr, None)
+                if isinstance(value, str) and not isinstance(node, ast.FunctionDef |
+                                                                 ast.AsyncFunctionDef | ast.ClassDef):
+                    bound.add(value)
+            if isinstance(node, ast.Global | ast.Nonlocal):
+                bound.update(node.names)
+            super().generic_visit(node)
+
+    Names().visit(tree)
+    if star:
+        return []
+    return sorted((n, f) for n, f in reads.items() if n not in bound and n not in _MODULE_NAMES)
 
 
 def _unparse(node: ast.AST) -> str:
@@ -426,6 +504,10 @@ class CppFacts:
     globals: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)  # object type keys ("ir.Call")
     sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, template)
+    llvm: list[int] = field(default_factory=list)  # LLVM major versions the code tests for
+
+
+_LLVM_TEST = re.compile(r"\b(TVM_LLVM_VERSION|LLVM_VERSION_MAJOR)\s*(?:>=|<=|==|!=|<|>)\s*(\d+)")
 
 
 def parse_cpp(text: str) -> CppFacts:
@@ -488,6 +570,9 @@ def parse_cpp(text: str) -> CppFacts:
         i += 1
     _schedule_errors(toks, facts)
     facts.types = sorted(set(_TYPE_KEY.findall(text)))
+    # TVM_LLVM_VERSION is major * 10 + minor (170: LLVM 17.0).
+    facts.llvm = sorted({int(n) // 10 if macro == "TVM_LLVM_VERSION" else int(n)
+                         for macro, n in _LLVM_TEST.findall(text)})
     return facts
 
 
@@ -909,7 +994,7 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
     parsed, per_version = got["parsed"], got["per_version"]
     count = len(versions)
     masks: dict[tuple[str, str], int] = defaultdict(int)  # (kind, name) -> versions bitmask
-    sites: dict[tuple, list] = {}  # key -> [mask, line]
+    sites: dict[tuple, list] = {}  # key -> [mask, {line: mask}]
     defs: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)  # defpath -> v -> (sig, module)
     aliases: list[dict[str, tuple[str, str]]] = []  # per version: public path -> origin
     notes: dict[tuple[str, str, str], int] = defaultdict(int)  # deprecations and shims
@@ -929,10 +1014,16 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                     modules[mod] = facts
                 for key in facts.converters:
                     masks[("K", f"{mod}:{key}")] |= bit
+                for name, func in facts.undefined:
+                    masks[("U", f"{path}:{name}")] |= bit
+                    extra[("U", f"{path}:{name}")] = func
             else:
                 masks[("P", path)] |= bit
                 for t in facts.types:
                     masks[("T", t)] |= bit
+                if path.startswith("src/target/llvm/"):
+                    for major in facts.llvm:
+                        masks[("L", str(major))] |= bit
             for g in facts.globals:
                 masks[("F", g)] |= bit
                 extra[("F", g)] = path
@@ -940,9 +1031,9 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 if not template.strip(WILD + " ") and not cond:
                     continue
                 key = (kind, path, func, cond, template)
-                entry = sites.setdefault(key, [0, line])
+                entry = sites.setdefault(key, [0, defaultdict(int)])
                 entry[0] |= bit
-                entry[1] = line
+                entry[1][line] |= bit
         public = exports(modules)
         version_aliases: dict[str, tuple[str, str]] = {}
         for mod, facts in modules.items():
@@ -1098,11 +1189,22 @@ def api_text(labels: list[str], masks: dict[tuple[str, str], int], extra: dict[t
     return "\n".join(lines) + "\n"
 
 
+def line_ranges(lines: dict[int, int]) -> str:
+    """A site's line in each version: ``820`` when every version has it there, else
+    ``820@21;670@19-20`` (the newest version's line first; one version may list two lines,
+    the same check written twice in one function)."""
+    if len(lines) == 1:
+        return str(next(iter(lines)))
+    order = sorted(lines.items(), key=lambda kv: (-kv[1].bit_length(), kv[0]))
+    return ";".join(f"{line}@{ranges(mask)}" for line, mask in order)
+
+
 def sites_text(labels: list[str], sites: dict[tuple, list]) -> str:
     lines = ["V\t" + "\t".join(labels)]
-    for (kind, path, func, cond, template), (mask, line) in sorted(sites.items()):
+    for (kind, path, func, cond, template), (mask, by_line) in sorted(sites.items()):
         cond = " ".join(cond.split())
-        lines.append(f"{kind}\t{path}\t{func}\t{ranges(mask)}\t{line}\t{cond}\t{template}")
+        lines.append(f"{kind}\t{path}\t{func}\t{ranges(mask)}\t{line_ranges(by_line)}\t{cond}"
+                     f"\t{template}")
     return "\n".join(lines) + "\n"
 
 

@@ -53,6 +53,7 @@ PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
         r"(?:Cannot find global function|Global Function is not found:|Cannot find function|"
         r"Cannot find ffi::Function)\s+`?(?P<name>[\w.$]+[\w$])`?")),
     ("type", ("Cannot find type ",), re.compile(r"Cannot find type (?:key )?`?(?P<name>[\w.]+[\w])")),
+    ("unbound", ("is not defined",), re.compile(r"name '(?P<ident>\w+)' is not defined")),
     ("converter", ("Unsupported function types", "not supported for frontend",
                    "operators are not implemented"), re.compile(
         r"(?:Unsupported function types \[(?P<torch>[^\]\n]*)\]|not supported for frontend "
@@ -105,6 +106,8 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
         return _global(history, g["name"], m, version)
     if kind == "type":
         return _type(history, g["name"], m, version)
+    if kind == "unbound":
+        return _unbound(history, g["ident"], m, version)
     return _converters(history, g, m, version)
 
 
@@ -309,6 +312,38 @@ def _type(history: ApiHistory, name: str, m: re.Match[str],
                   f"is older (or from other sources) than the Python package{_yours(version)}.",
                   "rebuild libtvm from the same sources as the Python package (or reinstall one "
                   "wheel that has both); `tk doctor` shows which library was loaded from where")
+
+
+def _unbound(history: ApiHistory, ident: str, m: re.Match[str],
+             version: LogVersion | None) -> Answer | None:
+    """``NameError: name 'TX' is not defined`` raised by TVM's own code: the files of TVM that
+    read the name without binding it, and the versions with that bug."""
+    v = history.versions
+    places = history.undefined(ident)
+    if not places:
+        return None  # no TVM file reads it unbound: the user's code (or a fork's)
+    # The file the traceback shows first, then those the log's version has, newest first.
+    log = m.string
+
+    def order(place: tuple[str, int, str]) -> tuple[bool, bool, int]:
+        path, mask, _func = place
+        shown = path.removeprefix("python/") in log
+        return (shown, bool(version and version.mask & mask), mask.bit_length())
+
+    places = sorted(places, key=order, reverse=True)
+    path, mask, func = places[0]
+    where = f"{path} ({func})" if func else path
+    others = "; ".join(f"{p} ({v.span(k)})" for p, k, _ in places[1:4])
+    fixed = v.after_last(mask)
+    return Answer("unbound", f"{path}:{ident}", m.start(), m.group(0),
+                  f"TVM's {path.rsplit('/', 1)[-1]} reads {ident}, which it never defines",
+                  f"{where} uses {ident} without defining or importing it in {v.span(mask)}"
+                  + (f" (no longer from {fixed})" if fixed else " (still in main)")
+                  + (f"; the same in {others}" if others else "") + f"{_yours(version)}: a bug "
+                  "in TVM, not in the code that called it.",
+                  (f"upgrade TVM to {fixed} or newer" if fixed else
+                   f"define or import {ident} in {path} (and report it to TVM)")
+                  + "; until then avoid the code path (another rule or schedule)")
 
 
 def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],

@@ -92,7 +92,8 @@ def from_history(text: str) -> list[Finding]:
                            text.count("\n", 0, a.start) + 1, a.excerpt[:300], drift.SOURCE,
                            HISTORY_RANK, {"name": a.name}, origin=HISTORY))
     explained = {f.line for f in out}
-    drift_words = {needle for _, needles, _ in drift.PATTERNS for needle in needles}
+    drift_words = {needle for kind, needles, _ in drift.PATTERNS for needle in needles
+                   if kind != "unbound"}  # TVM's own messages say "is not defined" too
     for r in raised.find(text, version):
         if r.line in explained or r.others >= 3 and not r.by_condition or any(
                 w in r.excerpt for w in drift_words):

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.explain import frames
 from toolkit.explain.history import Site, SiteIndex, matches_template, sites, squeeze
 from toolkit.explain.tvm_version import LogVersion
 
@@ -30,8 +31,6 @@ MAX_CHECKS = 400
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
 _ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "FATAL", "CHECK", "ailed",
              "not ", "Cannot", "cannot", "nvalid", "nsupported", "must ", "xpect")
-_FILE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h))\b")
-_PY_FILE = re.compile(r"(?:^|/)(python/tvm/(?:\w+/)*\w+\.py)\b|/tvm/((?:\w+/)*\w+\.py)\"")
 _IS_FALSE = re.compile(r"\((?P<cond>.*)\) is false(?::\s?(?P<msg>.*))?$")
 _BINARY = re.compile(r"(?P<cond>.+?) \((?:.*) vs\. (?:.*)\)\s*:\s?(?P<msg>.*)$")
 
@@ -47,44 +46,42 @@ class Raised:
     by_condition: bool
     others: int  # further sites with the same message and score (copies in other files)
     places: list[Site]  # the same check in other files of other versions, newest first
+    at_line: int = 0  # versions in which the site stands at the line the log shows, if any
+    in_frames: bool = False  # the log's backtrace names the site's function
+
+
+# What the log's own traceback adds to a site's text match: the line it shows in the site's
+# file (in a version that has the site there), a frame of the site's function, the file.
+AT_LINE, NEAR_LINE, IN_FRAMES, IN_FILE = 80, 30, 50, 40
+NEAR = 3  # lines a patched tree may have moved a check by
 
 
 def find(text: str, version: LogVersion | None) -> list[Raised]:
     """The best-matching site for the log's error lines: the earliest strong match first."""
     lines = text.splitlines()
-    candidates: list[int] = []
-    files: set[str] = set()
-    for i, line in enumerate(lines):
-        if len(files) < 64 and ("src/" in line or "include/" in line or ".py\"" in line):
-            for m in _FILE.finditer(line[:MAX_LINE]):
-                files.add(m.group(1))
-            m = _PY_FILE.search(line[:MAX_LINE])
-            if m:
-                files.add(m.group(1) or f"python/tvm/{m.group(2)}")
-        if any(w in line for w in _ERRORISH):
-            candidates.append(i)
+    candidates = [i for i, line in enumerate(lines) if any(w in line for w in _ERRORISH)]
     if len(candidates) > MAX_LINES:
         candidates = candidates[:MAX_LINES // 2] + candidates[-MAX_LINES // 2:]
+    seen = frames.read(lines)
     index = sites()
     found: list[Raised] = []
     for i in candidates:
-        hit = _match_line(index, lines[i][:MAX_LINE], files, version)
+        hit = _match_line(index, lines[i][:MAX_LINE], i, seen, version)
         if hit is not None:
-            site, score, by_cond, others, places = hit
-            found.append(Raised(site, i + 1, lines[i].strip()[:300], score, by_cond, others,
-                                places))
+            hit.line, hit.excerpt = i + 1, lines[i].strip()[:300]
+            found.append(hit)
     if not found:
         return []
     best = max(found, key=lambda r: (r.by_condition, r.score, -r.line))
     return [best]
 
 
-def _match_line(index: SiteIndex, line: str, files: set[str], version: LogVersion | None
-                ) -> tuple[Site, int, bool, int, list[Site]] | None:
+def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
+                version: LogVersion | None) -> Raised | None:
     scored: dict[int, tuple[int, bool]] = {}
-    at = line.find("Check failed:")
-    if at >= 0:
-        for i, score in _by_condition(index, line[at + len("Check failed:"):].strip()):
+    pos = line.find("Check failed:")
+    if pos >= 0:
+        for i, score in _by_condition(index, line[pos + len("Check failed:"):].strip()):
             scored[i] = (score, True)
     checks = 0
     for word in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", line)):
@@ -99,23 +96,28 @@ def _match_line(index: SiteIndex, line: str, files: set[str], version: LogVersio
                 scored[i] = (got, False)
     if version is not None:  # a site the log's TVM does not have cannot have raised it
         scored = {i: v for i, v in scored.items()
-                  if index.sites[i].mask & version.mask or index.sites[i].file in files}
+                  if index.sites[i].mask & version.mask or index.sites[i].file in seen.files}
     if not scored:
         return None
+    evidence = {i: _evidence(index.sites[i], at, seen, version) for i in scored}
 
     def rank(i: int) -> tuple:
         site = index.sites[i]
         score, by_cond = scored[i]
-        in_log = site.file in files
+        at_line, near_line, near_frame = evidence[i]
+        bonus = (AT_LINE if at_line else NEAR_LINE if near_line else 0) + \
+            (IN_FRAMES if near_frame is not None else 0) + (IN_FILE if site.file in seen.files else 0)
         in_version = bool(version and version.mask & site.mask)
-        return (by_cond, score + (40 if in_log else 0), in_version, site.mask.bit_length())
+        return (by_cond, score + bonus, -(near_frame or 0), in_version, site.mask.bit_length())
 
     best = max(scored, key=rank)
     site = index.sites[best]
-    # The same check moved between files over the versions (src/tir -> src/tirx): one check.
+    # The same check moved between files over the versions (src/tir -> src/tirx): one check,
+    # in a function of the same name (other functions checking `data != nullptr` are others).
     same = [index.sites[i] for i in scored if index.sites[i].kind == site.kind and
             index.sites[i].template == site.template and
-            squeeze(index.sites[i].condition) == squeeze(site.condition)]
+            squeeze(index.sites[i].condition) == squeeze(site.condition) and
+            _short(index.sites[i].function) == _short(site.function)]
     taken = 0
     places = []
     for other in sorted(same, key=lambda x: -x.mask.bit_length()):
@@ -125,7 +127,28 @@ def _match_line(index: SiteIndex, line: str, files: set[str], version: LogVersio
     top = rank(best)[:2]
     others = sum(1 for i in scored if rank(i)[:2] == top and index.sites[i] not in places)
     score, by_cond = scored[best]
-    return site, score, by_cond, others, places
+    at_line, _, near_frame = evidence[best]
+    return Raised(site, 0, "", score, by_cond, others, places, at_line, near_frame is not None)
+
+
+def _short(function: str) -> str:
+    return function.replace(".", "::").rsplit("::", 1)[-1]
+
+
+def _evidence(site: Site, at: int, seen: frames.Frames, version: LogVersion | None
+              ) -> tuple[int, bool, int | None]:
+    """(versions in which ``site`` stands at a line the log shows in its file, whether it
+    stands within NEAR lines of one, how far from the error line a frame of its function is)."""
+    shown = seen.lines_in(site.file)
+    at_line, near_line = 0, False
+    if shown:
+        allowed = version.mask if version is not None else site.mask
+        for line, mask in site.lines_by_version():
+            if line in shown and mask & allowed:
+                at_line |= mask & allowed
+            elif any(abs(line - s) <= NEAR for s in shown):
+                near_line = True
+    return at_line, near_line, seen.function_near(site.function, site.file, at)
 
 
 def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
@@ -136,9 +159,10 @@ def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
     if m:
         conds.append(m.group("cond"))
         msg = m.group("msg") or ""
-    else:  # dmlc's "Check failed: COND MESSAGE": the longest prefix that is a known condition
+    else:  # dmlc's "Check failed: COND MESSAGE" (or "COND: MESSAGE"): the longest prefix
+        # that is a known condition
         words = after.split(" ")
-        conds += [" ".join(words[:k]) for k in range(min(len(words), 30), 0, -1)]
+        conds += [" ".join(words[:k]).rstrip(":") for k in range(min(len(words), 30), 0, -1)]
     out = []
     for cond in conds:
         key = squeeze(cond)
@@ -182,7 +206,14 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     gone = v.after_last(site.mask)
     history = f"present {present}" + (f", gone from {gone}" if gone else "")
     yours = f"; the TVM in this log is {version.describe()} ({version.why})" if version else ""
-    cause = (f"raised in {where} (line {site.line} in {newest}){copies}"
+    placed = f"line {site.line} in {newest}"
+    if raised.at_line:
+        shown = next(line for line, mask in site.lines_by_version() if mask & raised.at_line)
+        placed = f"line {shown} in {v.span(raised.at_line)}, the line the log shows"
+        yours = f"; the TVM in this log is {v.span(raised.at_line)} (its line numbers)"
+    elif raised.in_frames:
+        placed += "; its backtrace names the function"
+    cause = (f"raised in {where} ({placed}){copies}"
              f"{' ' + when if when else ''}; {history}{yours}.")
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
     if site.kind in ("check", "fatal") or site.kind.endswith("InternalError"):
