@@ -135,6 +135,7 @@ class PyFacts:
     sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, pieces)
     converters: list[str] = field(default_factory=list)  # a frontend's convert-map keys
     undefined: list[tuple[str, str]] = field(default_factory=list)  # (name, function reading it)
+    params: dict[str, str] = field(default_factory=dict)  # public function/method -> parameters
 
 
 def module_of(path: str, root: str) -> str | None:
@@ -184,6 +185,23 @@ def same_definition(old: str, new: str) -> bool:
     _, body_a, args_a = old.split(":", 2)
     _, body_b, args_b = new.split(":", 2)
     return bool(body_a and body_a == body_b or args_a and args_a == args_b)
+
+
+def parameters(args: ast.arguments) -> str:
+    """A function's parameters as a call sees them: ``mod,target=,*,params=,**`` (``=``: has a
+    default; ``*``: keyword-only follow, or ``*NAME`` takes extra positionals; ``**``: takes
+    any keyword), ``self``/``cls`` left out."""
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    out = [a.arg + ("=" if d is not None else "") for a, d in zip(positional, defaults)
+           if a.arg not in ("self", "cls")]
+    if args.vararg or args.kwonlyargs:
+        out.append("*" + (args.vararg.arg if args.vararg else ""))
+    out += [a.arg + ("=" if d is not None else "") for a, d in zip(args.kwonlyargs,
+                                                                    args.kw_defaults)]
+    if args.kwarg:
+        out.append("**")
+    return ",".join(out)
 
 
 def _str_pieces(node: ast.AST | None) -> list[str | None]:
@@ -253,6 +271,14 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
         for node in body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 facts.own[node.name] = _signature(node)
+                if not node.name.startswith("_"):
+                    if isinstance(node, ast.ClassDef):
+                        for item in node.body:
+                            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                                    not item.name.startswith("_") or item.name == "__init__"):
+                                facts.params[f"{node.name}.{item.name}"] = parameters(item.args)
+                    else:
+                        facts.params[node.name] = parameters(node.args)
                 for deco in node.decorator_list:
                     if isinstance(deco, ast.Call) and _exc_name(deco.func) == "deprecated" and \
                             len(deco.args) >= 2 and all(isinstance(a, ast.Constant) for a in deco.args[:2]):
@@ -999,6 +1025,7 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
     aliases: list[dict[str, tuple[str, str]]] = []  # per version: public path -> origin
     notes: dict[tuple[str, str, str], int] = defaultdict(int)  # deprecations and shims
     extra: dict[tuple[str, str], str] = {}  # (kind, name) -> where: a global's file, an alias' module
+    signatures: dict[tuple[str, str], int] = defaultdict(int)  # (function, parameters) -> versions
     for v, files in enumerate(per_version):
         bit = 1 << v
         modules: dict[str, PyFacts] = {}
@@ -1017,6 +1044,9 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 for name, func in facts.undefined:
                     masks[("U", f"{path}:{name}")] |= bit
                     extra[("U", f"{path}:{name}")] = func
+                if mod is not None:
+                    for name, params in facts.params.items():
+                        signatures[(f"{mod}.{name}", params)] |= bit
             else:
                 masks[("P", path)] |= bit
                 for t in facts.types:
@@ -1062,6 +1092,14 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
         aliases.append(version_aliases)
     renames = find_renames(masks, defs, aliases, count)
     labels = [label for label, _ in versions]
+    # Only functions whose parameters changed: what a TypeError of a call written for another
+    # version can be answered from.
+    changed: dict[str, int] = defaultdict(int)
+    for name, _params in signatures:
+        changed[name] += 1
+    for (name, params), mask in signatures.items():
+        if changed[name] > 1:
+            masks[("G", f"{name}({params})")] |= mask
     return api_text(labels, masks, extra, renames, notes), sites_text(labels, sites), {
         "versions": labels, "names": len(masks), "sites": len(sites), "renames": len(renames)}
 

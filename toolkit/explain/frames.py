@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 MAX_LINE = 2000
 MAX_FRAMES = 400
 # tvm::relay::LayoutTransformRel(  tvm::tir::TryConstFold<tvm::tir::Div>(
-_CPP = re.compile(r"\btvm((?:::~?[A-Za-z_]\w*(?:<[^()<>]*(?:<[^()<>]*>[^()<>]*)*>)?)+)\s*\(")
-_TEMPLATE = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+CPP = re.compile(r"\btvm((?:::~?[A-Za-z_]\w*(?:<[^()<>]*(?:<[^()<>]*>[^()<>]*)*>)?)+)\s*\(")
+TEMPLATE = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
 _MANGLED = re.compile(r"_ZNK?(3tvm\w+)")
 # src/relay/op/tensor/transform.cc:2382   "src/x.cc", line 597   at /a/src/x.cc:597
 _PLACE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
@@ -37,9 +37,20 @@ class Frames:
     (0-based) where it appears."""
 
     functions: dict[str, list[int]] = field(default_factory=dict)  # "relay::LayoutTransformRel"
-    places: list[tuple[str, int, int]] = field(default_factory=list)  # (file, line, log line)
+    places: list[tuple[str, int, int, str]] = field(default_factory=list)  # file, line, log
+    # line, the frame's function ("" when the frame does not say)
     files: set[str] = field(default_factory=set)  # src/..., include/..., python/tvm/...
     py_functions: dict[str, list[int]] = field(default_factory=dict)  # "FILE:function"
+
+    def innermost(self, at: int) -> tuple[str, int, int, str] | None:
+        """The frame nearest the error on log line ``at``: the last one before it (Python's
+        and tvm-ffi's tracebacks end with the innermost frame), else the first after it
+        (dmlc's and libbacktrace's ``0:`` frame follows the message)."""
+        before = [p for p in self.places if at - 80 <= p[2] <= at]
+        if before:
+            return max(before, key=lambda p: p[2])
+        after = [p for p in self.places if at < p[2] <= at + 40]
+        return min(after, key=lambda p: p[2]) if after else None
 
     def function_near(self, function: str, file: str, at: int) -> int | None:
         """How many log lines from ``at`` the nearest frame of ``function`` (a site's
@@ -57,22 +68,24 @@ class Frames:
 
     def lines_in(self, file: str) -> set[int]:
         """The lines of ``file`` the log shows."""
-        return {line for f, line, _ in self.places if f == file}
+        return {p[1] for p in self.places if p[0] == file}
 
 
 def read(lines: list[str]) -> Frames:
     """The frames of ``lines`` (a log split into lines)."""
     out = Frames()
     count = 0
+    named: dict[int, str] = {}  # log line -> the first C++ function it names
     for i, line in enumerate(lines):
         if count >= MAX_FRAMES:
             break
         if len(line) > MAX_LINE:
             line = line[:MAX_LINE]
         if "tvm" in line:
-            for m in _CPP.finditer(line):
-                name = _TEMPLATE.sub("", m.group(1)).lstrip(":")
+            for m in CPP.finditer(line):
+                name = TEMPLATE.sub("", m.group(1)).lstrip(":")
                 out.functions.setdefault(name, []).append(i)
+                named.setdefault(i, name)
                 count += 1
             if "_ZN" in line:
                 for m in _MANGLED.finditer(line):
@@ -85,14 +98,16 @@ def read(lines: list[str]) -> Frames:
                 out.files.add(m.group(1))
                 number = m.group(2) or m.group(3)
                 if number:
-                    out.places.append((m.group(1), int(number), i))
+                    # libbacktrace prints the function on the line above "at FILE:LINE"
+                    function = named.get(i) or (named.get(i - 1, "") if "at " in line else "")
+                    out.places.append((m.group(1), int(number), i, function))
                     count += 1
         if '.py"' in line:
             m = _PY.search(line)
             if m:
                 file = f"python/{m.group(1)}"
                 out.files.add(file)
-                out.places.append((file, int(m.group(2)), i))
+                out.places.append((file, int(m.group(2)), i, m.group(3) or ""))
                 if m.group(3):
                     out.py_functions.setdefault(f"{file}:{m.group(3)}", []).append(i)
                 count += 1

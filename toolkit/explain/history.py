@@ -18,6 +18,10 @@ commands never load them).
   ``D`` a deprecation warning and ``S`` a ``@deprecated(old, new)`` shim;
 - ``U`` a name a TVM Python file reads but never binds (``FILE:NAME``; EXTRA: the function
   reading it): TVM's own ``NameError``;
+- ``G`` a function's parameters in the versions that have them, for functions whose
+  parameters changed (``tvm.relax.vm_build.build(mod,target=,params=,*,exec_mode=)``: ``=``
+  has a default, ``*`` starts keyword-only ones or takes extra positionals, ``**`` takes any
+  keyword);
 - ``L`` an LLVM major version TVM's LLVM codegen (``src/target/llvm``) tests for
   (``TVM_LLVM_VERSION >= 170`` is 17): the versions whose sources know that LLVM's API.
 
@@ -124,6 +128,7 @@ class ApiHistory:
     classes: dict[str, list[str]] = field(default_factory=dict)  # short class -> module.Class
     by_parent: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # see _children
     unbound: dict[str, list[tuple[str, int, str]]] | None = None  # see undefined
+    by_callable: dict[str, list[tuple[str, list[str], int]]] | None = None  # see signatures
 
     def get(self, kind: str, name: str) -> tuple[int, str] | None:
         return self.facts.get(kind, {}).get(name)
@@ -195,6 +200,20 @@ class ApiHistory:
                 grouped[ident].append((path, mask, func))
             self.unbound = dict(grouped)
         return self.unbound.get(name, [])
+
+    def signatures(self, name: str) -> list[tuple[str, list[str], int]]:
+        """(function, parameters, versions) of every function whose parameters changed
+        across versions and whose name ends with ``name`` (``build``, ``Schedule.split``)."""
+        if self.by_callable is None:  # grouped by their last one and two parts, on first use
+            grouped: dict[str, list[tuple[str, list[str], int]]] = defaultdict(list)
+            for key, (mask, _) in self.facts.get("G", {}).items():
+                function, _, params = key.partition("(")
+                entry = (function, params.rstrip(")").split(","), mask)
+                parts = function.split(".")
+                grouped[parts[-1]].append(entry)
+                grouped[".".join(parts[-2:])].append(entry)
+            self.by_callable = dict(grouped)
+        return self.by_callable.get(name, [])
 
     def llvm_known(self) -> dict[int, int]:
         """LLVM major -> the versions whose LLVM codegen tests for it."""
@@ -284,6 +303,7 @@ class SiteIndex:
     sites: list[Site]
     by_condition: dict[str, list[int]]  # condition without whitespace -> sites
     by_anchor: dict[str, list[int]]  # a template's rarest word -> sites
+    by_file: dict[str, list[int]]  # source file -> sites
 
 
 def squeeze(text: str) -> str:
@@ -314,12 +334,14 @@ def sites(data: Path = DATA) -> SiteIndex:
             frequency[w] += 1
     by_anchor: dict[str, list[int]] = defaultdict(list)
     by_condition: dict[str, list[int]] = defaultdict(list)
+    by_file: dict[str, list[int]] = defaultdict(list)
     for i, site in enumerate(out):
+        by_file[site.file].append(i)
         if words_of[i]:
             by_anchor[min(words_of[i], key=lambda w: (frequency[w], w))].append(i)
         if site.condition and site.kind in ("check", "assert"):
             by_condition[squeeze(site.condition)].append(i)
-    return SiteIndex(Versions(labels), out, dict(by_condition), dict(by_anchor))
+    return SiteIndex(Versions(labels), out, dict(by_condition), dict(by_anchor), dict(by_file))
 
 
 def matches_template(template: str, text: str) -> int:

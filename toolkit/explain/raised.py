@@ -65,8 +65,9 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
     seen = frames.read(lines)
     index = sites()
     found: list[Raised] = []
+    at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
     for i in candidates:
-        hit = _match_line(index, lines[i][:MAX_LINE], i, seen, version)
+        hit = _match_line(index, lines[i][:MAX_LINE], i, seen, version, at_place)
         if hit is not None:
             hit.line, hit.excerpt = i + 1, lines[i].strip()[:300]
             found.append(hit)
@@ -77,7 +78,8 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
 
 
 def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
-                version: LogVersion | None) -> Raised | None:
+                version: LogVersion | None, at_place: dict[tuple[str, int], list[int]]
+                ) -> Raised | None:
     scored: dict[int, tuple[int, bool]] = {}
     pos = line.find("Check failed:")
     if pos >= 0:
@@ -94,6 +96,18 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
             got = matches_template(index.sites[i].template, line)
             if got >= MIN_LITERAL:
                 scored[i] = (got, False)
+    # The innermost frame's file and line: a site standing there raised it, whatever its
+    # message (an assert without one, a message made of formatted values only).
+    frame = seen.innermost(at)
+    if frame is not None:
+        key = frame[:2]
+        if key not in at_place:
+            at_place[key] = [i for i in index.by_file.get(key[0], ())
+                             if any(ln == key[1] for ln, _ in index.sites[i].lines_by_version())]
+        exc = _EXCEPTION.search(line)
+        for i in at_place[key]:
+            if i not in scored and _raises(index.sites[i].kind, exc.group(1) if exc else ""):
+                scored[i] = (MIN_LITERAL, False)
     if version is not None:  # a site the log's TVM does not have cannot have raised it
         scored = {i: v for i, v in scored.items()
                   if index.sites[i].mask & version.mask or index.sites[i].file in seen.files}
@@ -129,6 +143,26 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
     score, by_cond = scored[best]
     at_line, _, near_frame = evidence[best]
     return Raised(site, 0, "", score, by_cond, others, places, at_line, near_frame is not None)
+
+
+_EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+# Python's own exceptions: raised by Python code (a raise or assert of that type), never by
+# a C++ check.
+_PYTHON_ONLY = {"AssertionError", "KeyError", "IndexError", "AttributeError", "TypeError",
+                "NameError", "ZeroDivisionError", "ImportError", "ModuleNotFoundError",
+                "RecursionError", "NotImplementedError", "StopIteration"}
+
+
+def _raises(kind: str, exception: str) -> bool:
+    """Can a site of ``kind`` raise the ``exception`` a log line names ("" if none)?"""
+    if not exception:
+        return True
+    if kind.startswith(("raise ", "throw ")):
+        return exception == kind[6:] or kind.startswith("throw ") and exception in (
+            "TVMError", "RuntimeError", "InternalError")
+    if kind == "assert":
+        return exception == "AssertionError"
+    return exception not in _PYTHON_ONLY
 
 
 def _short(function: str) -> str:
@@ -249,3 +283,66 @@ def source_lines(file: str, line: int, condition: str, needle: str, root: Path,
         return []
     lo, hi = max(0, hit - around), min(len(lines), hit + around + 1)
     return [f"{path}:{n + 1}: {lines[n]}" for n in range(lo, hi)]
+
+
+# What an exception Python raised on its own (no message TVM wrote) says about the input.
+_PYTHON_MEANS = {
+    "KeyError": "a lookup of a key the input lacks (an operator's attribute, a target's "
+                "attribute, a config entry, a name in a map)",
+    "AttributeError": "an attribute the object it got lacks (often None where an object was "
+                      "expected: an earlier step found nothing)",
+    "IndexError": "an index past the end of a list or shape (a rank or count the code assumes)",
+    "TypeError": "a value of another type than the code handles, or a call with other "
+                 "arguments than its signature takes in this version",
+    "ValueError": "a value the code does not handle",
+    "AssertionError": "an assumption the code asserts does not hold for this input",
+    "ZeroDivisionError": "a zero size, stride or factor",
+    "RecursionError": "IR nested deeper than Python's recursion limit (raise it with "
+                      "sys.setrecursionlimit)",
+    "NotImplementedError": "a case TVM does not implement",
+    "UnboundLocalError": "a path through the code that leaves a variable unset (a case the "
+                         "code does not handle)",
+}
+
+
+def from_frame(frame: str, exception: str | None, version: LogVersion | None
+               ) -> tuple[str, str, str, str, str] | None:
+    """(title, cause, fix, file, function) for an error no site matched, from the traceback's
+    innermost TVM frame (``file:line function``, as :func:`toolkit.cause.first_cause` keeps
+    it) and the history of that file; None when the frame says too little."""
+    from toolkit.explain.history import api
+
+    place, _, function = frame.partition(" ")
+    file, _, line = place.rpartition(":")
+    if not file or not line.isdigit():
+        return None
+    if file.startswith("tvm/"):
+        file = f"python/{file}"
+    m = frames.CPP.search(function)
+    short = frames.TEMPLATE.sub("", m.group(1)).lstrip(":") if m else function.strip()
+    history = api()
+    v = history.versions
+    if file.endswith(".py"):
+        module = file.removeprefix("python/").removesuffix(".py").replace("/", ".")
+        mask = history.python(module.removesuffix(".__init__"))
+    else:
+        hit = history.get("P", file)
+        mask = hit[0] if hit else 0
+    if mask:
+        gone = v.after_last(mask)
+        known = f"{file} is in TVM {v.span(mask)}" + (f" (gone from {gone})" if gone else "")
+    else:
+        known = f"{file} is in no Apache TVM release from {v.labels[0]} on: a fork's or a " \
+                "project's own file"
+    yours = f"; the TVM in this log is {version.describe()} ({version.why})" if version else ""
+    means = _PYTHON_MEANS.get(exception or "", "")
+    what = f"{exception} " if exception else ""
+    where = f"{file}, {short}" if short else file
+    cause = (f"the traceback's innermost TVM frame raised it: {file}:{line}"
+             f"{' in ' + short if short else ''}; TVM's sources have no message of this form "
+             f"there, so the {what}came from the code itself"
+             f"{': ' + means if means else ''}. {known}{yours}.")
+    fix = (f"read {file} line {line} ({short or 'that function'}) in the TVM in use to see what "
+           "it expected; if the input is valid, it is a TVM bug: report it with the script "
+           "(tk bisect finds the commit that introduced it)")
+    return f"Raised in {where}", cause, fix, file, short
