@@ -5,6 +5,7 @@ check through the real probe, ``--source``, and the public corpus's development 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import subprocess
@@ -200,13 +201,18 @@ def test_every_answer_says_its_source():
                     case.log, f)
 
 
-def test_corpus_is_cited_and_a_quarter_is_held_out():
+def test_corpus_is_cited_and_the_fresh_round_half_held_out():
     rows = cases()
     assert len(rows) >= 40
     assert {c.log.name for c in rows} == {p.name for p in CORPUS.glob("*.log")}
+    assert len({c.thread for c in rows}) == len(rows)  # no thread twice
+    assert all(c.thread.startswith("https://github.com/") for c in rows)
+    fresh = [c for c in rows if c.round == 2]
     held = [c for c in rows if c.split == HELD_OUT]
-    assert len(held) * 4 >= len(rows) and all(c.thread.startswith("https://github.com/")
-                                              for c in rows)
+    assert len(fresh) >= 24 and held and all(c.round == 2 for c in held)
+    # The rule SOURCES.md states: the first half of the fresh threads by SHA-1 of the URL.
+    by_sha = sorted(fresh, key=lambda c: hashlib.sha1(c.thread.encode()).hexdigest())
+    assert {c.log.name for c in held} == {c.log.name for c in by_sha[:(len(fresh) + 1) // 2]}
 
 
 def test_corpus_development_set_names_the_established_cause():
