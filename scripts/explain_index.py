@@ -531,6 +531,26 @@ class CppFacts:
     types: list[str] = field(default_factory=list)  # object type keys ("ir.Call")
     sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, template)
     llvm: list[int] = field(default_factory=list)  # LLVM major versions the code tests for
+    declared: list[str] = field(default_factory=list)  # names a public header declares
+
+
+# What a public header declares that other code compiles against: exported functions, classes
+# and structs it defines, type aliases and macros.
+_DECLARED = re.compile(r"""
+  \bTVM(?:_FFI)?_DLL\s+(?:[\w:<>,*&]+\s+)*?[*&]*(?P<func>\w+)\s*\(
+| ^[ \t]*(?:template\s*<[^>\n]*>\s*)?(?:class|struct)\s+(?:TVM(?:_FFI)?_DLL\s+)?(?P<cls>\w+)
+  \s*(?:final\s*)?[:{]
+| ^[ \t]*\#[ \t]*define[ \t]+(?P<macro>\w+)
+| ^[ \t]*using\s+(?P<alias>\w+)\s*=
+""", re.M | re.X)
+
+
+def declared_names(text: str) -> list[str]:
+    """The names a header declares (``TVMSynchronize``, ``NDArray``, ``TVM_REGISTER_GLOBAL``),
+    four characters or more, with an upper-case letter (not ``size``, ``data``)."""
+    names = {m.group(m.lastgroup) for m in _DECLARED.finditer(text)}
+    return sorted(n for n in names if len(n) >= 4 and not n.islower() and not n.startswith("_")
+                  and not n.endswith(("_H_", "_H")))  # include guards
 
 
 _LLVM_TEST = re.compile(r"\b(TVM_LLVM_VERSION|LLVM_VERSION_MAJOR)\s*(?:>=|<=|==|!=|<|>)\s*(\d+)")
@@ -901,7 +921,10 @@ def parse_blob(args: tuple[str, str, bytes]) -> tuple[str, str, object]:
         if module is None:
             module = "?"
         return path, sha, parse_python(text, module, path.endswith("__init__.py"))
-    return path, sha, parse_cpp(text)
+    facts = parse_cpp(text)
+    if path.startswith(("include/", f"{SUBMODULE}/include/")) and path.endswith(".h"):
+        facts.declared = declared_names(text)
+    return path, sha, facts
 
 
 # --- versions ------------------------------------------------------------------------------
@@ -1054,6 +1077,9 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 if path.startswith("src/target/llvm/"):
                     for major in facts.llvm:
                         masks[("L", str(major))] |= bit
+                for name in facts.declared:
+                    masks[("H", name)] |= bit
+                    extra[("H", name)] = path
             for g in facts.globals:
                 masks[("F", g)] |= bit
                 extra[("F", g)] = path

@@ -414,6 +414,11 @@ def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
     return Answer("signature", function, m.start(), m.group(0), title, cause, fix)
 
 
+def _version_key(label: str) -> tuple[int, ...]:
+    """``v0.24.0`` -> (0, 24, 0); ``main`` after every release."""
+    return tuple(int(x) for x in label[1:].split(".")) if label.startswith("v") else (10**6,)
+
+
 def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
                 version: LogVersion | None) -> Answer | None:
     v = history.versions
@@ -423,7 +428,7 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
     if not ops or not frontend:
         return None
     facts = history.facts.get("K", {})
-    parts = []
+    parts, firsts = [], []
     for op in ops[:8]:
         masks = [(key, mask) for key, (mask, _) in facts.items()
                  if key.endswith(f":{op}") and f".frontend.{frontend}" in key.split(":")[0]]
@@ -434,14 +439,20 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
         for _key, k_mask in masks:
             mask |= k_mask
         side = _on_side(mask, version, history)
+        firsts.append(v.first(mask))
         if side == "older":
             parts.append(f"{op}: converted from {v.first(mask)} on (newer than this TVM)")
         else:
             parts.append(f"{op}: converted in {v.span(mask)}")
     newer = any("newer than this TVM" in p for p in parts)
+    if newer:
+        fix = "upgrade TVM to the version that converts them"
+    elif firsts and version is None:  # which side the log's TVM is on, the log does not say
+        fix = (f"use TVM {max(firsts, key=_version_key)} or newer, which converts them, or "
+               "rewrite the model without them")
+    else:
+        fix = ("rewrite the model without these operators (or decompose them before export), "
+               "or add converters for them to the frontend's convert map")
     return Answer("converter", ",".join(ops), m.start(), m.group(0),
                   f"the {frontend} frontend of this TVM has no converter for {', '.join(ops[:4])}",
-                  f"{'; '.join(parts)}{_yours(version)}.",
-                  "upgrade TVM to the version that converts them" if newer else
-                  "rewrite the model without these operators (or decompose them before export), "
-                  "or add converters for them to the frontend's convert map")
+                  f"{'; '.join(parts)}{_yours(version)}.", fix)

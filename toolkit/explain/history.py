@@ -22,6 +22,8 @@ commands never load them).
   parameters changed (``tvm.relax.vm_build.build(mod,target=,params=,*,exec_mode=)``: ``=``
   has a default, ``*`` starts keyword-only ones or takes extra positionals, ``**`` takes any
   keyword);
+- ``H`` a name a public C++ header declares (an exported function, a class or struct, a type
+  alias, a macro; EXTRA: the header), for code compiled against TVM's headers;
 - ``L`` an LLVM major version TVM's LLVM codegen (``src/target/llvm``) tests for
   (``TVM_LLVM_VERSION >= 170`` is 17): the versions whose sources know that LLVM's API.
 

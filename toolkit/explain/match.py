@@ -72,7 +72,7 @@ def explain(text: str) -> list[Finding]:
     version = tvm_version.infer(text)
     findings += from_history(text, version)
     if not any(f.rank >= TRACEBACK_RANK + 10 for f in findings):
-        findings += from_traceback(text, version)
+        findings += from_traceback(text, version, {f.line for f in findings})
     # Where several rules explain one line (or a block a generic rule spans, such as a CMake
     # error's message), the specific one (highest rank) speaks for it.
     top: dict[int, int] = {}
@@ -117,13 +117,14 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
     return out
 
 
-def from_traceback(text: str, version: LogVersion | None) -> list[Finding]:
+def from_traceback(text: str, version: LogVersion | None, answered: set[int]) -> list[Finding]:
     """Where the log's own traceback says the error was raised, when nothing more specific
-    answers: its innermost TVM frame, and the history of that file."""
+    answers (no finding on the cause's line, ``answered``): its innermost TVM frame, and the
+    history of that file."""
     from toolkit.explain import raised
 
     cause = first_cause(text)
-    if not cause.definite or not cause.frames:
+    if not cause.definite or not cause.frames or cause.line in answered:
         return []
     got = raised.from_frame(cause.frames[-1], cause.kind, version)
     if got is None:

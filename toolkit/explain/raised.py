@@ -99,12 +99,14 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
     # The innermost frame's file and line: a site standing there raised it, whatever its
     # message (an assert without one, a message made of formatted values only).
     frame = seen.innermost(at)
-    if frame is not None:
+    exc = _EXCEPTION.search(line)
+    # Only a raised error has a raising frame: a compiler's "x.cc:12:3: error:" names the line
+    # it could not compile, which some version's check may happen to stand at.
+    if frame is not None and (exc or pos >= 0) and not _DIAGNOSTIC.search(line):
         key = frame[:2]
         if key not in at_place:
             at_place[key] = [i for i in index.by_file.get(key[0], ())
                              if any(ln == key[1] for ln, _ in index.sites[i].lines_by_version())]
-        exc = _EXCEPTION.search(line)
         for i in at_place[key]:
             if i not in scored and _raises(index.sites[i].kind, exc.group(1) if exc else ""):
                 scored[i] = (MIN_LITERAL, False)
@@ -146,6 +148,7 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
 
 
 _EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+_DIAGNOSTIC = re.compile(r":\d+(?::\d+)?: (?:fatal )?error: |\(\d+\): error: ")
 # Python's own exceptions: raised by Python code (a raise or assert of that type), never by
 # a C++ check.
 _PYTHON_ONLY = {"AssertionError", "KeyError", "IndexError", "AttributeError", "TypeError",
@@ -316,8 +319,8 @@ def from_frame(frame: str, exception: str | None, version: LogVersion | None
     file, _, line = place.rpartition(":")
     if not file or not line.isdigit():
         return None
-    if file.startswith("tvm/"):
-        file = f"python/{file}"
+    if file.endswith(".py"):  # .../tvm/python/tvm/_ffi/base.py: the last tvm package
+        file = "python/tvm/" + re.split(r"(?:^|/)tvm/", file)[-1]
     m = frames.CPP.search(function)
     short = frames.TEMPLATE.sub("", m.group(1)).lstrip(":") if m else function.strip()
     history = api()

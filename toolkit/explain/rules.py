@@ -1022,7 +1022,11 @@ RULES: list[Rule] = [
     ),
     Rule(
         "tvm-library-not-found", "library", "Cannot find ",
-        r"Cannot find (?:library )?(?P<lib>libtvm\w*)",
+        # tvm_ffi's libinfo ("Cannot find library libtvm_runtime.so"), TVM's own libinfo.py of
+        # v0.9-v0.21 ("Cannot find libraries: ['libtvm.so', ...") and of v0.6-v0.8 ("Cannot
+        # find the files.\nList of candidates:\n.../libtvm.so")
+        r"Cannot find (?:library |libraries: \[?'?)?(?P<lib>libtvm\w*)|"
+        r"Cannot find the files\.\s*\n\s*List of candidates:\s*\n\s*\S*?(?P<lib2>libtvm\w*)",
         "TVM's shared library not found",
         "the tvm Python package found no libtvm_runtime/libtvm_ffi next to it, in "
         "TVM_LIBRARY_PATH or on the loader path.",
@@ -1084,6 +1088,7 @@ RULES: list[Rule] = [
         "tk doctor lists the codegens this build has.",
         "src/target/codegen.cc (Build: build_f_name is not enabled); as in apache/tvm#17238 "
         "and #346",
+        toolchain.codegen,
     ),
     Rule(
         "module-no-function", "runtime-args", "has no function",
@@ -1309,6 +1314,44 @@ RULES: list[Rule] = [
         "the arch explicitly: a target with \"arch\": \"sm_80\" (-arch=sm_80 in old TVM).",
         "src/target/target_kind.cc UpdateCUDAAttrs (LOG(WARNING), v0.9.0-v0.14.0; sm_50 from "
         "v0.13.0), followed by nvcc's refusal",
+        rank=55,
+    ),
+    Rule(
+        "compiler-killed", "build", ("Killed signal terminated program",
+                                     "internal compiler error: Killed", "out of memory allocating",
+                                     "virtual memory exhausted"),
+        r"(?:fatal error: Killed signal terminated program|internal compiler error: Killed "
+        r"\(program) (?P<prog>[\w+-]+)|(?P<prog2>cc1plus|cc1|cicc|ptxas): out of memory "
+        r"allocating|virtual memory exhausted: Cannot allocate memory",
+        "The compiler ran out of memory",
+        "the compiler was killed by the kernel's out-of-memory killer, or ran out of memory: "
+        "TVM's larger sources take 2-4 GB per parallel compile job.",
+        "build with fewer parallel jobs (tk build --jobs 2, cmake --build build -j 2, make -j2), "
+        "add swap, or build Release (Debug objects are larger).",
+        "GCC's driver and cc1plus (SIGKILL: 'Killed signal terminated program'; GCC < 8: "
+        "'internal compiler error: Killed'); captured with g++ 12 here (kill -9 of cc1plus, "
+        "and ulimit -v)",
+        rank=55,
+    ),
+    Rule(
+        "cuda-half-math-undefined", "cuda", " is undefined",
+        r"identifier \"(?P<fn>(?:__)?h(?:a?sin|a?cos|a?tan|sinh|cosh|tanh|asinh|acosh|atanh|"
+        r"exp2?|exp10|expm1|log2?|log10|log1p|sqrt|rsqrt|fabs|abs|erfc?|pow|fmod|floor|ceil|"
+        r"trunc|round|rint|isnan|isinf|max|min|div))\" is undefined|"
+        r"\"(?P<fn2>(?:__)?h(?:sinh|cosh|asinh|acosh|atanh|erfc?|pow|fabs|fmod|a?sin|a?cos|a?tan|"
+        r"log10|exp10|expm1|log1p))\" is undefined",
+        "CUDA has no such half-precision math function",
+        "the CUDA code TVM generated calls a float16 math function that cuda_fp16.h does not "
+        "define.",
+        "upgrade TVM, or compute that operator in float32.",
+        "nvcc (CUDA's cuda_fp16.h); captured with CUDA 13 nvcc on a TVM-style kernel calling herf",
+        lambda groups, _text: (
+            f"the CUDA code TVM generated calls {groups.get('fn') or groups.get('fn2')} for a "
+            "float16 (half) operation, and cuda_fp16.h defines no such function: TVM's CUDA "
+            "codegen supplies the missing half-precision math functions itself (its prelude's "
+            "CUDA_UNSUPPORTED_HALF_MATH macros), and the TVM in use lacks this one.",
+            "upgrade TVM to a version whose CUDA prelude defines it, or compute that operator in "
+            "float32 (cast to float32 around it: relax.op.astype), or keep the model in float32"),
         rank=55,
     ),
     Rule(

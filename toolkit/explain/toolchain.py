@@ -38,7 +38,7 @@ DEPENDENCIES: list[tuple[str, str, re.Pattern[str], str]] = [
     ("libbacktrace", "vendored", re.compile(r"\bbacktrace_\w+|libbacktrace"),
      "git submodule update --init --recursive (libbacktrace), or build with "
      "USE_LIBBACKTRACE OFF"),
-    ("a vendored library", "vendored", re.compile(r"3rdparty/[\w.-]+/"),
+    ("3rdparty", "vendored", re.compile(r"3rdparty/[\w.-]+/"),
      "git submodule update --init --recursive, then rebuild from a clean build directory"),
     ("LLVM", "toolchain", re.compile(r"src/target/llvm/|\bllvm::|llvm[-/]\d*/?include|/llvm/"),
      "use a TVM release that supports this LLVM (update TVM: newer TVM follows LLVM's API), or "
@@ -208,11 +208,59 @@ def llvm_support(major: int | None) -> str:
     return f" TVM main's LLVM codegen knows LLVM up to {newest} (TVM's history)."
 
 
+# The name a compiler says is missing: ‘X’ was not declared, ‘X’ is not a member of ‘Y’, ‘X’
+# does not name a type, no member named 'X', use of undeclared identifier 'X', unknown type
+# name 'X', identifier "X" is undefined.
+_MISSING_NAME = re.compile(
+    r"[‘'\"](?:[\w:]+::)?(?P<name>\w+)[’'\"] (?:was not declared|is not a member of|(?:in namespace "
+    r"[‘'][\w:]+[’'] )?does not name a type|is undefined)|(?:no member named|undeclared "
+    r"identifier|unknown type name|no type named) [‘'](?P<name2>\w+)[’']")
+
+
+def tvm_name(message: str) -> tuple[str, str] | None:
+    """(cause, fix) when the name a compile error misses is one TVM's own headers declared in
+    some versions and not in others: code written for another TVM than the headers in use."""
+    from toolkit.explain.history import api
+
+    m = _MISSING_NAME.search(message)
+    name = m and (m.group("name") or m.group("name2"))
+    if not name:
+        return None
+    history = api()
+    hit = history.get("H", name)
+    if hit is None:
+        return None
+    mask, header = hit
+    v = history.versions
+    gone = v.after_last(mask)
+    if gone:
+        return (f"{name} is TVM's own: {header} declares it in {v.span(mask)}, and it was removed "
+                f"in {gone} (TVM's history). This source was written for an older TVM than the "
+                "headers it is compiled against (a contrib file or a project on TVM that was not "
+                "updated).",
+                f"port the code to the API of the TVM in use (what replaced {name}: the TVM "
+                f"release notes of {gone}), or build against a TVM of {v.span(mask)}")
+    first = v.first(mask)
+    if first != v.labels[0]:
+        return (f"{name} is TVM's own: {header} declares it from {first} on (TVM's history); the "
+                "headers this build uses are older than the code that needs it.",
+                f"build against TVM {first} or newer (update the TVM submodule or "
+                "TVM_SOURCE_DIR), or use the code's release that matches your TVM")
+    return None  # in every version: the history says nothing about this error
+
+
 def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
-    """A compile error in TVM's sources: which dependency's API or vendored code moved."""
+    """A compile error in TVM's sources: a TVM name of another version, or which dependency's
+    API or vendored code moved."""
     file, message = groups.get("file") or groups.get("file2") or "", groups.get("msg", "")
-    found = dependency(file, message)
-    where = "src/" + file.split("/src/", 1)[-1] if "/src/" in file else file
+    # The path inside the TVM tree: a TVM vendored by another project (mlc-llm/3rdparty/tvm)
+    # is still TVM's own source, not a vendored library.
+    in_tree = file.split("/3rdparty/tvm/")[-1]
+    where = re.sub(r"^.*?(?=(?:src|include|3rdparty)/)", "", in_tree) or file
+    known = tvm_name(message)
+    if known is not None:
+        return f"{where} does not compile: {message.strip()[:160]}. " + known[0], known[1]
+    found = dependency(in_tree, message)
     if found is None:
         return (f"{where} does not compile: {message.strip()[:200]}. TVM's sources meet a "
                 "compiler or header they were not written for (a compiler too old for the C++ "
@@ -223,8 +271,8 @@ def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     name, kind, fix = found
     if kind == "vendored":
         return (f"{where} does not compile against the {name} headers it found: "
-                f"{message.strip()[:160]}. The submodule (vendored {name}) is older or newer "
-                "than this TVM tree expects - a checkout or pull that did not update it.", fix)
+                f"{message.strip()[:160]}. The submodule ({name}) is older or newer than this "
+                "TVM tree expects - a checkout or pull that did not update it.", fix)
     history = llvm_support(llvm_shown(text)) if name == "LLVM" else ""
     return (f"{where} does not compile against this {name}: {message.strip()[:160]}. The "
             f"{name} API it calls changed: the {name} installed is newer (or older) than the "
@@ -338,3 +386,31 @@ def cmake_package(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     cause = f"CMake's find_package({name}) found no {name} (its development files or config)."
     return cause, fix or (f"install {name}'s development package, or point CMake at it "
                           f"(-D{name}_DIR=... or CMAKE_PREFIX_PATH)")
+
+
+# A target kind's code generator -> the CMake option that compiles it, where TVM's history has
+# no O fact for the file that registers target.build.KIND (older layouts).
+CODEGEN_OPTIONS = {"llvm": "USE_LLVM", "cuda": "USE_CUDA", "nvptx": "USE_LLVM", "rocm": "USE_ROCM",
+                   "vulkan": "USE_VULKAN", "opencl": "USE_OPENCL", "metal": "USE_METAL",
+                   "hexagon": "USE_HEXAGON", "sdaccel": "USE_SDACCEL", "aocl": "USE_AOCL"}
+
+
+def codegen(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``target.build.vulkan is not enabled``: which option compiles that code generator,
+    from TVM's history (the file registering target.build.KIND and the CMake option it sits
+    under), else the table."""
+    from toolkit.explain.history import api
+
+    kind = groups.get("kind", "")
+    history = api()
+    hit = history.get("F", f"target.build.{kind}")
+    option = history.option_for(hit[1]) if hit and hit[1] else None
+    name = option[0] if option else CODEGEN_OPTIONS.get(kind)
+    if name is None:
+        return None
+    where = f" (target.build.{kind} is registered in {hit[1]})" if option else ""
+    return (f"the TVM in use was built without the {kind} code generator: {name} was OFF when "
+            f"it was built{where}, or it was not rebuilt after turning it on.",
+            f"set({name} ON) in config.cmake (for llvm, the path of an llvm-config), then rebuild "
+            "from a clean build directory and reinstall the Python package; tk doctor lists the "
+            "codegens a build has")
