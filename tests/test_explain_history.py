@@ -68,6 +68,8 @@ def tiny_history(tmp_path_factory) -> Path:
         "CMakeLists.txt": "include(cmake/modules/UMA.cmake)\n",
         # v0.1's run() reads WARP, which nothing defines (a NameError in users' hands)
         "python/tvm/tools.py": "def run(mod, target=None):\n    return WARP\n",
+        "include/tvm/runtime/c_api.h": "#define TVM_RUNTIME_C_API_H_\n"
+                                       "TVM_DLL int TVMOldSync(int device);\n",
     })
     git(root, "add", "-A")
     git(root, "commit", "-qm", "v0.1")
@@ -93,6 +95,7 @@ def tiny_history(tmp_path_factory) -> Path:
         "python/tvm/tools.py": "WARP = 32\n\n\ndef run(mod, target=None, *, params=None):\n"
                                "    return WARP\n",
         "src/target/llvm/codegen.cc": "#if TVM_LLVM_VERSION >= 170\nint x;\n#endif\n",
+        "include/tvm/runtime/c_api.h": "class TVM_DLL NewStream {\n};\n",  # TVMOldSync gone
     })
     git(root, "add", "-A")
     git(root, "commit", "-qm", "v0.2")
@@ -141,6 +144,11 @@ def test_generator_records_versions_renames_globals_options_and_sites(tiny_histo
     assert sorted((",".join(p), v.span(mask)) for _, p, mask in history.signatures("run")) == [
         ("mod,target=", "v0.1.0"), ("mod,target=,*,params=", "v0.2.0–main")]
     assert v.span(history.llvm_known()[17]) == "v0.2.0–main"
+    # What the public headers declare: TVMOldSync until v0.1, NewStream from v0.2; no guard.
+    assert v.span(history.get("H", "TVMOldSync")[0]) == "v0.1.0"
+    mask, header = history.get("H", "NewStream")
+    assert v.span(mask) == "v0.2.0–main" and header == "include/tvm/runtime/c_api.h"
+    assert history.get("H", "TVM_RUNTIME_C_API_H_") is None
 
 
 def test_generator_refuses_a_missing_git_directory(tmp_path: Path):
@@ -350,3 +358,45 @@ def test_toolchain_answers_name_the_dependency():
     known = build.replace("llvm-30", "llvm-17")
     f = next(f for f in explain(known) if f.id == "tvm-source-compile-error")
     assert "adapts to LLVM 17's API from v0." in f.cause
+
+
+def test_compile_errors_name_tvms_own_removed_names_and_the_tree_inside_another_project():
+    """TVMSynchronize was declared by include/tvm/runtime/c_runtime_api.h until v0.20.0 (git
+    show v0.20.0: / v0.21.0:include/tvm/runtime/c_runtime_api.h); a TVM vendored by another
+    project is still TVM's own source, not a stale submodule."""
+    log = ("/w/mlc-llm/3rdparty/tvm/src/runtime/contrib/cublas/cublas.cc:9:3: error: "
+           "‘TVMSynchronize’ was not declared in this scope\n")
+    f = next(f for f in explain(log) if f.id == "tvm-source-compile-error")
+    assert "src/runtime/contrib/cublas/cublas.cc does not compile" in f.cause
+    assert "removed in v0.21.0" in f.cause and "v0.6.0–v0.20.0" in f.fix
+    assert "submodule" not in f.cause
+    # The same file missing a CUDA name is the CUDA toolkit's API, not a vendored library.
+    cuda = log.replace("‘TVMSynchronize’", "‘CUDA_R_8F_E4M3’")
+    f = next(f for f in explain(cuda) if f.id == "tvm-source-compile-error")
+    assert "against this CUDA" in f.cause
+
+
+def test_a_rule_on_the_cause_line_leaves_no_traceback_guess_and_a_diagnostic_no_site():
+    log = ("Traceback (most recent call last):\n"
+           '  File "/h/tvm/python/tvm/_ffi/base.py", line 35, in _load_lib\n'
+           "    lib = ctypes.CDLL(lib_path[0], ctypes.RTLD_GLOBAL)\n"
+           "OSError: /h/tvm/lib/libtvm.so: undefined symbol: _ZN4llvm3sys17getProcessTripleEv\n")
+    found = explain(log)
+    assert [f.id for f in found] == ["undefined-symbol"] and "LLVM" in found[0].cause
+    # A compiler's FILE:LINE is where it stopped compiling, not a frame that raised: no site.
+    build = "/w/tvm/src/target/llvm/codegen_llvm.cc:2319:40: error: too many arguments\n"
+    assert not [f for f in explain(build) if f.origin == "error-site index"]
+
+
+def test_a_code_generator_not_enabled_names_its_option():
+    f = next(f for f in explain("TVMError: target.build.vulkan is not enabled\n")
+             if f.id == "codegen-not-enabled")
+    assert "USE_VULKAN" in f.cause and "set(USE_VULKAN ON)" in f.fix
+    # The option comes from the history: the file that registers it sits under USE_VULKAN.
+    assert "src/backend/vulkan/codegen/build_vulkan.cc" in f.cause
+
+
+def test_a_converter_of_newer_tvm_is_named_when_the_log_shows_no_version():
+    f = next(f for f in explain("AssertionError: Unsupported function types ['mm.default']\n")
+             if f.origin == "API history")
+    assert "use TVM v0.22.0 or newer" in f.fix
