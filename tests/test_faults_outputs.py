@@ -159,3 +159,61 @@ def test_explain_last_on_a_read_only_cache_says_its_log_may_not_be_the_latest(tm
     assert heading.startswith("the last failure recorded, at "), proc.stdout + proc.stderr
     assert "$ tk run builtin:nosuch" in heading and "othermissing" not in proc.stdout
     assert f"later ones may be missing: {cache} is not writable" in heading
+
+
+# --- the build store ---------------------------------------------------------------------
+
+def run_with_cache(tmp_path: Path, steps: list[str], size: str = "256k") -> list[dict]:
+    """Run tk commands with TK_CACHE on a tmpfs of ``size`` in a namespace of the test's own;
+    a step ``!CMD`` runs a shell command instead. What each said and its exit code, and what
+    the cache held after each."""
+    cache = tmp_path / "cache"
+    cache.mkdir(exist_ok=True)
+    lines = [f"export TK_CACHE={shlex.quote(str(cache))}",
+             f"mount -t tmpfs -o size={size} tmpfs $TK_CACHE"]
+    for i, step in enumerate(steps):
+        run = step[1:] if step.startswith("!") else f"{TK} {step}"
+        lines += [f"{run} >{tmp_path}/{i}.out 2>{tmp_path}/{i}.err; echo $? >{tmp_path}/{i}.rc",
+                  f"(cd $TK_CACHE && find . -mindepth 1 | sort) >{tmp_path}/{i}.left"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", "\n".join(lines)], capture_output=True,
+                          text=True, env=env, timeout=900, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return [{"rc": int((tmp_path / f"{i}.rc").read_text()),
+             "out": (tmp_path / f"{i}.out").read_text(), "err": (tmp_path / f"{i}.err").read_text(),
+             "left": (tmp_path / f"{i}.left").read_text().split()} for i in range(len(steps))]
+
+
+@pytest.fixture
+def fork(tmp_path):
+    if _mounts_work():
+        pytest.skip(_mounts_work())
+    from minifork import make_minifork
+
+    return make_minifork(tmp_path / "tvm")
+
+
+def test_a_build_into_a_full_store_is_one_line_and_gc_reclaims_what_is_left(tmp_path, fork):
+    tree = shlex.quote(str(fork))
+    full, gc = run_with_cache(tmp_path, [f"build -C {tree}", "build gc"], size="96k")
+    assert full["rc"] == 2, full
+    errors = [line for line in full["err"].splitlines() if line.startswith("tk: error")]
+    assert len(errors) == 1 and "internal error" not in full["err"], full["err"]
+    assert "the build store" in errors[0] and "No space left on device" in errors[0]
+    assert not [p for p in full["left"] if p.endswith(".tmp")], full["left"]
+    assert gc["rc"] == 0, gc
+    assert not [p for p in gc["left"] if p.startswith("./builds/") and p != "./builds/"]
+
+
+def test_env_from_a_read_only_store_still_hands_out_a_build(tmp_path, fork):
+    """A store mounted read-only (a shared cache, a full disk remounted): tk env of a build in
+    it works without stamping it; a command that must write there says so in one line."""
+    tree = shlex.quote(str(fork))
+    steps = [f"build -C {tree} --json", "!mount -o remount,ro $TK_CACHE",
+             "env $(ls $TK_CACHE/builds)", f"build -C {tree} --force"]
+    build, _, env, again = run_with_cache(tmp_path, steps, size="64m")
+    assert build["rc"] == 0, build["err"]
+    assert env["rc"] == 0 and "export TVM_LIBRARY_PATH=" in env["out"], env
+    assert again["rc"] == 2, again
+    errors = [line for line in again["err"].splitlines() if line.startswith("tk")]
+    assert errors and "Read-only file system" in errors[-1] and "internal error" not in again["err"]

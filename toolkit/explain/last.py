@@ -8,6 +8,7 @@ package stays below the build chore); the next failure replaces it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import tempfile
@@ -24,12 +25,14 @@ def save(cache: Path, argv: list[str], message: str, detail: str = "") -> Path |
     if detail:
         text += f"\n{detail.rstrip()}\n"
     target = cache / NAME
+    tmp = target.with_name(f".{target.name}.{os.getpid()}")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}")
         tmp.write_text(text)
         tmp.replace(target)
     except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
         return None
     return target
 
