@@ -563,3 +563,15 @@ def test_a_pass_that_segfaults_keeps_the_earlier_dump_and_is_named_next_time(tmp
     assert r.returncode == 0, r.stderr
     assert re.search(r"an earlier run \(pid \d+\) died inside pass FuseMyOps \(#2\)", r.stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dump", "segv.py"]  # reaped
+
+
+def test_show_with_func_alone_lists_the_passes_that_touched_it(tmp_path: Path):
+    """--func without --pass printed the whole timeline, whatever it named."""
+    out = tmp_path / "dump"
+    assert dump_ir(out).returncode == 0
+    rows = run_tk("dump-ir", "show", str(out), "--func", "matmul*").stdout.splitlines()
+    every = run_tk("dump-ir", "show", str(out)).stdout.splitlines()
+    assert rows and len(rows) < len(every) and set(rows) <= set(every)
+    assert any(" LegalizeOps " in row for row in rows)  # it adds the matmul kernels
+    r = run_tk("dump-ir", "show", str(out), "--func", "nope")
+    assert r.returncode == 2 and r.stderr.strip() == f"tk: error: no function matching 'nope' in {out}"
