@@ -47,7 +47,8 @@ def debug_enabled() -> bool:
 
 
 @click.group(
-    cls=LazyGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=LazyGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Manual: docs/README.md, and a page per command (docs/tk-COMMAND.md).",
 )
 @click.version_option(__version__, prog_name="tk")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks on failure.")
