@@ -41,8 +41,9 @@ Probes (``run_probe``)
     smoke_llvm, smoke_cuda (``--light``: no smoke stages, digests or tvm_dists);
     ``extlibs.py MODE`` emits, per mode: ``mapped`` -> mapped; ``globals LIB...`` -> loading
     and globals per library; ``owners`` -> loading and owner per library; ``environment`` ->
-    environment; ``where`` -> where. (The probes spell ``"stage"``
-    themselves: they cannot import toolkit.)
+    environment; ``where`` -> where. ``explain.py JSON`` (the names a log mentions) emits tvm,
+    source, build, libraries, globals, names. (The probes spell ``"stage"`` themselves: they
+    cannot import toolkit.)
 
 The packer (``toolkit.builds.gc.pack_in_background``)
     The one process tk leaves running on purpose: ``python -m toolkit.builds.gc FD KEEP...``
