@@ -360,6 +360,12 @@ def real(commits: int, culprit: int, ffi: str, parallel: int | None) -> None:
         gc.wait_for_packing()
         packed = packing_cpu(cache)
         load.append(os.getloadavg()[0])
+        # tk's side now, on stderr: git bisect run's clean builds take most of the hour.
+        print(f"tk's side done at {time.strftime('%H:%M:%S')}: first {t_tk:.1f} s wall, "
+              f"{c_tk:.1f} s CPU, builds {first['builds']}, wheels {wheels_first}; again "
+              f"{t_again:.1f} s, {c_again:.2f} s CPU, builds {again['builds']}, wheels "
+              f"{wheels_again}; your tree {t_mine:.1f} s, wheels {wheels_mine}; load "
+              f"{load[-1]:.1f}", file=sys.stderr, flush=True)
         cpu = children_cpu()
         t_git, git_bad, git_steps = git_bisect(repo, shas[0], work,
                                                Request(fragments={"runtime-only": ""}),
