@@ -116,7 +116,9 @@ rm -rf build && mkdir build && cp {work / 'config.cmake'} build/config.cmake || 
 {step_env} {check}
 """)
     script.chmod(0o755)
-    env = {**os.environ}
+    # TVM's CMake compiles through ccache wherever one is installed (USE_CCACHE AUTO): off,
+    # or every step after the first would be mostly cache hits, not the clean build promised.
+    env = {**os.environ, "CCACHE_DISABLE": "1"}
     env.pop("TVM_LIBRARY_PATH", None)
     start = time.perf_counter()
     subprocess.run(["git", "bisect", "start", "HEAD", good], cwd=clone, check=True,
