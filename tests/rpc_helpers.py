@@ -1,16 +1,21 @@
 """A real TVM RPC tracker and servers from the wheel on 127.0.0.1, for the remote tests.
 
 Each runs as ``python -m tvm.exec.rpc_*`` in its own process group, is waited for with a
-deadline, and is killed (group and all: servers fork per session) when the test ends.
+deadline, and is killed (group and all: servers fork per session) when the test ends - unless
+a test killed it first. TVM's Python server is three generations of processes: the command,
+the listener it starts (a ``tvm.exec.popen_worker``) and, per session, a worker the listener
+forks; a tracker is the command and its listener.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,7 +40,8 @@ def _answers(port: int) -> bool:
 
 
 @contextmanager
-def listening(command: list[str], port: int, what: str, **popen: object) -> Iterator[int]:
+def listening(command: list[str], port: int, what: str,
+              **popen: object) -> Iterator[subprocess.Popen]:
     """Start ``command`` (a server that listens on ``port``) and wait until it answers."""
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True, text=True, **popen)
@@ -47,17 +53,59 @@ def listening(command: list[str], port: int, what: str, **popen: object) -> Iter
             if time.monotonic() > deadline:
                 pytest.fail(f"{what} did not listen on {port} within {START_TIMEOUT_S} s")
             time.sleep(0.2)
-        yield port
+        yield proc
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # a test killed the group already
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
 
 
 @contextmanager
-def tvm_process(module: str, *args: str, port: int) -> Iterator[int]:
+def tvm_process(module: str, *args: str, port: int) -> Iterator[subprocess.Popen]:
+    """``python -m module`` listening on 127.0.0.1:``port``; yields the command's process."""
     with listening([sys.executable, "-m", module, "--host", "127.0.0.1", "--port", str(port),
-                    "--port-end", str(port + 1), *args], port, module) as listening_port:
-        yield listening_port
+                    "--port-end", str(port + 1), *args], port, module) as proc:
+        yield proc
+
+
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2:].split()  # state ppid ...
+        if int(fields[1]) == pid and fields[0] != b"Z":
+            found.append(int(entry.name))
+    return found
+
+
+@contextmanager
+def silent_server() -> Iterator[int]:
+    """A port on 127.0.0.1 whose server accepts every connection and never sends a byte."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):  # the listener closed: the test is over
+            while True:
+                held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
 
 
 def wait_for_key(tracker_port: int, key: str) -> None:

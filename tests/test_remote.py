@@ -13,13 +13,15 @@ pytest.importorskip("tornado", reason="TVM's RPC tracker needs tornado (pip inst
 
 @pytest.fixture(scope="module")
 def server():
-    with tvm_process("tvm.exec.rpc_server", port=free_port()) as port:
+    port = free_port()
+    with tvm_process("tvm.exec.rpc_server", port=port):
         yield f"127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")
 def tracker():
-    with tvm_process("tvm.exec.rpc_tracker", port=free_port()) as tracker_port:
+    tracker_port = free_port()
+    with tvm_process("tvm.exec.rpc_tracker", port=tracker_port):
         address = f"127.0.0.1:{tracker_port}"
         with tvm_process("tvm.exec.rpc_server", "--tracker", address, "--key", "tk-cpu",
                          port=free_port()):

@@ -26,7 +26,7 @@ import numpy as np
 
 from toolkit import reproduce
 from toolkit.cause import one_line
-from toolkit.errors import TvmFailure, UserError, suggest
+from toolkit.errors import TkError, TvmFailure, UserError, suggest
 from toolkit.stack import compat
 from toolkit.stack import target as targets
 from toolkit.stack.workload import TIR, Workload, flatten_outputs, save_params
@@ -458,32 +458,40 @@ def entry_function(module: Any, compiled: Compiled, dev: Any) -> Any:
     return relax.VirtualMachine(module, dev)[compiled.workload.entry]
 
 
-def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None) -> RunResult:
+def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None,
+        input_flags: Sequence[str] = ()) -> RunResult:
     """Run the entry function on the target's device (refused when it is absent), or on a
-    remote device: ``remote`` is a ``toolkit.stack.remote.Session``."""
+    remote device: ``remote`` is a ``toolkit.stack.remote.Session``. ``input_flags`` are the
+    options that chose ``inputs`` (``--inputs FILE``, ``--seed N``), for the reproduce line."""
     wl = compiled.workload
-    if remote is not None:
-        module, dev = remote.load(compiled)
-    else:
+    flags = [*compiled.options.flags(), "--entry", wl.entry, *input_flags]
+    if remote is None:
         module, dev = compiled.executable, targets.device_for(compiled.target)
-    where = str(dev) if remote is None else \
-        f"{targets.device_kind(compiled.target)}:0 at {remote.address}"
+        where, waiting = str(dev), contextlib.nullcontext()
+    else:
+        flags += remote.remote.flags()
+        where = f"{targets.device_kind(compiled.target)}:0 at {remote.address}"
+        waiting = remote.step(f"running {wl.source}")
     try:
-        fn = entry_function(module, compiled, dev)
-        if wl.kind == TIR:
-            outputs = to_device(wl.make_outputs(), dev)
-            args = wl.call_args(to_device(inputs, dev), outputs)
-        else:
-            args = to_device([*inputs, *wl.params], dev)
-        start = time.perf_counter()
-        out = fn(*args)
-        dev.sync()
-        seconds = time.perf_counter() - start
+        if remote is not None:
+            module, dev = remote.load(compiled)
+        with waiting:
+            fn = entry_function(module, compiled, dev)
+            if wl.kind == TIR:
+                outputs = to_device(wl.make_outputs(), dev)
+                args = wl.call_args(to_device(inputs, dev), outputs)
+            else:
+                args = to_device([*inputs, *wl.params], dev)
+            start = time.perf_counter()
+            out = fn(*args)
+            dev.sync()
+            seconds = time.perf_counter() - start
+    except TkError:
+        raise
     except Exception as e:  # noqa: BLE001
         raise TvmFailure(
             f"running {wl.source} on {where} failed: {one_line(e)}",
-            reproduce=reproduce.tk_command("run", wl.source, compiled.target_spec,
-                                        *compiled.options.flags()),
+            reproduce=reproduce.tk_command("run", wl.source, compiled.target_spec, *flags),
         ) from e
     values = flatten_outputs(outputs if wl.kind == TIR else out)
     return RunResult(values, seconds, where)
