@@ -31,8 +31,10 @@ METHOD = "rpc time_evaluator"
 # time_evaluator repeats a call until one round takes this long and reports the round's
 # mean: a time slice lost to another process is then a share of a round, not all of it.
 MIN_REPEAT_MS = 10
-# Seconds of rounds asked for in one time_evaluator call: well inside any bound on a call.
+# Seconds of rounds asked for in one time_evaluator call, at most, and at most this share of
+# the bound on a call (Bounds.timeout): a busy machine may slow one call down many times.
 CALL_S = 2.0
+CALL_SHARE = 0.1
 
 
 def call_sequence(final: Any, entry: str) -> list[str]:
@@ -115,7 +117,7 @@ def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmu
             with session.step(f"{doing} (warm-up run {i + 1} of {warmup})"):
                 vm[workload.entry](*args)
                 dev.sync()
-        end_to_end = _rounds(session, f"{doing} (end to end)", repeat,
+        end_to_end = _rounds(session, doing, "end to end", repeat,
                              lambda n: vm.time_evaluator(workload.entry, dev, number=1, repeat=n,
                                                          min_repeat_ms=MIN_REPEAT_MS)(*args))
         per_kernel: dict[str, list[float]] = {}
@@ -130,7 +132,7 @@ def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmu
             with session.step(f"{doing} (sending {symbol}'s arguments)"):
                 kargs = stack.to_device(arrays_k, dev)
             per_kernel[symbol] = _rounds(
-                session, f"{doing} (timing {symbol})", repeat + warmup,
+                session, doing, f"timing {symbol}", repeat + warmup,
                 lambda n, symbol=symbol, kargs=kargs: library.time_evaluator(
                     symbol, dev, number=1, repeat=n, min_repeat_ms=MIN_REPEAT_MS)(*kargs),
             )[warmup:]
@@ -169,18 +171,21 @@ def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmu
     return Measured(timings, kernels, header, warnings)
 
 
-def _rounds(session: Any, doing: str, rounds: int, timer: Callable[[int], Any]) -> list[float]:
+def _rounds(session: Any, doing: str, what: str, rounds: int,
+            timer: Callable[[int], Any]) -> list[float]:
     """``rounds`` rounds of time_evaluator (``timer(n)`` runs n of them remotely), asked for
-    in calls of about ``CALL_S`` seconds each, each call a step of ``session``."""
+    a few at a time (``CALL_S``, ``CALL_SHARE``), each call a step of ``session``."""
+    call_s = min(CALL_S, CALL_SHARE * session.remote.bounds.timeout)
     results: list[float] = []
     batch = 1  # the first call says how long a round takes
     while len(results) < rounds:
         n = min(batch, rounds - len(results))
         start = time.monotonic()
-        with session.step(f"{doing}, rounds {len(results) + 1}-{len(results) + n} of {rounds}"):
+        with session.step(f"{doing} ({what}, rounds {len(results) + 1}-{len(results) + n} "
+                          f"of {rounds})"):
             results += list(timer(n).results)
         took = max(time.monotonic() - start, 1e-6)
-        batch = max(1, min(10 * n, int(n * CALL_S / took)))
+        batch = max(1, min(10 * n, int(n * call_s / took)))
     return results
 
 
