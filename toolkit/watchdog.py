@@ -23,6 +23,7 @@ Stdlib only: the CLI reads the defaults here without loading the compile stack.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import threading
@@ -54,6 +55,7 @@ REFUSED = "its port refuses connections"
 UNREACHABLE = "its host is unreachable"
 ACCEPTS = "its port still accepts connections"
 SILENT = "its port takes no new connection"
+UNREACHABLE_ERRNOS = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN}
 
 
 class Watchdog:
@@ -183,7 +185,9 @@ class Watchdog:
         except TimeoutError:
             return f"{SILENT} in {wait:g} s"
         except OSError as e:
-            return f"{UNREACHABLE} ({e.strerror or e})"
+            if e.errno in UNREACHABLE_ERRNOS:
+                return f"{UNREACHABLE} ({e.strerror})"
+            return f"its port could not be probed ({e.strerror or e})"
         finally:
             sock.close()
             with self._lock:
