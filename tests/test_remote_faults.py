@@ -31,9 +31,9 @@ TK_TIMEOUT_S = 300  # what a test waits for tk at most: well past every bound be
 EXPLAIN = "  explain: tk explain --last"
 
 
-def start_tk(*args: str) -> subprocess.Popen:
+def start_tk(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     """``tk ARGS`` from this checkout in the background, as a user's shell would start it."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
     env.pop("TK_DEBUG", None)
     return subprocess.Popen([sys.executable, "-m", "toolkit", *args], env=env, text=True,
@@ -142,9 +142,13 @@ def test_a_long_profile_on_a_live_server_is_not_cut_short():
     assert seconds > 4 * 3, seconds  # 500 rounds of >= 10 ms, per kernel and end to end
 
 
+BOUNDS = ["--rpc-timeout", "3", "--rpc-probe", "0.5"]
+BOUNDS_ENV = {"TK_RPC_TIMEOUT": "3", "TK_RPC_PROBE": "0.5"}  # the same, from the environment
+
+
 @pytest.mark.parametrize("command", [
-    ["run", "builtin:mlp", "--rpc", "{address}"],
-    ["profile", "builtin:mlp", "--rpc", "{address}"],
+    ["run", "builtin:mlp", "--rpc", "{address}", *BOUNDS],
+    ["profile", "builtin:mlp", "--rpc", "{address}", *BOUNDS],
     ["run", "builtin:mlp", "--tracker", "{address}", "--key", "tk-cpu"],
     ["tune", "{matmul}", "--tracker", "{address}", "--key", "tk-cpu", "-o", "{db}"],
 ])
@@ -154,13 +158,14 @@ def test_a_peer_that_accepts_and_never_answers(command, tmp_path):
         address = f"127.0.0.1:{port}"
         words = [w.format(address=address, matmul=te_matmul(tmp_path), db=tmp_path / "db")
                  for w in command]
-        code, err, seconds = finish(start_tk(*words, "--rpc-timeout", "3",
-                                             "--rpc-probe", "0.5"))
+        code, err, seconds = finish(start_tk(*words, env=BOUNDS_ENV if what == "tracker"
+                                             else None))
     assert code == 1, err
     assert error_line(err).startswith(
         f"tk: error: the RPC {what} at {address} stopped answering (no reply in 3 s, the "
         f"--rpc-timeout; its port still accepts connections) while "), err
     assert not (tmp_path / "db").exists()  # refused before anything was written
+    assert seconds < 120, seconds  # tk's start (importing TVM) and the 3 s bound
 
 
 def test_a_tracker_that_dies_during_tuning(tmp_path):
@@ -181,7 +186,7 @@ def test_a_tracker_that_dies_during_tuning(tmp_path):
     assert line == [f"tk: error: the RPC tracker at {tracker} stopped answering (its port "
                     f"refuses connections) while measuring tuning candidates on 'tk-cpu' "
                     f"servers"], err
-    assert seconds < 120, seconds
+    assert seconds < 240, seconds  # the batch's builds (minutes when busy), then two probes
 
 
 def test_a_remote_failure_repeats_the_remote_and_run_options(tk, tmp_path):
