@@ -168,25 +168,36 @@ def test_a_peer_that_accepts_and_never_answers(command, tmp_path):
     assert seconds < 120, seconds  # tk's start (importing TVM) and the 3 s bound
 
 
-def test_a_tracker_that_dies_during_tuning(tmp_path):
+@pytest.mark.parametrize("fault", ["tracker killed", "server stopped"])
+def test_a_peer_lost_during_tuning(fault, tmp_path):
     tracker_port = free_port()
     tracker = f"127.0.0.1:{tracker_port}"
     db = tmp_path / "db"
     with tvm_process("tvm.exec.rpc_tracker", port=tracker_port) as tracker_proc, \
             tvm_process("tvm.exec.rpc_server", "--tracker", tracker, "--key", "tk-cpu",
-                        port=free_port()):
+                        port=free_port()) as server:
         wait_for_key(tracker_port, "tk-cpu")
         tk = start_tk("tune", str(te_matmul(tmp_path)), "--tracker", tracker, "--key",
-                      "tk-cpu", "--trials", "8", "-o", str(db), "--rpc-probe", "0.5")
+                      "tk-cpu", "--trials", "8", "-o", str(db), "--rpc-probe", "0.5",
+                      "--rpc-timeout", "10")
         wait_until(db.exists, "the tuning's start")  # the tracker was asked and answered
-        os.killpg(tracker_proc.pid, signal.SIGKILL)
+        if fault == "tracker killed":
+            os.killpg(tracker_proc.pid, signal.SIGKILL)
+        else:  # it stays registered with the tracker, and takes connections it never serves
+            os.killpg(server.pid, signal.SIGSTOP)
         code, err, seconds = finish(tk)
     assert code == 1, err
-    line = [ln for ln in err.splitlines() if ln.startswith("tk: ")]
-    assert line == [f"tk: error: the RPC tracker at {tracker} stopped answering (its port "
-                    f"refuses connections) while measuring tuning candidates on 'tk-cpu' "
-                    f"servers"], err
-    assert seconds < 240, seconds  # the batch's builds (minutes when busy), then two probes
+    lines = [ln for ln in err.splitlines() if ln.startswith("tk: ")]
+    if fault == "tracker killed":
+        assert lines == [f"tk: error: the RPC tracker at {tracker} stopped answering (its port "
+                         f"refuses connections) while measuring tuning candidates on 'tk-cpu' "
+                         f"servers"], err
+    else:
+        assert lines == [f"tk: error: a 'tk-cpu' server leased from the RPC tracker at "
+                         f"{tracker} stopped answering (no reply in 10 s, the --rpc-timeout; "
+                         f"the RPC tracker at {tracker}: its port still accepts connections) "
+                         f"while measuring tuning candidates on 'tk-cpu' servers"], err
+    assert seconds < 240, seconds  # the batch's builds (minutes when busy), then the bound
 
 
 def test_a_remote_failure_repeats_the_remote_and_run_options(tk, tmp_path):

@@ -63,8 +63,10 @@ class Watchdog:
     that exceed ``bounds``. A thread of its own until ``close``."""
 
     def __init__(self, what: str, address: tuple[str, int], bounds: Bounds,
-                 owned: set[int] | None = None) -> None:
-        self.what, self.address, self.bounds = what, address, bounds
+                 owned: set[int] | None = None, stalled: str | None = None) -> None:
+        """``stalled`` names what the steps wait on when that is not the peer watched (a
+        tuning's measurements wait on servers its tracker leases, in other processes)."""
+        self.what, self.address, self.bounds, self.stalled = what, address, bounds, stalled
         # The conversation with the peer: its TCP sockets (inodes), those its steps opened.
         self.owned: set[int] = set(owned or ())
         self.lost: PeerLost | None = None  # what the last step that failed raised
@@ -162,8 +164,10 @@ class Watchdog:
                     self._cut(port)
                     continue
             if now - since > self.bounds.timeout:
-                self._cut(f"no reply in {self.bounds.timeout:g} s, the --rpc-timeout; "
-                          f"{self._probe()}")
+                port = self._probe() if self.stalled is None else \
+                    f"{self.what}: {self._probe()}"
+                self._cut(f"no reply in {self.bounds.timeout:g} s, the --rpc-timeout; {port}",
+                          self.stalled)
 
     def _probe(self) -> str:
         """What the peer's port says to a connection attempt."""
@@ -194,8 +198,9 @@ class Watchdog:
                 self._probes.discard(ino)
         return ACCEPTS
 
-    def _cut(self, why: str) -> None:
-        """Shut down the step's connections: whatever waits on one returns with an error."""
+    def _cut(self, why: str, who: str | None = None) -> None:
+        """Shut down the step's connections: whatever waits on one returns with an error.
+        ``who`` stopped answering, when that is not the watched peer."""
         with self._lock:
             if not self._steps:
                 return  # it ended meanwhile
@@ -205,8 +210,8 @@ class Watchdog:
             # (the server a tracker leased): the step waits on that one.
             handed = [p for p in map(_peer, cut) if p is not None and p not in self._ends]
             if handed:
-                self._who = (f"the RPC server at {handed[0][0]}:{handed[0][1]} that "
-                             f"{self.what} leased")
+                who = f"the RPC server at {handed[0][0]}:{handed[0][1]} that {self.what} leased"
+            self._who = who
             self._verdict = why
             for ino in cut:
                 _shutdown(ino)

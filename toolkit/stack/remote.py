@@ -222,7 +222,9 @@ def tuning_runner(remote: Remote) -> Iterator[Any]:
     config = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=remote.key,
                                  session_timeout_sec=tune.RUN_TIMEOUT_S)
     runner = ms.runner.RPCRunner(rpc_config=config)
-    watch = Watchdog(f"the RPC tracker at {remote.tracker}", (host, port), remote.bounds)
+    watch = Watchdog(f"the RPC tracker at {remote.tracker}", (host, port), remote.bounds,
+                     stalled=f"a {remote.key!r} server leased from the RPC tracker at "
+                             f"{remote.tracker}")
     doing = f"measuring tuning candidates on {remote.key!r} servers"
 
     @tune.derived_object(ms)
