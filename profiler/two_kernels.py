@@ -8,7 +8,9 @@ Two builds of the same model, one with a kernel made slow on purpose:
 
 ``TK_DEMO_SLOW=N`` makes ``scale`` compute the same result as a sum of N equal parts (N
 times the work); ``TK_DEMO_RENAME=1`` gives ``add_one`` another name with the same
-PrimFunc, which compare matches by structural hash.
+PrimFunc, which compare matches by structural hash. ``TK_DEMO_CALLS=N`` calls ``add_one`` N
+times in a row (the same kernel, N calls a run), as an unfused model calls one projection
+kernel several times where a fused one calls it once.
 """
 
 import os
@@ -18,6 +20,7 @@ from tvm import relax, te
 N = 65536
 REPS = int(os.environ.get("TK_DEMO_SLOW", "1"))
 ADD_ONE = "add_one_v2" if os.environ.get("TK_DEMO_RENAME") else "add_one"
+CALLS = int(os.environ.get("TK_DEMO_CALLS", "1"))
 
 
 def scale(x):
@@ -35,11 +38,13 @@ tensor = getattr(relax, "TensorStructInfo", None) or relax.TensorType
 x = relax.Var("x", tensor((N,), "float32"))
 with bb.function("main", [x]):
     with bb.dataflow():
-        a = bb.emit(bb.call_te(scale, x, primfunc_name_hint="scale"))
-        b = bb.emit_output(bb.call_te(add_one, a, primfunc_name_hint=ADD_ONE))
-    bb.emit_func_output(b)
+        b = bb.emit(bb.call_te(scale, x, primfunc_name_hint="scale"))
+        for _ in range(CALLS):
+            b = bb.emit(bb.call_te(add_one, b, primfunc_name_hint=ADD_ONE))
+        out = bb.emit_output(b)
+    bb.emit_func_output(out)
 mod = bb.get()
 
 
 def reference(x):
-    return x * 2 + 1
+    return x * 2 + CALLS

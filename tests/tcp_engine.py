@@ -14,7 +14,8 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,10 +26,11 @@ def engine_socket() -> str:
     return host[len("unix://"):] if host.startswith("unix://") else "/var/run/docker.sock"
 
 
-def _relay(src: socket.socket, dst: socket.socket) -> None:
+def _relay(src: socket.socket, dst: socket.socket, cut: Callable[[bytes], None]) -> None:
     try:
         while data := src.recv(1 << 16):
             dst.sendall(data)
+            cut(data)
     except OSError:
         pass
     finally:
@@ -37,10 +39,27 @@ def _relay(src: socket.socket, dst: socket.socket) -> None:
 
 
 @contextlib.contextmanager
-def tcp_engine() -> Iterator[str]:
-    """``tcp://127.0.0.1:PORT`` relayed to the local engine, while the context lasts."""
+def tcp_engine(cut_after: bytes | None = None, delay: float = 1.0) -> Iterator[str]:
+    """``tcp://127.0.0.1:PORT`` relayed to the local engine, while the context lasts.
+
+    ``cut_after``: once a request holding these bytes has gone through (``b"/start"``: a
+    container or exec started), wait ``delay`` seconds and sever every connection and stop
+    listening - to tk, the engine is gone mid-build."""
     listener = socket.create_server(("127.0.0.1", 0))
     path = engine_socket()
+    sockets: list[socket.socket] = []
+
+    def sever() -> None:
+        time.sleep(delay)
+        listener.close()
+        for s in sockets:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def cut(data: bytes) -> None:
+        if cut_after is not None and cut_after in data:
+            threading.Thread(target=sever, daemon=True).start()
 
     def serve() -> None:
         while True:
@@ -50,8 +69,10 @@ def tcp_engine() -> Iterator[str]:
                 return  # closed: the context is over
             engine = socket.socket(socket.AF_UNIX)
             engine.connect(path)
-            for a, b in ((client, engine), (engine, client)):
-                threading.Thread(target=_relay, args=(a, b), daemon=True).start()
+            sockets.extend((client, engine))
+            threading.Thread(target=_relay, args=(client, engine, cut), daemon=True).start()
+            threading.Thread(target=_relay, args=(engine, client, lambda _: None),
+                             daemon=True).start()
 
     threading.Thread(target=serve, daemon=True).start()
     try:

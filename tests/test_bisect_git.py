@@ -187,6 +187,82 @@ case "$TK_BISECT_COMMIT" in {shas[2]}) exit $((n % 2));; esac
     assert [c["hash"] for c in data["candidates"]] == shas[2:4]
 
 
+def test_a_culprit_its_confirmation_contradicts_is_flaky(tk, tmp_path, env):
+    """Bad from commit 2 on, except that commit 2 is bad only on its first run: the search
+    ends there, its re-run disagrees, and no culprit is claimed (exit 3)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    shas = _history(repo, culprit=2, commits=5)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    script = tmp_path / "check.sh"
+    script.write_text(f"""#!/bin/sh
+n=$(cat {runs}/$TK_BISECT_COMMIT 2>/dev/null || echo 0); echo $((n+1)) > {runs}/$TK_BISECT_COMMIT
+case "$TK_BISECT_COMMIT" in {shas[2]}) exit $((n == 0));; esac
+grep -q ok val
+""")
+    script.chmod(0o755)
+    assert tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+              "--no-build", "--check", str(script), env=env).returncode == 0
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert r.stdout.startswith("# The check is flaky - no confirmed culprit\n")
+    assert f"The search ended at `{shas[2][:12]}`" in r.stdout
+    assert f"{shas[2][:10]} good (exit 0)" in r.stdout and "First bad commit" not in r.stdout
+    assert "- Confirmed: NO" in r.stdout
+    r = tk("bisect", "status", "--source", str(repo), env=env)
+    assert f"the check is flaky: the search ended at {shas[2]}" in r.stdout
+
+
+def test_the_pass_hint_of_a_no_build_bisection_compares_culprit_and_parent(tk, tmp_path, env):
+    """A workload file of the tree gains a miscompiling pass; --no-build, the check builds
+    nothing. The suggested dumps are of the culprit and its parent as the check ran them -
+    in the bisection's worktree - not of the user's checkout twice ("no difference")."""
+    pytest.importorskip("tvm")
+    bug = (REPO / "tests" / "fixtures" / "bisect" / "miscompile.py").read_text()
+    good = bug.replace("relax.transform.FoldConstant(), fold_bias_bug,",
+                       "relax.transform.FoldConstant(),")
+    assert good != bug
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    shas = []
+    for i, (name, text) in enumerate([("model.py", good), ("notes", "1\n"), ("model.py", bug),
+                                      ("notes", "3\n")]):
+        (repo / name).write_text(text)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", f"step {i}")
+        shas.append(_git(repo, "rev-parse", "HEAD"))
+    assert tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+              "--no-build", "--check", "numerics model.py", env=env).returncode == 0
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"First bad commit: {shas[2][:12]}" in r.stdout
+    assert "tk built nothing for these commits (the check builds)" in r.stdout
+    hint = json.loads(tk("bisect", "report", "--json", "--source", str(repo),
+                         env=env).stdout)["pass_hint"]
+    # The user runs it from their checkout, where model.py is the newest (bad) one.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "tk").write_text(f"#!/bin/sh\nexec {sys.executable} -m toolkit \"$@\"\n")
+    (bin_dir / "tk").chmod(0o755)
+    shell_env = {**os.environ, **env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+                 "PYTHONPATH": str(REPO)}
+    done = subprocess.run(["sh", "-c", hint["dump_ir"]], cwd=repo, env=shell_env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FoldBiasBug" in done.stdout and "no difference" not in done.stdout
+    names = {d.name: json.loads((repo / d / "index.json").read_text())["passes"]
+             for d in (Path("ir-parent"), Path("ir-culprit"))}
+    assert not any(p["name"] == "FoldBiasBug" for p in names["ir-parent"])
+    assert any(p["name"] == "FoldBiasBug" for p in names["ir-culprit"])
+    done = subprocess.run(["sh", "-c", hint["passes"]], cwd=repo, env=shell_env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("# First bad pass: #") and "FoldBiasBug" in done.stdout
+
+
 def test_missing_command_stops_with_explanation(tk, tmp_path, env):
     repo = tmp_path / "repo"
     shas = make_history(repo, commits=2, culprit=2, python_every=0)
@@ -327,3 +403,91 @@ def test_submodule_objects_missing_locally_skip_the_commit_and_nothing_is_fetche
     # s1 is reachable over file:// from its origin, yet nothing fetched it.
     clone = repo / ".git" / "modules" / "lib"
     assert subprocess.run(["git", "-C", str(clone), "cat-file", "-e", s1]).returncode != 0
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "protocol.file.allow=always", "-c", "user.name=tk",
+                           "-c", "user.email=t@tk.invalid", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def _history(repo: Path, culprit: int, commits: int = 6) -> list[str]:
+    """Commits changing ``val`` (ok until ``culprit``, bad from it on) and ``n``; the first
+    one takes what the repository holds already."""
+    _git(repo, "add", "-A")
+    shas = []
+    for i in range(commits):
+        (repo / "val").write_text("bad\n" if i >= culprit else "ok\n")
+        (repo / "n").write_text(f"{i}\n")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", f"step {i}")
+        shas.append(_git(repo, "rev-parse", "HEAD"))
+    return shas
+
+
+def test_submodules_never_initialised_are_left_alone_and_said(tk, tmp_path, env):
+    """apache/tvm's layout: tvm-ffi initialised (its own dlpack not), cutlass and
+    OpenCL-Headers never: like git bisect, the steps leave those as the checkout has them."""
+    ffi, repo = tmp_path / "tvm-ffi", tmp_path / "tvm"
+    for root in (ffi, repo):
+        root.mkdir()
+        _git(root, "init", "-q", "-b", "main")
+    (ffi / "c_api.h").write_text("// ffi\n")
+    (ffi / ".gitmodules").write_text('[submodule "3rdparty/dlpack"]\n\tpath = 3rdparty/dlpack\n'
+                                     "\turl = https://github.com/dmlc/dlpack\n")
+    (ffi / "3rdparty" / "dlpack").mkdir(parents=True)  # as a clone leaves it: empty
+    _git(ffi, "update-index", "--add", "--cacheinfo", f"160000,{'d' * 40},3rdparty/dlpack")
+    _git(ffi, "add", "-A")
+    _git(ffi, "commit", "-q", "-m", "ffi")
+    _git(repo, "submodule", "add", "-q", str(ffi), "3rdparty/tvm-ffi")  # not --recursive
+    optional = {"3rdparty/cutlass": "https://github.com/NVIDIA/cutlass",
+                "3rdparty/OpenCL-Headers": "https://github.com/KhronosGroup/OpenCL-Headers"}
+    with (repo / ".gitmodules").open("a") as f:
+        for path, url in optional.items():
+            f.write(f'[submodule "{path}"]\n\tpath = {path}\n\turl = {url}\n')
+    for i, path in enumerate(optional):
+        (repo / path).mkdir()
+        _git(repo, "update-index", "--add", "--cacheinfo", f"160000,{str(i + 1) * 40},{path}")
+    shas = _history(repo, culprit=4)
+    config = (repo / ".git" / "config").read_bytes()
+    before = checkout_fingerprint(repo)
+
+    check = "test -f 3rdparty/tvm-ffi/c_api.h && python -c \"open('val').read() == 'ok\\n' or exit(1)\""
+    r = tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+           "--no-build", "--check", check, env=env)
+    assert r.returncode == 0, r.stderr
+    left = "3rdparty/OpenCL-Headers, 3rdparty/cutlass, 3rdparty/tvm-ffi/3rdparty/dlpack"
+    assert f"never initialised in your checkout, left so at every commit (as git bisect does; " \
+           f"tk never fetches): {left}" in r.stdout
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"First bad commit: {shas[4][:12]}" in r.stdout
+    assert f"- Submodules never initialised in your checkout, left so at every commit: {left}" \
+        in r.stdout
+    data = json.loads(tk("bisect", "report", "--json", "--source", str(repo), env=env).stdout)
+    assert data["confirmed"] is True and data["submodules_left"] == left.split(", ")
+    worktree = Path(state_file(env).parent, "worktree")
+    assert (worktree / "3rdparty" / "tvm-ffi" / "c_api.h").is_file()
+    for path in [*optional, "3rdparty/tvm-ffi/3rdparty/dlpack"]:
+        assert not any((worktree / path).iterdir())  # as in the user's checkout: empty
+    assert (repo / ".git" / "config").read_bytes() == config  # nothing recorded there
+    assert checkout_fingerprint(repo) == before
+
+
+def test_gitmodules_entries_committed_as_plain_files_are_no_submodules(tk, tmp_path, env):
+    """A tree that vendored its 3rdparty content as files but kept .gitmodules."""
+    repo = tmp_path / "repo"
+    (repo / "3rdparty" / "dlpack").mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / ".gitmodules").write_text('[submodule "3rdparty/dlpack"]\n\tpath = 3rdparty/dlpack\n'
+                                      "\turl = https://github.com/dmlc/dlpack\n")
+    (repo / "3rdparty" / "dlpack" / "dlpack.h").write_text("// vendored\n")
+    shas = _history(repo, culprit=2)
+    r = tk("bisect", "start", "--source", str(repo), "--good", shas[0], "--bad", "HEAD",
+           "--no-build", "--check", "test -f 3rdparty/dlpack/dlpack.h && grep -q ok val",
+           env=env)
+    assert r.returncode == 0, r.stderr
+    assert "never initialised" not in r.stdout
+    r = tk("bisect", "run", "--source", str(repo), env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"First bad commit: {shas[2][:12]}" in r.stdout and "Submodules" not in r.stdout

@@ -36,6 +36,49 @@ def fake_pipeline(no_compile_at=(), crash_without=("Lower", "Codegen")):
     return run_probe, calls
 
 
+def flaky_pipeline(pattern):
+    """Bug miscompiles on the runs ``pattern`` says (True: bad), one run after another."""
+    runs = iter(pattern)
+    run_probe, calls = fake_pipeline()
+
+    def probe(k, required, diff_unit=None):
+        out = run_probe(k, required, diff_unit)
+        if out["status"] == "bad":
+            bad = next(runs)
+            out.update(status="bad" if bad else "good", detail="differs" if bad else "matches")
+        return out
+
+    return probe, calls
+
+
+# Steady, the probes are: every pass, 0, 3, 5, 4, then the confirmation's 4, 5, 5, 4; Bug
+# (unit 4) runs in those above 4.
+@pytest.mark.parametrize("pattern", [
+    [True, False, True, True],  # prefix 5 lucky: 6 looks first bad; 5 bad when re-run
+    [True, False, False, False, False],  # 5, 6 lucky: every pass good when re-run
+    [True, True, False],  # the search is right; the culprit's prefix good when re-run
+    [True, True, True, False],  # ... good the second time it is re-run
+])
+def test_a_flaky_check_is_never_a_culprit(pattern):
+    """The same prefix judged bad, then good: flaky, with the prefix, never a culprit."""
+    run_probe, _ = flaky_pipeline(pattern)
+    r = PassBisector("w.py", "llvm", run_probe=run_probe, required=["Lower", "Codegen"]).run()
+    assert r.status == "flaky" and r.culprit is None and r.candidates == []
+    d = r.disagreements[-1]
+    assert set(d.verdicts) == {"good", "bad"}
+    text = markdown(r)
+    assert text.startswith("# Pass bisection: the check is flaky - no culprit\n")
+    assert f"- Runs of {r.prefix(d.k)}: " in text and "First bad pass" not in text
+
+
+def test_a_steady_culprit_is_confirmed():
+    run_probe, calls = fake_pipeline()
+    r = PassBisector("w.py", "llvm", run_probe=run_probe, required=["Lower", "Codegen"]).run()
+    assert r.culprit_name == "Bug" and r.confirmed is True and r.disagreements == []
+    c = r.culprit + 1  # the culprit's prefix; the one before it, twice each
+    assert calls[-4:] == [c - 1, c, c, c - 1]
+
+
 def test_learns_required_passes_and_finds_the_bug():
     run_probe, calls = fake_pipeline()
     r = PassBisector("w.py", "llvm", run_probe=run_probe).run()
@@ -60,13 +103,15 @@ def test_the_pass_search_reports_typed_events():
     assert set(learned) == {"Lower", "Codegen"}
     windows = [e for e in seen if isinstance(e, ev.PassWindow)]
     assert windows and all(w.lo < w.trying < w.hi for w in windows)
+    confirming = seen.index(ev.PassConfirming(UNITS.index("Bug") + 1))
+    assert [e.k for e in seen[confirming:] if isinstance(e, ev.PrefixProbed)] == [4, 5, 5, 4]
 
 
 def test_listed_required_passes_need_no_learning():
     run_probe, calls = fake_pipeline()
     r = PassBisector("w.py", "llvm", run_probe=run_probe, required=["Lower", "Codegen"]).run()
     assert r.culprit_name == "Bug" and r.learned == []
-    assert len(calls) <= 6  # every pass, none, ~log2(7), the diff
+    assert len(calls) <= 9  # every pass, none, ~log2(7), the confirmation (and the diff)
 
 
 def test_prefix_that_does_not_compile_is_not_a_verdict():
@@ -112,6 +157,86 @@ def test_finds_the_miscompiling_pass_of_a_real_pipeline(tk, tmp_path):
     text = tk("bisect", "passes", str(FIXTURE), "--target", "llvm").stdout
     assert text.startswith(f"# First bad pass: #{number} FoldBiasBug\n")
     assert f"tk dump-ir show ir-dump --pass {number} --diff" in text
+
+
+# The pass scaffold's shape (toolkit/data/ext_template_pass's pipeline.py): a fork's pipeline
+# is a named Sequential holding its passes and TVM's own pipelines.
+NAMED_PIPELINE = """
+pipeline = tvm.transform.Sequential([
+    relax.transform.CanonicalizeBindings(), fold_bias_bug, relax.pipeline.zero_pipeline(),
+    relax.pipeline.default_build_pipeline(),
+], name="myfork.pipeline")
+"""
+
+
+@pytest.mark.slow
+def test_the_passes_nested_in_a_named_sequential_are_units(tk, tmp_path):
+    """Learned as one required pass, a named pipeline hid the buggy pass inside it: the
+    bisection could never skip it. Its passes (and zero_pipeline's) are units now."""
+    text = FIXTURE.read_text()
+    named = tmp_path / "named.py"
+    named.write_text(text[:text.index("# The fork's pipeline")] + NAMED_PIPELINE)
+    # A cache of its own: no passes learned as required by another test's run.
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    r = tk("bisect", "passes", str(named), "--target", "llvm", "--json", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["culprit_name"] == "FoldBiasBug"
+    assert "myfork.pipeline" not in data["units"] + data["required"]
+    assert {"FuseOps", "FuseTIR"} <= set(data["units"])  # zero_pipeline's, opened too
+    dump = tmp_path / "dump"
+    assert tk("dump-ir", str(named), "--target", "llvm", "-o", str(dump), env=env).returncode == 0
+    records = json.loads((dump / "index.json").read_text())["passes"]
+    assert [p["seq"] for p in records if p["name"] == "FoldBiasBug"] == [data["culprit_number"]]
+
+
+# A pass that miscompiles every other time it runs (a run counter beside the workload: each
+# probe is a process of its own), as a pass that races or reads uninitialised memory would.
+FLAKY_PIPELINE = """
+from pathlib import Path
+
+_RUNS = Path(__file__).with_name("runs")
+
+
+@tvm.transform.module_pass(opt_level=0, name="FlakyBump")
+def flaky_bump(mod, ctx):
+    runs = int(_RUNS.read_text()) if _RUNS.exists() else 0
+    _RUNS.write_text(str(runs + 1))
+    if runs % 2 == 0:
+        for gv, func in list(mod.functions.items()):
+            if isinstance(func, relax.Function):
+                mod[gv] = _Bump(mod).visit_expr(func)
+    return mod
+
+
+pipeline = tvm.transform.Sequential([
+    relax.transform.CanonicalizeBindings(), relax.transform.FoldConstant(), flaky_bump,
+    relax.transform.LegalizeOps(), relax.pipeline.default_build_pipeline(),
+])
+"""
+
+
+@pytest.mark.slow
+def test_a_real_flaky_pass_makes_a_flaky_bisection(tk, tmp_path):
+    """The issue's run named a culprit, exit 0, though its own log judged one prefix bad and
+    then good: now the bisection is flaky (exit 3) and says which prefix disagreed."""
+    text = FIXTURE.read_text()
+    flaky = tmp_path / "flaky.py"
+    flaky.write_text(text[:text.index("# The fork's pipeline")] + FLAKY_PIPELINE)
+    env = {"TK_CACHE": str(tmp_path / "cache")}
+    r = tk("bisect", "passes", str(flaky), "--target", "llvm", "--json", env=env)
+    assert r.returncode == 3, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["status"] == "flaky" and data["culprit"] is None and data["dump_ir"] is None
+    d = data["disagreements"][0]
+    assert sorted(set(d["verdicts"])) == ["bad", "good"]
+    judged = [p["status"] for p in data["probes"] if p["k"] == d["k"]]
+    assert judged == d["verdicts"]  # the log shows the same prefix judged both ways
+    (tmp_path / "runs").unlink()
+    r = tk("bisect", "passes", str(flaky), "--target", "llvm", env=env)
+    assert r.returncode == 3
+    assert r.stdout.startswith("# Pass bisection: the check is flaky - no culprit\n")
+    assert "the check is flaky: " in r.stdout and "First bad pass" not in r.stdout
 
 
 def test_without_reference_every_prefix_is_held_to_prefix_zero():

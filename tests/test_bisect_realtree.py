@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.bisect.worktree import Untestable, Worktree, open_repo
+from toolkit.bisect.worktree import Untestable, Worktree, open_repo, uninitialised
 from toolkit.builds import source
 
 FIXTURES = os.environ.get("TK_FIXTURES")
@@ -23,6 +23,8 @@ pytestmark = [
                        "tvm-main.tar.xz; .ci/run sets it)"),
 ]
 FFI = "3rdparty/tvm-ffi"
+OPTIONAL = ["3rdparty/OpenCL-Headers", "3rdparty/cutlass", "3rdparty/cutlass_fpA_intB_gemm",
+            "3rdparty/libflash_attn"]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -49,11 +51,15 @@ def history(tmp_path_factory) -> tuple[Path, list[str], str]:
     ffi = tmp / "tvm-ffi"
     shutil.move(str(repo / FFI), ffi)
     git(ffi, "init", "-q", "-b", "main")
+    # tvm-ffi's .gitmodules names dlpack and libbacktrace, whose content the tarball holds as
+    # plain files: committed so, they are no submodules.
     commit(ffi, "tvm-ffi")
     git(repo, "init", "-q", "-b", "main")
-    for gm in repo.rglob(".gitmodules"):
-        gm.unlink()  # the tarball's: the history below declares its own submodule
-    git(repo, "submodule", "add", "-q", str(ffi), FFI)
+    # apache/tvm's .gitmodules as it is; the optional submodules (empty directories in the
+    # tarball) recorded as gitlinks nobody initialised, as in a clone without --recursive.
+    for i, path in enumerate(OPTIONAL, 1):
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{str(i) * 40},{path}")
+    git(repo, "submodule", "add", "-q", "--force", str(ffi), FFI)
     shas = [commit(repo, "base: apache/tvm main")]
     init = repo / "python" / "tvm" / "__init__.py"
     init.write_text(init.read_text() + "\n# a Python-only change\n")
@@ -81,10 +87,14 @@ def test_build_keys_follow_what_builds(history):
 
 def test_submodules_come_from_the_local_clone_and_are_never_fetched(history, tmp_path):
     repo, shas, later = history
+    assert uninitialised(open_repo(repo), shas) == OPTIONAL  # tvm-ffi's: initialised
     wt = Worktree(open_repo(repo), tmp_path / "worktree")
     try:
         wt.checkout(shas[2])
         assert (wt.path / FFI / "include" / "tvm" / "ffi" / "c_api.h").is_file()
+        assert (wt.path / FFI / "3rdparty" / "dlpack" / "include" / "dlpack" / "dlpack.h").is_file()
+        for path in OPTIONAL:  # left as the user's checkout has them: empty
+            assert not any((wt.path / path).iterdir())
         with pytest.raises(Untestable, match="never fetches"):
             wt.checkout(shas[3])  # its tvm-ffi commit is upstream only, reachable by file://
         clone = repo / ".git" / "modules" / FFI

@@ -21,7 +21,9 @@ from minifork import (
     make_minifork,
 )
 
-from toolkit.builds.source import tree_key, tree_keys
+from toolkit.builds.backends import BuildFailed, BuildJob, read_cmake_cache
+from toolkit.builds.recipes import Request
+from toolkit.builds.source import inspect, tree_key, tree_keys
 from toolkit.builds.tools import PLAIN_WRAPPERS
 from toolkit.errors import UserError
 
@@ -319,6 +321,27 @@ def test_cuda_requested_but_missing_from_the_runtime_fails_loudly(tk, tmp_path, 
     # Asking again does not quietly serve the broken build.
     again = tk("build", "-C", str(fork), "--cuda", "--no-llvm", env=cache)
     assert again.returncode == 1 and "registers no device_api.cuda" in again.stderr
+    # Nor does tk env hand it out: refused with the failed check, unless told otherwise.
+    build_id = json.loads(tk("build", "ls", "--json", env=cache).stdout)["builds"][0]["id"]
+    env = tk("env", build_id, env=cache)
+    assert env.returncode == 1 and env.stdout == ""
+    [line] = env.stderr.strip().splitlines()[:1]
+    assert line.startswith(f"tk: error: build {build_id} failed its post-build check: cuda: "
+                           "the runtime loads but registers no device_api.cuda")
+    assert f"use it all the same: tk env {build_id} --ignore-check" in env.stderr
+    anyway = tk("env", build_id, "--ignore-check", env=cache)
+    assert anyway.returncode == 0 and "export TVM_LIBRARY_PATH=" in anyway.stdout
+    assert anyway.stderr.startswith(f"warning: build {build_id} failed its post-build "
+                                    "check: cuda: ")
+
+
+def test_env_says_when_a_build_was_never_checked(tk, tmp_path, cache):
+    m = build_json(tk, make_minifork(tmp_path / "tvm"), cache, "--no-check")
+    assert m["check"] is None
+    r = tk("env", m["id"], env=cache)
+    assert r.returncode == 0 and "export TVM_LIBRARY_PATH=" in r.stdout
+    assert r.stderr == (f"warning: build {m['id']} was never checked (built with --no-check, "
+                        "or by a bisection): nothing says it works\n")
 
 
 @pytest.mark.slow
@@ -485,3 +508,146 @@ def test_named_build_dir_with_a_hand_written_config_is_left_alone(tk, tmp_path, 
     m = build_json(tk, fork, cache, "--build-dir", "build2")
     assert m["build_dir"] == str(fork / "build2")
     assert (fork / "build2/config.cmake").read_text().startswith("# Written by tk build")
+
+
+def exported(library: str, symbol: str) -> bool:
+    """Does ``library`` define ``symbol`` (looked up in a fresh process: no TVM of ours)?"""
+    code = "import ctypes, sys; print(hasattr(ctypes.CDLL(sys.argv[1]), sys.argv[2]))"
+    proc = subprocess.run([sys.executable, "-c", code, library, symbol], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip() == "True"
+
+
+COPIED_SOURCE = "TVM_MINI_DLL int TVMMiniCopied() { return 7; }\n"
+
+
+def copy_and_change(fork: Path, copy: Path) -> None:
+    """cp -a the built tree (build directories and all), then commit a runtime change there."""
+    subprocess.run(["cp", "-a", str(fork), str(copy)], check=True)
+    src = copy / "src/runtime/device_api.cc"
+    commit_file(copy, "src/runtime/device_api.cc", src.read_text() + COPIED_SOURCE)
+
+
+def test_a_tree_copied_with_its_build_directory_builds_its_own_sources(tk, tmp_path, cache):
+    """The maintainer's scenario: `cp -a tvm tvm2` copies build-<plan>/, whose CMake cache
+    names tvm/; a change committed in tvm2 must be in tvm2's library."""
+    fork = make_minifork(tmp_path / "tvm")
+    first = build_json(tk, fork, cache)
+    copy = tmp_path / "tvm2"
+    copy_and_change(fork, copy)
+    r = tk("build", "-C", str(copy), "--json", env=cache)
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    bdir = copy / Path(first["build_dir"]).name
+    assert m["build_dir"] == str(bdir) and m["id"] != first["id"]
+    assert (f"tk: {bdir} was configured for another tree (its CMake cache was made for the "
+            f"sources in {fork}): emptied, configured afresh") in r.stderr
+    runtime = next(a["path"] for a in m["artifacts"] if a["name"] == "libtvm_runtime.so")
+    assert exported(runtime, "TVMMiniCopied")
+    assert m["timings"]["configure"] > 0
+    assert read_cmake_cache(bdir)["CMAKE_HOME_DIRECTORY"] == str(copy)
+    # The check says where the build file's objects are compiled from.
+    assert m["check"]["ok"] and m["check"]["provenance"]["outside"] == []
+    assert m["check"]["provenance"]["objects"] == 4
+    # The first tree and its build directory are as they were.
+    assert read_cmake_cache(Path(first["build_dir"]))["CMAKE_HOME_DIRECTORY"] == str(fork)
+    old = next(a["built"] for a in first["artifacts"] if a["name"] == "libtvm_runtime.so")
+    assert not exported(old, "TVMMiniCopied")
+
+
+def test_a_named_build_directory_of_another_tree_is_refused(tk, tmp_path, cache):
+    """A --build-dir the user named is theirs: tk does not empty it, it says why it will not
+    build there."""
+    fork = make_minifork(tmp_path / "tvm")
+    build_json(tk, fork, cache, "--build-dir", "build")
+    copy = tmp_path / "tvm2"
+    copy_and_change(fork, copy)
+    before = (copy / "build/CMakeCache.txt").read_text()
+    r = tk("build", "-C", str(copy), "--build-dir", "build", env=cache)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"tk: error: {copy / 'build'} holds the build of another tree (its CMake cache was "
+        f"made for the sources in {fork}): building there would compile that tree's sources; "
+        "remove it, or pick another --build-dir"]
+    assert (copy / "build/CMakeCache.txt").read_text() == before
+
+
+def test_cmake_errors_fail_a_step_that_exits_0(tk, tmp_path, cache, monkeypatch):
+    """`cmake --build` in a build directory copied from another tree prints "CMake Error: The
+    current CMakeCache.txt directory ... is different" and exits 0, having compiled the other
+    tree's sources: the backend fails the step on CMake's error."""
+    from toolkit.builds import driver
+    from toolkit.builds.backends import native
+
+    monkeypatch.setenv("TK_CACHE", cache["TK_CACHE"])
+    fork = make_minifork(tmp_path / "tvm")
+    first = build_json(tk, fork, cache)
+    copy = tmp_path / "tvm2"
+    copy_and_change(fork, copy)
+    tree = inspect(copy)
+    job = BuildJob(plan=driver.plan_for(Request(), copy), source_dir=copy,
+                   build_dir=copy / Path(first["build_dir"]).name, log=tmp_path / "build.log",
+                   files_key=tree.files_key)
+    assert job.configured  # the copied stamp says so: straight to `cmake --build`
+    with pytest.raises(BuildFailed, match=r"compile failed: CMake Error: The current "
+                                          r"CMakeCache.txt directory .* is different"):
+        native.build(job)
+
+
+def test_a_build_of_sources_outside_its_tree_fails_its_check(tk, tmp_path, cache):
+    """The check proves where the compiled sources came from (Ninja's compilation database)."""
+    fork = make_minifork(tmp_path / "tvm")
+    outside = tmp_path / "elsewhere" / "outside.cc"
+    outside.parent.mkdir()
+    outside.write_text("int MiniOutside() { return 1; }\n")
+    lists = (fork / "CMakeLists.txt").read_text()
+    commit_file(fork, "CMakeLists.txt", lists + f"target_sources(tvm_runtime PRIVATE {outside})\n")
+    r = tk("build", "-C", str(fork), env=cache)
+    assert r.returncode == 1, r.stderr
+    assert f"1 of the 5 objects {fork}/build-" in r.stderr
+    assert f"builds are compiled from outside {fork} (first: {outside})" in r.stderr
+
+
+def test_linking_where_the_link_is_already_leaves_no_temporary(tmp_path, monkeypatch):
+    """Two `tk env ID` of one packed build link the same objects into one lib/, and the second
+    finds links the first made: rename(2) of one hard link onto another of the same file does
+    nothing, which left the temporary in the directory LD_LIBRARY_PATH names."""
+    from toolkit.builds import store
+
+    monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "libx.so"
+    src.write_bytes(b"\x7fELF" + os.urandom(64))
+    _, obj = store.put_object(src)
+    lib = tmp_path / "entry" / "lib"
+    lib.mkdir(parents=True)
+    for _ in range(2):
+        store.link_object(obj, lib / "libx.so")
+        assert os.listdir(lib) == ["libx.so"] and (lib / "libx.so").samefile(obj)
+    # Over another file: replaced, still nothing else in lib/.
+    (lib / "liby.so").write_bytes(b"other")
+    store.link_object(obj, lib / "liby.so")
+    assert sorted(os.listdir(lib)) == ["libx.so", "liby.so"] and (lib / "liby.so").samefile(obj)
+
+
+def test_gc_removes_temporaries_their_writer_left(tk, tmp_path, cache):
+    """A temporary file whose process is gone (killed mid-link, or an older tk's) is nobody's:
+    tk build gc removes it, and packing never takes it for one of the build's libraries."""
+    fork = make_minifork(tmp_path / "tvm")
+    m = build_json(tk, fork, cache)
+    lib = Path(m["artifacts"][0]["path"]).parent
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    leftover = lib / f"libtvm_runtime.so.{gone.pid}.{gone.pid}.tmp"
+    os.link(lib / "libtvm_runtime.so", leftover)
+    writing = lib / f"libtvm.so.{os.getpid()}.{os.getpid()}.tmp"  # its writer is alive: kept
+    os.link(lib / "libtvm.so", writing)
+    add_source_commit(fork, "v2")
+    build_json(tk, fork, cache)  # packs the first build
+    packed = json.loads((lib.parent / ".packed").read_text())
+    assert sorted(packed) == ["lib/libtvm.so", "lib/libtvm_runtime.so"]
+    r = tk("build", "gc", env=cache)
+    assert r.returncode == 0, r.stderr
+    assert "1 temporary file left by a process that is gone" in r.stdout
+    assert not leftover.exists() and writing.exists()
+    writing.unlink()

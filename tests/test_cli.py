@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO
 
 
@@ -91,3 +93,48 @@ def test_groups_with_a_default_command_share_one_behaviour(tk):
         assert implicit.returncode == 0
         assert implicit.stdout == tk(group, *default_words).stdout
         assert tk(group, *sub).returncode == 0
+
+
+@pytest.mark.parametrize("args", [
+    ("profile", "builtin:mlp", "-n", "99999999999999999999"),
+    ("profile", "builtin:mlp", "--warmup", "99999999999999999999"),
+    ("tune", "builtin:matmul", "--trials", "99999999999999999999", "-o", "db"),
+])
+def test_a_run_count_no_one_can_wait_for_is_refused_at_once(tk, tmp_path, args):
+    """10**20 runs was taken and ran for ever (--trials overflowed MetaSchedule's int32 later
+    as a TypeError); a count is bounded, and the line says the bound."""
+    result = tk(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "must be at most 1,000,000" in lines[0], result.stderr
+    assert not (tmp_path / "db").exists()
+
+
+def test_python_that_is_not_an_interpreter_is_one_line_exit_2(tk, tmp_path):
+    """--python naming a library (executable bit and all), a program that is not a Python, or
+    nothing: refused at once (a library failed later with 'OSError: Exec format error')."""
+    library = tmp_path / "libfake.so"
+    library.write_bytes(b"\x7fELF\x02\x01\x01" + b"\x00" * 57)  # an ELF header, nothing to run
+    library.chmod(0o755)
+    for value, says in ((str(library), "is not a program this machine runs"),
+                        ("/bin/true", "is not a Python 3 interpreter"),
+                        (str(tmp_path / "missing"), "no such interpreter")):
+        result = tk("doctor", "--python", value)
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0] and value in lines[0], result.stderr
+
+
+def test_a_module_tk_installs_that_is_missing_here_names_its_pip_install(tk, tmp_path):
+    """A venv without cloudpickle (an older tk's, or one it was removed from): tk tune says
+    which pip install brings it back, one line, exit 2 - it was 'internal error'."""
+    hidden = tmp_path / "hide"
+    (hidden / "cloudpickle").mkdir(parents=True)
+    (hidden / "cloudpickle" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'cloudpickle'\", name='cloudpickle')\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(hidden), str(REPO)])}
+    result = tk("tune", "builtin:matmul", "--trials", "2", "-o", str(tmp_path / "db"), env=env)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "tk: error: Python module 'cloudpickle' is missing here: pip install cloudpickle"]
+    assert not (tmp_path / "db").exists()

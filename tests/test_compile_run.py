@@ -172,3 +172,22 @@ def test_examples_match_their_reference(tk, example):
     result = tk("run", str(REPO / "examples" / example), "--check", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["check"]["against"] == "reference"
+
+
+def test_a_library_runs_where_its_workload_no_longer_loads(tk, tmp_path):
+    """A runtime-only TVM cannot import the model file a library was compiled from (it needs
+    the compiler's functions): running the library must not need it. Here the file raises on
+    import, as it would there; the run goes on and says what it could not use."""
+    model = tmp_path / "model.py"
+    model.write_text((REPO / "examples" / "gelu_mlp.py").read_text())
+    lib = tmp_path / "model.so"
+    assert tk("compile", str(model), "-o", str(lib)).returncode == 0
+    model.write_text("raise AttributeError(\"module 'tvm.ir._ffi_api' has no attribute "
+                     "'RegisterOpAttr'\")\n")
+    r = tk("run", str(lib))
+    assert r.returncode == 0, r.stderr
+    assert f"note: {model}, which it was compiled from, does not load here" in r.stderr
+    assert "RegisterOpAttr" in r.stderr and "without its reference" in r.stderr
+    r = tk("run", str(lib), "--check")
+    assert r.returncode == 2 and r.stderr.count("tk: error:") == 1
+    assert "no reference, and " in r.stderr and "does not load here" in r.stderr

@@ -375,10 +375,19 @@ def remove_build_volumes(engine, under: Path) -> None:
                 vol.remove(force=True)
 
 
+def asked_options(record: dict) -> dict[str, str]:
+    return {k: v for k, v in record["cmake_values"].items() if k.startswith(("USE_", "HIDE_"))}
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 def test_a_remote_engine_builds_a_tree_it_cannot_see(tk, tmp_path, engine, remote_engine):
     fork = make_minifork(tmp_path / "tvm")
+    # The same plan on the local engine, which mounts the tree: what the remote one must use.
+    r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm", "--json",
+           env={"TK_CACHE": str(tmp_path / "local-cache")})
+    assert r.returncode == 0, r.stderr
+    local = json.loads(r.stdout)
     hidden, out = tmp_path / "hidden", tmp_path / "out"
     hidden.mkdir(), out.mkdir()
     tree = hidden / "tvm"
@@ -400,6 +409,13 @@ find {tree} -name '*.o' | wc -l > {out}/objects
         assert line.startswith(f"tar -C {tree} --exclude=.git -c . | docker run ")
         assert f"-v {tree}:" not in line and " -v tk-build-" in line
         assert first["check"]["ok"] and second["check"]["ok"], (first["check"], second["check"])
+        # Built as the plan says (its config.cmake went in with the tree), as on the local
+        # engine: same build id, same options, and the library itself says so.
+        assert first["id"] == local["id"] and first["mismatches"] == []
+        assert asked_options(first) == asked_options(local)
+        assert first["cmake_values"]["HIDE_PRIVATE_SYMBOLS"] == "ON"
+        info = first["check"]["libinfo"]
+        assert info["HIDE_PRIVATE_SYMBOLS"] == "ON" and info["LLVM_VERSION"].startswith("15.")
         # The second build found its configured build directory in the engine's volume and
         # compiled the changed file alone.
         assert second["timings"]["configure"] == 0.0
@@ -467,3 +483,25 @@ for m in $TK_CACHE/builds/*/manifest.json; do cp $m {out}/$(basename $(dirname $
                    for a in spans for b in spans)
     finally:
         remove_build_volumes(engine, tmp_path)
+
+
+@pytest.mark.docker
+def test_an_engine_lost_mid_build_is_one_line_and_stores_nothing(tk, tmp_path, engine,
+                                                                toolchain_image):
+    """The engine stops answering while a step runs in the container (its connection severed,
+    as a remote machine that goes away): one line naming the engine and the step, exit 1 -
+    not an internal ConnectionError - and no build stored."""
+    if mount_namespaces_or_reason():
+        pytest.skip(mount_namespaces_or_reason())
+    fork = make_minifork(tmp_path / "tvm")
+    cache = {"TK_CACHE": str(tmp_path / "cache")}
+    with tcp_engine(cut_after=b"/exec/", delay=0.5) as url:
+        r = tk("build", "-C", str(fork), "--backend", "docker", "--llvm",
+               env={**cache, "DOCKER_HOST": url}, timeout=600)
+    assert r.returncode == 1, r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("tk: error")]
+    assert len(errors) == 1 and "internal error" not in r.stderr, r.stderr
+    assert f"the Docker engine at {url} stopped answering" in errors[0]
+    listed = tk("build", "ls", "--json", env=cache)
+    assert json.loads(listed.stdout)["builds"] == []
+    remove_build_volumes(engine, tmp_path)

@@ -145,3 +145,58 @@ def test_tvm_ffi_mismatch_names_versions_and_the_fix(tk, tmp_path):
     assert "tvm::ffi::" in result.stdout
     assert "fix: pip install 'apache-tvm-ffi==" in result.stdout
     assert sys.executable not in result.stdout.splitlines()[0]
+
+
+def test_python_and_library_from_the_same_package_pass(tk):
+    report = json.loads(tk("doctor", "--json").stdout)
+    row = checks_by_name(report)["python vs library"][0]
+    assert row["status"] == "pass" and "from the package" in row["detail"]
+
+
+def test_pythonpath_tree_against_another_trees_libraries_fails(tk, tmp_path):
+    """PYTHONPATH at tree A's python/, TVM_LIBRARY_PATH at tree B's build: the skew doctor
+    names (the import may still work when both hold the same TVM, as here)."""
+    import tvm
+
+    package = Path(tvm.__file__).parent
+    a, b = tmp_path / "a", tmp_path / "b"
+    for tree in (a, b):
+        (tree / "python").mkdir(parents=True)
+        (tree / "CMakeLists.txt").write_text("project(tvm)\n")
+    # Tree A: tvm's Python sources (linked, not copied), without the libraries.
+    subprocess.run(["cp", "-rs", str(package), str(a / "python" / "tvm")], check=True)
+    subprocess.run(["rm", "-rf", str(a / "python" / "tvm" / "lib")], check=True)
+    # Tree B: a build directory holding the libraries (hard links: same files, other place).
+    (b / "python" / "tvm").mkdir()
+    (b / "build").mkdir()
+    for lib in (package / "lib").glob("libtvm*.so"):
+        os.link(lib, b / "build" / lib.name)
+    repo = Path(__file__).resolve().parent.parent  # tk itself, then tree A
+    env = {"PYTHONPATH": os.pathsep.join([str(repo), str(a / "python")]),
+           "TVM_LIBRARY_PATH": str(b / "build")}
+    report = json.loads(tk("doctor", "--json", env=env).stdout)
+    row = checks_by_name(report)["python vs library"][0]
+    assert row["status"] == "fail", row
+    assert f"tree {a}" in row["detail"] and f"tree {b}" in row["detail"]
+    assert "TVM_LIBRARY_PATH" in row["detail"] and str(a / "build") in row["fix"]
+
+
+def test_tree_rebuilt_from_another_commit_warns(tmp_path):
+    from toolkit.doctor import WARN, check_python_library_skew
+
+    tree = tmp_path / "tvm"
+    (tree / "python" / "tvm").mkdir(parents=True)
+    (tree / "build").mkdir()
+    (tree / "CMakeLists.txt").write_text("project(tvm)\n")
+    (tree / "python" / "tvm" / "__init__.py").write_text("")
+    (tree / "build" / "libtvm.so").write_bytes(b"")
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    facts = {"python": {"env": {"PYTHONPATH": str(tree / "python")}},
+             "import": {"ok": True, "file": str(tree / "python" / "tvm" / "__init__.py")},
+             "libraries": {"libraries": [{"path": str(tree / "build" / "libtvm.so")}]},
+             "build_info": {"libinfo": {"GIT_COMMIT_HASH": "0123456789abcdef0123"}}}
+    row = check_python_library_skew(facts)[0]
+    assert row.status == WARN and "built from 0123456789ab" in row.detail

@@ -72,6 +72,38 @@ pipeline = tvm.transform.Sequential([
 '''
 
 
+CUSTOM_LEGALIZE = '''\
+"""A small MLP whose pipeline legalizes relu the user's own way, which raises."""
+import tvm
+from tvm import relax, topi
+from tvm.relax.frontend import nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        self.fc1 = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return nn.relu(self.fc1(x))
+
+
+model = MLP()
+spec = {"forward": {"x": nn.spec.Tensor((1, 8), "float32")}}
+
+
+def legalize_relu(bb, call):
+    if True:  # the second case makes it raise inside tk only
+        raise ValueError("my relu legalization: no kernel for this shape")
+    return bb.call_te(topi.nn.relu, call.args[0])
+
+
+pipeline = tvm.transform.Sequential([
+    relax.transform.LegalizeOps({"relax.nn.relu": legalize_relu}),
+    relax.get_pipeline("default_build"),
+])
+'''
+
+
 RENAMING = '''\
 """An unreferenced helper PrimFunc and a user pass that only renames it."""
 import tvm
@@ -438,6 +470,52 @@ def test_a_users_own_pass_that_raises_is_reproduced_alone(tmp_path: Path):
                           timeout=300, cwd=tmp_path)
     assert proc.returncode != 0
     assert "running only FuseMyOps" in proc.stdout and "cannot fuse matmul yet" in proc.stderr
+
+
+def test_a_repro_reproduces_a_pass_configured_by_the_user_or_says_it_does_not(tmp_path: Path):
+    """A plain LegalizeOps() rebuilt by name does not raise where the user's LegalizeOps({...})
+    did: repro.py goes on to the compile with the workload's pipeline, which does; tk ran it
+    and says so. Where nothing reproduces, tk says that instead of pointing at repro.py."""
+    workload = tmp_path / "legalize.py"
+    workload.write_text(CUSTOM_LEGALIZE)
+    out = tmp_path / "dump"
+    r = run_tk("dump-ir", str(workload), "-o", str(out))
+    assert r.returncode == 1 and "pass LegalizeOps" in r.stderr
+    assert f"reproduce: python {out / 'repro.py'}" in r.stderr
+    failed = load_index(out)["passes"][load_index(out)["summary"]["failed_pass"]]
+    assert failed["repro"] == "reproduces"
+    proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert proc.returncode != 0 and "no kernel for this shape" in proc.stderr
+    assert "running only LegalizeOps" in proc.stdout  # tried first, ran clean
+    assert "LegalizeOps on failed/input.py ran without raising" in proc.stdout
+
+    # A failure that only happens inside tk (the legalization raises only where toolkit is
+    # imported) is not reproduced by repro.py: tk says so, and the reproduce line is the dump.
+    again = tmp_path / "again"
+    flaky = tmp_path / "only_in_tk.py"
+    flaky.write_text(CUSTOM_LEGALIZE.replace(
+        "if True:", 'if "toolkit" in __import__("sys").modules:'))
+    r = run_tk("dump-ir", str(flaky), "-o", str(again))
+    assert r.returncode == 1, r.stderr
+    assert "repro.py does not reproduce it (it runs without raising here)" in r.stderr
+    assert f"reproduce: tk --debug dump-ir {flaky}" in r.stderr
+    failed = load_index(again)["passes"][load_index(again)["summary"]["failed_pass"]]
+    assert failed["repro"] == "does not reproduce: it runs without raising here"
+
+
+def test_reproduce_lines_quote_the_paths_they_name(tmp_path: Path):
+    """An output directory named 'dd$(touch X)' is a word in the reproduce line, not a command."""
+    workload = tmp_path / "custom.py"
+    workload.write_text(CUSTOM_PASS)
+    out = tmp_path / "dd$(touch X)"
+    r = run_tk("dump-ir", str(workload), "-o", str(out))
+    assert r.returncode == 1
+    line = r.stderr.split("reproduce: ", 1)[1].splitlines()[0]
+    proc = subprocess.run(line, shell=True, capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.returncode != 0 and "cannot fuse matmul yet" in proc.stderr
+    assert not (tmp_path / "X").exists()
 
 
 def test_a_pass_that_only_renames_is_classified_renamed_only(tmp_path: Path):

@@ -296,7 +296,10 @@ def test_last_failure_is_explained(tk, tmp_path: Path) -> None:
     assert "R.ewise_fma(x, y, x)" not in r.stderr
     r = tk("explain", "--last", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.startswith("first cause (line ")
+    heading, rest = r.stdout.split("\n", 1)
+    assert heading.startswith("the last failure recorded, at ")
+    assert heading.endswith(f": $ tk compile {workload} --target llvm")
+    assert rest.startswith("first cause (line ")
     assert "src/relax/backend/vm/codegen_vm.cc" in r.stdout
     assert "High-level op reached the VM codegen" in r.stdout
     # Explaining does not replace the failure it explains.
@@ -463,3 +466,14 @@ def test_line_numbers_in_a_long_build_log() -> None:
         5002, 5003, 5004]
     llvm_line = next(i for i, ln in enumerate(text.splitlines(), 1) if "TVM requires LLVM" in ln)
     assert found["llvm-too-old"].line == llvm_line
+
+
+def test_a_long_run_of_spaces_is_read_in_linear_time() -> None:
+    """160k spaces before a word took 12 s (400k: 73 s): the IR-echo pattern backtracked through
+    the run of spaces once per space. 1.6M spaces would take about 20 minutes that way; read in
+    linear time it is milliseconds, so this bound only catches the quadratic shape."""
+    code = ("import sys; from toolkit.explain import explain, first_cause; "
+            "t = ' ' * 1_600_000 + 'x\\n'; explain(t); first_cause(t); print('ok')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert proc.stdout.strip() == "ok", proc.stderr

@@ -169,6 +169,46 @@ print(tvm_ffi.get_global_func("{NAME}.greet")("x"))
     assert r.returncode == 0 and "ok: it would load" in r.stdout
 
 
+def test_a_library_replaced_after_its_build_is_not_ok(built: Path, work: Path, tk) -> None:
+    """The manifest vouches for one library (its sha256 and build id): another put in its
+    place after tk ext build is not it, whatever the manifest says it was built against."""
+    other = work / "replaced"
+    other.mkdir()
+    lib = other / built.name
+    src = work / "replacement.cc"
+    src.write_text('extern "C" int replacement_entry() { return 1; }\n')
+    subprocess.run(["c++", "-shared", "-fPIC", "-Wl,--build-id", "-o", str(lib), str(src)],
+                   check=True)
+    manifest = built.with_name(built.name + ".tk.json")
+    shutil.copy2(manifest, lib.with_name(manifest.name))
+    recorded = json.loads(manifest.read_text())
+    r = tk("ext", "check", str(lib))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "ok: it would load" not in r.stdout
+    assert (f"MISMATCH: {lib.name} is not the library its manifest describes (sha256 "
+            f"{recorded['sha256'][:12]} recorded, {lib.name} is ") in r.stdout
+    r = run_py(f"from toolkit.ext.loader import load_extension; load_extension({str(lib)!r})")
+    assert r.returncode == 1 and "is not the library its manifest describes" in r.stderr
+    # The library the manifest was written for is still ok beside its own manifest.
+    assert tk("ext", "check", str(built)).returncode == 0
+
+
+def test_copied_with_its_build_directory_builds_in_the_copy(built: Path, work: Path, tk) -> None:
+    """`cp -a` of a built project: its build/ holds CMake's cache of the first copy; tk ext
+    build empties it and configures it for the copy, whose library is then built."""
+    project = built.parents[3]
+    copy = work / "copied_project"
+    subprocess.run(["cp", "-a", str(project), str(copy)], check=True)
+    r = tk("ext", "build", str(copy))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"{copy / 'build'} was configured for another copy (its CMake cache was made for the " \
+           f"sources in {project})" in r.stderr
+    library = copy / built.relative_to(project)
+    data = json.loads(library.with_name(library.name + ".tk.json").read_text())
+    assert data["library"] == str(library) and data["source_dir"] == str(copy)
+    assert tk("ext", "check", str(library)).returncode == 0
+
+
 def test_a_symbol_this_tvm_lacks_is_refused(work: Path, tk) -> None:
     """A real library importing a tvm:: function the wheel's libraries do not export (what
     one built against a newer TVM does): refused, naming the symbol; forced, dlopen's own
@@ -257,6 +297,26 @@ def test_new_refuses_bad_names_and_existing_dirs(tk, work: Path, built: Path) ->
     r = tk("ext", "new", NAME, "--dir", str(work))
     assert r.returncode == 2 and "already exists" in r.stderr
     assert tk("ext", "check", str(work / "absent.so")).returncode == 2
+
+
+def test_new_refuses_names_that_would_fail_later(tk, tmp_path: Path) -> None:
+    """numpy would shadow the installed numpy wherever the extension's package is imported;
+    delete (a C++ keyword) names the extension's C++ namespace: both refused at once."""
+    import numpy
+
+    r = tk("ext", "new", "numpy", "--dir", str(tmp_path))
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"tk: error: extension name 'numpy' would shadow the module numpy that "
+        f"{sys.executable} imports from {Path(numpy.__file__).parent}; pick another"]
+    r = tk("ext", "new", "json", "--dir", str(tmp_path))  # the standard library's, too
+    assert r.returncode == 2 and "would shadow the module json" in r.stderr
+    r = tk("ext", "new", "delete", "--dir", str(tmp_path))
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "tk: error: extension name 'delete' is a C++ keyword (or a name C++ compilers "
+        "predefine), and it names the extension's C++ namespace; pick another"]
+    assert not any(tmp_path.iterdir())
 
 
 def test_doctor_names_the_vendored_tvm_and_its_runtime(second_tvm: Path, tk) -> None:

@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tarfile
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_tk
+from conftest import REPO, run_tk
 from minifork import make_minifork
 
 pytestmark = pytest.mark.slow
@@ -75,6 +77,34 @@ def test_runtime_extension_builds_against_a_stored_build(main_build) -> None:
     assert len(line) == 1 and line[0].startswith(
         f"tk: error: headers and libraries of --build {build_id} do not match: headers: "
         f"{root / 'tvm-main'} changed since build {build_id} was made from it (tree key "), line
+
+
+def test_an_extension_built_against_a_stored_build_loads_in_that_builds_shell(main_build) -> None:
+    """The tvm-ffi the extension links is the build's own, of the tree's c_api.h version (0.1
+    here), and the build's tvm-ffi package says the same version: tk ext check in the shell of
+    `eval "$(tk env ID)"` finds one ABI, not 0.1 against tk's placeholder 0.0.0+tree (0.0)."""
+    build_id, cache, root = main_build
+    header = "0.1.14"  # tvm-main's 3rdparty/tvm-ffi/include/tvm/ffi/c_api.h
+    record = json.loads(run_tk("build", "show", build_id, "--json", env=cache).stdout)
+    assert record["python"]["version"].startswith(f"{header}+tree.")
+    assert run_tk("ext", "new", "abi_ext", "--dir", str(root)).returncode == 0
+    r = run_tk("ext", "build", str(root / "abi_ext"), "--build", build_id, env=cache)
+    assert r.returncode == 0, r.stdout + r.stderr
+    library = root / "abi_ext" / "python" / "abi_ext" / "lib" / "libabi_ext.so"
+    data = json.loads(library.with_name(library.name + ".tk.json").read_text())
+    ffi = next(link for link in data["links"] if link["needed"] == "libtvm_ffi.so")
+    assert ffi["version"] == data["tvm_ffi"]["version"] == header
+    exports = run_tk("env", build_id, env=cache)
+    assert exports.returncode == 0, exports.stderr
+    script = (f'{exports.stdout}\nexport PYTHONPATH="$PYTHONPATH:{REPO}"\n'
+              f'exec {sys.executable} -m toolkit ext check "$0" --json')
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TVM_LIBRARY_PATH")}
+    env.update(cache)
+    proc = subprocess.run(["bash", "-c", script, str(library)], capture_output=True, text=True,
+                          env=env, cwd=root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["ok"] and report["process"]["tvm_ffi_version"].startswith(f"{header}+tree.")
 
 
 def test_passes_against_a_runtime_only_build_are_refused_before_compiling(main_build) -> None:

@@ -116,6 +116,35 @@ SLOW_PASS = CUSTOM_PASS.replace(
 )
 
 
+def test_ctrl_c_inside_a_python_pass_is_an_interruption_not_a_failing_pass(tmp_path: Path):
+    """The KeyboardInterrupt comes back from TVM as a RuntimeError raised by the pass: it
+    must end as Ctrl-C does (130, "interrupted"), with no failed dump or repro.py."""
+    workload = tmp_path / "slow.py"
+    workload.write_text(SLOW_PASS)
+    out = tmp_path / "dump"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "toolkit", "dump-ir", str(workload), "-o",
+                             str(out)], env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            journals = list(tmp_path.glob(".dump.tk-*/passes.journal"))
+            if journals and "FuseMyOps" in journals[0].read_text():
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the dump never reached the slow pass")
+        proc.send_signal(signal.SIGINT)  # tk forwards it to its worker, as a terminal's Ctrl-C
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "tk: interrupted", err
+    assert not out.exists() and not list(tmp_path.glob(".dump.tk-*"))
+
+
 def test_a_killed_dump_leaves_nothing_behind_after_the_next_run(tmp_path: Path):
     workload = tmp_path / "slow.py"
     workload.write_text(SLOW_PASS)

@@ -199,6 +199,22 @@ def test_html_page_in_chromium(mlp_dir: Path, browser) -> None:
 TWO_KERNELS = HERE.parent / "profiler" / "two_kernels.py"
 
 
+def test_a_workload_named_like_markup_leaves_the_page_whole(tk, tmp_path: Path, browser) -> None:
+    """A name holding "<!--<script>" put the page's data script in a state where its end was
+    not seen: the table came up blank. Its rows are all drawn, and the name shown as text."""
+    odd = tmp_path / "c<!--<script>x.py"
+    odd.write_text(TWO_KERNELS.read_text())
+    out = tmp_path / "p"
+    r = tk("profile", str(odd), "-n", "3", "--warmup", "1", "-o", str(out),
+           "--format", "html,json", env=ENV)
+    assert r.returncode == 0, r.stderr
+    page = _Page()
+    page.feed(browser.dom(out / "profile.html"))
+    rows = json.loads((out / "profile.json").read_text())["rows"]
+    assert sorted(page.rows) == sorted(row["name"] for row in rows) and page.rows
+    assert "<!--<script>" not in (out / "profile.html").read_text().split("<style>")[0]
+
+
 def _profile(tk, out: Path, **demo: str) -> Path:
     """Profile profiler/two_kernels.py; ``demo`` sets its TK_DEMO_* knobs."""
     env = {**ENV, **{f"TK_DEMO_{k.upper()}": v for k, v in demo.items()}}
@@ -233,6 +249,25 @@ def test_compare_flags_the_kernel_made_slow(tk, tmp_path: Path) -> None:
     # in between, but not by the 64x of the slowed kernel.
     unchanged = {r["name"]: r for r in same["rows"]}["scale"]
     assert 0.25 < unchanged["speedup"] < 4 and unchanged["match"] == "name+shapes"
+
+
+def test_compare_tells_fewer_calls_from_a_faster_kernel(tk, tmp_path: Path) -> None:
+    """add_one called 4 times a run, then once, at the same time a call: 4x less time in the
+    run, and no faster. The row says so, with both counts and the per-call times."""
+    four = _profile(tk, tmp_path / "four", calls="4")
+    one = _profile(tk, tmp_path / "one")
+    result = tk("profile", "compare", str(four), str(one), "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    row = {r["name"]: r for r in doc["rows"]}["add_one"]
+    assert (row["a_calls"], row["b_calls"]) == (4, 1)
+    assert row["verdict"] == "fewer calls" and row["flag"], row
+    assert 2.5 < row["a_us"] / row["b_us"] < 6  # the run spends about 4x less on it
+    assert 0.5 < row["speedup"] < 2 and row["a_call_us"] == pytest.approx(row["a_us"] / 4)
+    assert "per call" in doc["summary"]["units"]
+    text = tk("profile", "compare", str(four), str(one)).stdout
+    assert "add_one (fewer calls: 4 -> 1 calls" in text and "units:" in text
+    assert "faster" not in text.split("beyond noise")[-1].split("add_one")[1].split(")")[0]
 
 
 def test_compare_refuses_mismatched_setups(tk, mlp_dir: Path, tmp_path: Path) -> None:

@@ -19,11 +19,8 @@ from toolkit.stack import tune
 
 
 def _tuning_works() -> str | None:
-    """Why MetaSchedule cannot run in this install, or None."""
-    try:
-        import psutil  # noqa: F401
-    except ImportError:
-        return "MetaSchedule needs psutil (pip install psutil)"
+    """Why MetaSchedule cannot run in this install, or None (its Python needs are tk's own
+    dependencies: a missing one is a failure here, not a skip)."""
     try:
         tune.check_serialisation()
     except TkError as e:
@@ -115,3 +112,27 @@ def test_tune_then_apply_database(tk, tmp_path):
     ran = tk("run", source, "--db", str(db), "--check", "--json", timeout=600)
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["check"]["ok"]
+
+    # A database tuned for another workload matches none of its kernels: refused, not
+    # applied silently (the compile would be untuned).
+    foreign = tk("run", "builtin:mlp", "--db", str(db))
+    assert foreign.returncode == 2, foreign.stderr
+    assert foreign.stderr.strip().splitlines() == [
+        f"tk: error: --db {db}: it holds no schedule for any of the 4 kernel(s) of builtin:mlp "
+        f"for this target (it was tuned for another workload or target); tune this one: tk "
+        f"tune builtin:mlp -o DIR"]
+
+    # Cut short (a full disk, a killed tune), or not MetaSchedule's: one line naming it.
+    records = (db / tune.RECORD_FILE).read_bytes()
+    (db / tune.RECORD_FILE).write_bytes(records[: len(records) // 2])
+    for command in (("run", source), ("compile", source), ("profile", "builtin:mlp")):
+        cut = tk(*command, "--db", str(db))
+        assert cut.returncode == 2, cut.stderr
+        assert cut.stderr.count("\n") == 1 and "internal error" not in cut.stderr
+        assert f"--db {db}: line " in cut.stderr and f"of {tune.RECORD_FILE} is not a tuning " \
+            "record" in cut.stderr
+    (db / tune.RECORD_FILE).write_bytes(records)
+    (db / tune.WORKLOAD_FILE).write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    foreign_file = tk("run", source, "--db", str(db))
+    assert foreign_file.returncode == 2 and foreign_file.stderr.count("\n") == 1, \
+        foreign_file.stderr

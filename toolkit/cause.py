@@ -51,10 +51,16 @@ _GENERIC = re.compile(r".*?\b(?:error|ERROR|Error)\b\s*:\s*(?P<msg>\S.*)$")
 _TVM_SOURCE = re.compile(r"(?:^|/)((?:src|include|python/tvm|3rdparty/tvm-ffi/src)/[^\s\"]+"
                          r"|tvm/[\w/]+\.py)$")
 
-# Lines that are never a cause: IR and source echoes, banners, tracebacks' furniture.
+# Lines that are never a cause: IR and source echoes, banners, tracebacks' furniture. Matched
+# on the line without its indent (``_ir_line``): a leading ``\s*`` here would backtrack through
+# a long run of spaces once per space (a line of 160k spaces took 12 s).
 _IR_LINE = re.compile(
-    r"\s*(?:#|@|[A-Za-z_][\w\[\], .]*=|with |for |class |def |return |T\.|R\.|I\.|\^|~|-->|"
-    r"\d+ \|| *\|)")
+    r"(?:#|@|[A-Za-z_][\w\[\], .]*=|with |for |class |def |return |T\.|R\.|I\.|\^|~|-->|"
+    r"\d+ \||\|)")
+
+
+def _ir_line(line: str) -> bool:
+    return _IR_LINE.match(line.lstrip()) is not None
 _BANNER = {"An error occurred during the execution of TVM.",
            "For more information, please see: https://tvm.apache.org/docs/errors.html",
            "Traceback (most recent call last):",
@@ -159,7 +165,7 @@ def _score(lines: list[str]) -> list[tuple[int, str | None]]:
             in_ir = False
             result = (SCHEDULE_MESSAGE, "ScheduleError")
         elif in_ir and not stripped.startswith(_NEW_REPORT) and (
-                line[:1].isspace() or not _EXCEPTION.match(stripped) or _IR_LINE.match(line)):
+                line[:1].isspace() or not _EXCEPTION.match(stripped) or _ir_line(line)):
             pass  # IR the error printed: never the cause
         elif not stripped or stripped in _BANNER or stripped.startswith("---"):
             in_ir = False
@@ -191,7 +197,7 @@ def _classify(line: str, after_traceback: bool) -> tuple[int, str | None]:
         return CHECK, (m.group("type") if m else "Check failed")
     if s.startswith("CMake Error"):
         return DIAGNOSTIC, "CMake Error"
-    if _FRAME.match(line) or _IR_LINE.match(line) and not _EXCEPTION.match(s):
+    if _FRAME.match(line) or _ir_line(line) and not _EXCEPTION.match(s):
         return 0, None
     m = _EXCEPTION.match(s) or (_RAISED.match(s) if after_traceback else None)
     if m and not s.startswith(("warning", "Warning")):
@@ -270,7 +276,7 @@ def _complete(lines: list[str], scored: list[tuple[int, str | None]], i: int) ->
             continue
         if cmake and not nxt[:1].isspace():
             break  # CMake indents its message; "Call Stack" or "-- " ends it
-        if s.startswith(("Call Stack", "Traceback", "File ")) or _IR_LINE.match(nxt):
+        if s.startswith(("Call Stack", "Traceback", "File ")) or _ir_line(nxt):
             break
         more.append(s)
         if len(more) == 4:

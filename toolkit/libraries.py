@@ -29,6 +29,21 @@ CORE_FAMILIES = ("libtvm_ffi", "libtvm_runtime", "libtvm_compiler", "libtvm")
 DEFAULT_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 
 
+FFI_VERSION_H = Path("include/tvm/ffi/c_api.h")
+
+
+def ffi_header_version(include_root: Path) -> str | None:
+    """major.minor.patch of tvm-ffi's ``include/tvm/ffi/c_api.h`` under ``include_root`` (a
+    tvm-ffi source tree, or its Python package): the C ABI the library built with it has."""
+    path = include_root / FFI_VERSION_H
+    if not path.is_file():
+        return None
+    text = path.read_text(errors="replace")
+    parts = [re.search(rf"#define\s+TVM_FFI_VERSION_{k}\s+(\d+)", text)
+             for k in ("MAJOR", "MINOR", "PATCH")]
+    return ".".join(m.group(1) for m in parts) if all(parts) else None
+
+
 def family(name: str) -> str | None:
     """'libtvm_runtime' for '/x/libtvm_runtime.so.0.27', None for a non-TVM library."""
     base = os.path.basename(name)

@@ -27,7 +27,8 @@ The worker (``guard``)
     (``toolkit.errors.TkError``), and a crash inside TVM (one of ``CRASH_SIGNALS``, with a
     reproduce line); 2 a mistake in what was asked (``UserError``), and an ``os._exit(0)``
     before the worker finished (any other early exit keeps its status, with a line saying
-    so); ``INTERRUPTED`` (130)
+    so); ``FLAKY`` (3) from ``tk bisect`` when runs of one probe disagreed (a flaky check):
+    no culprit is named on that evidence; ``INTERRUPTED`` (130)
     after Ctrl-C; 128+N when tk or its worker was stopped by signal N from outside
     (SIGTERM: 143, SIGKILL: 137) - said so, never called a crash.
 
@@ -73,6 +74,7 @@ def with_toolkit(env: dict[str, str]) -> dict[str, str]:
 
 # --- the worker -------------------------------------------------------------------------
 INTERRUPTED = 128 + signal.SIGINT
+FLAKY = 3  # tk bisect: runs of one probe disagreed, so the answer is no culprit
 # Signals a process gets from its own code going wrong; any other one was sent from outside.
 CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE,
                            signal.SIGABRT, signal.SIGSYS, signal.SIGTRAP})

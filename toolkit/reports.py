@@ -10,7 +10,6 @@ mail attachment or a CI artifact alike.
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import math
 import os
@@ -20,7 +19,17 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit.outputs import probe_writable, read_manifest, sha256_file, write_manifest
+from toolkit.errors import UserError
+from toolkit.outputs import (
+    fill,
+    html_text,
+    probe_writable,
+    read_manifest,
+    script_json,
+    sha256_file,
+    write_manifest,
+    writing,
+)
 
 ASSETS = Path(__file__).parent / "data" / "report"
 FORMATS = ("csv", "json", "md", "html")
@@ -28,7 +37,6 @@ FORMATS = ("csv", "json", "md", "html")
 
 def parse_formats(text: str) -> list[str]:
     """``"csv,json"`` -> ["csv", "json"]; unknown names are the user's mistake."""
-    from toolkit.errors import UserError
 
     wanted = [f.strip().lower() for f in text.split(",") if f.strip()]
     unknown = [f for f in wanted if f not in FORMATS]
@@ -116,14 +124,10 @@ def html_page(title: str, doc: dict[str, Any], view: dict[str, Any]) -> str:
     descending), ``bar`` (numeric column drawn as a bar per row), ``breakdown`` (column
     grouped into the breakdown chart) and ``label`` (the row's name column).
     """
-    template = (ASSETS / "report.html").read_text()
-    data = json.dumps({"doc": doc, "view": view}, allow_nan=False)
-    # "</" would end the <script> element early if a name contained it.
-    data = data.replace("</", "<\\/")
-    return (template.replace("{{TITLE}}", html.escape(title))
-            .replace("{{CSS}}", (ASSETS / "report.css").read_text())
-            .replace("{{JS}}", (ASSETS / "report.js").read_text())
-            .replace("{{DATA}}", data))
+    return fill((ASSETS / "report.html").read_text(), {
+        "{{TITLE}}": html_text(title), "{{CSS}}": (ASSETS / "report.css").read_text(),
+        "{{JS}}": (ASSETS / "report.js").read_text(),
+        "{{DATA}}": script_json({"doc": doc, "view": view})})
 
 
 MARKER = ".tk-report"  # in an output directory: the files tk wrote there, with their sha256
@@ -137,7 +141,6 @@ def _written_before(directory: Path) -> dict[str, str]:
 def check_output(directory: Path, stem: str, formats: Sequence[str]) -> None:
     """Refuse, before any work, an output directory where writing would replace a file tk did
     not write (or one edited since), or where nothing can be written."""
-    from toolkit.errors import UserError
 
     if directory.exists() and not directory.is_dir():
         raise UserError(f"-o {directory}: exists and is not a directory")
@@ -161,32 +164,29 @@ def write(
     A file already there is replaced only when tk wrote it (``.tk-report`` lists what tk
     wrote, by sha256): a user's own ``profile.md`` is never overwritten.
     """
-    from toolkit.errors import UserError
-
     check_output(directory, stem, formats)
     doc = to_document(kind, header, summary, df, **extra)
     written: dict[str, Path] = {}
     ours = _written_before(directory)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        for fmt in formats:
-            path = directory / f"{stem}.{fmt}"
+    what = f"-o {directory}"
+    # Every format written, or none: each is renamed into place only when all were written.
+    with contextlib.ExitStack() as stack:
+        temporary = {fmt: stack.enter_context(writing(directory / f"{stem}.{fmt}", what))
+                     for fmt in formats}
+        for fmt, tmp in temporary.items():
             if fmt == "csv":
-                df.to_csv(path, index=False)
+                df.to_csv(tmp, index=False)
             elif fmt == "json":
-                path.write_text(json.dumps(doc, indent=1) + "\n")
+                tmp.write_text(json.dumps(doc, indent=1) + "\n")
             elif fmt == "md":
-                path.write_text(markdown(title, header, summary, df, view.get("columns")))
+                tmp.write_text(markdown(title, header, summary, df, view.get("columns")))
             elif fmt == "html":
-                path.write_text(html_page(title, doc, view))
-            written[fmt] = path
-            ours[path.name] = sha256_file(path)
-    except OSError as e:
-        raise UserError(f"-o {directory}: cannot write there ({e.strerror or e})") from None
-    finally:
-        if written:  # what was written is tk's, even when a later format failed
-            with contextlib.suppress(OSError):
-                write_manifest(directory / MARKER, MARKER_FORMAT, ours)
+                tmp.write_text(html_page(title, doc, view))
+    for fmt in formats:
+        path = directory / f"{stem}.{fmt}"
+        written[fmt] = path
+        ours[path.name] = sha256_file(path)
+    write_manifest(directory / MARKER, MARKER_FORMAT, ours)
     return written
 
 

@@ -166,3 +166,10 @@ class PassWindow(Event):
     hi: int
     steps_left: int
     trying: int
+
+
+@dataclass(frozen=True)
+class PassConfirming(Event):
+    """The search ended at prefix ``k``: it and ``k - 1`` are probed again, twice each."""
+
+    k: int

@@ -19,16 +19,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from toolkit.bisect.protocol import FUNCS_RESULT_MARKER, FunctionBisection
+from toolkit.bisect.protocol import AUTO_PIPELINE, FUNCS_RESULT_MARKER, FunctionBisection
 from toolkit.errors import TkError, UserError
 from toolkit.process import with_toolkit
 
 
-def run(workload: str, target: str, good_pipeline: str, *, env: dict[str, str] | None = None,
+def run(workload: str, target: str, good_pipeline: str = AUTO_PIPELINE, *,
+        env: dict[str, str] | None = None,
         rtol: float = 1e-3, atol: float = 1e-4, timeout: float | None = None,
         python: str | None = None) -> FunctionBisection:
     """Search in the TVM of ``env`` (default: this environment's); the good side is
-    ``good_pipeline`` in that TVM, or in the TVM of the interpreter ``python``."""
+    ``good_pipeline`` (``auto``: the one whose kernels are called most like the workload's
+    own) in that TVM, or in the TVM of the interpreter ``python``."""
     env = with_toolkit(dict(env if env is not None else os.environ))
     args = ["--workload", workload, "--target", target, "--good-pipeline", good_pipeline,
             "--rtol", str(rtol), "--atol", str(atol)]
@@ -99,10 +101,21 @@ def markdown(r: FunctionBisection) -> str:
     elif r.candidates:
         lines += ["# Bad kernels: only together", "",
                   f"- {', '.join(r.candidates)}: {r.stop_reason}"]
+    elif r.status == "flaky":
+        lines += ["# Function bisection: the check is flaky - no kernel", "",
+                  f"- {r.stop_reason}"]
+        for d in r.disagreements:
+            runs = "; ".join(f"{v} ({why})" for v, why in zip(d["verdicts"], d["details"]))
+            lines.append(f"- Runs with {', '.join(d['good_kernels']) or 'no good kernel'} "
+                         f"swapped in: {runs}")
     else:
         lines += [f"# Function bisection {r.status}", "", f"- {r.stop_reason}"]
+    if r.good_choice:
+        lines.append(f"- Good side: {r.good_choice}")
+    again = sum(p.get("phase") == "confirm" for p in r.probes)
     lines.append(f"- {len(r.differing)} kernels differ between the good and bad lowering "
-                 f"({', '.join(r.differing) or 'none'}); {len(r.probes)} hybrids built")
+                 f"({', '.join(r.differing) or 'none'}); {len(r.probes) - again} hybrids "
+                 f"built" + (f", then {again} re-run to confirm" if again else ""))
     if r.unswappable:
         lines.append("- Not swappable (absent from the good lowering, or called with other "
                      f"arguments there): {', '.join(r.unswappable)}")

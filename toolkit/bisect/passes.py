@@ -6,16 +6,25 @@ One build, one workload, one target. A probe compiles the workload letting only 
 without one, with the outputs of the prefix ``k = 0``). The search over ``k`` is the commit
 search of ``toolkit.bisect.search`` over the list ``0..N``.
 
-Units of the search are the passes the pipeline runs at top level: ``sequential`` and
-``_pipeline`` containers always run (their contents are units), and a pass's nested passes
-belong to it. A unit is named by its pass number in the full compile, the number dump-ir
-gives the same pass (``toolkit.stack.numbering``: wrappers, nested passes and
-wrappers' own work count), so ``#N`` means the same pass in both. Some passes must always
-run, or nothing compiles (LegalizeOps, the VM lowering, MakePackedAPI...): they are
-*required*, listed (``--required``, plus the ones known below) or *learned*: when a prefix
-does not compile, the shortest longer prefix that does tells which skipped pass was needed,
-and that pass becomes required. A prefix that still does not compile is reported as such,
-never taken as a verdict.
+Units of the search are the passes the pipeline runs at top level: containers - TVM's
+pipeline wrappers and every ``Sequential`` of the workload's pipeline, a fork's named one
+included - always run (their contents are units), and a pass's nested passes belong to it.
+A unit is named by its pass number in the full compile, the number dump-ir gives the same
+pass (``toolkit.stack.numbering``: wrappers, nested passes and wrappers' own work count), so
+``#N`` means the same pass in both. Some passes must always run, or nothing compiles
+(LegalizeOps, the VM lowering, MakePackedAPI...): they are *required*, listed
+(``--required``, plus the ones known below) or *learned*: when a prefix does not compile,
+the shortest longer prefix that does tells which skipped pass was needed, and that pass
+becomes required. A prefix that still does not compile is reported as such, never taken as
+a verdict.
+
+A verdict is only as good as its evidence. The same probe (a prefix, with the same passes
+required) judged twice differently - bad, then good; compiling, then not - means the check
+does not depend on the passes alone (a pass that miscompiles at random, a racy kernel,
+uninitialised memory): the search stops there and the bisection is *flaky*, with the prefix
+and its verdicts, never a culprit. As commit bisection confirms its answer, the culprit's
+prefix and the one before it are run again, twice each: the culprit stands only if they are
+bad and good every time.
 
 Probes run in a subprocess (``python -m toolkit.bisect.in_tvm.passes serve``, its target-side
 half) in the build's environment, which loads the workload once and forks a child per probe:
@@ -67,6 +76,15 @@ class PassProbe:
 
 
 @dataclass
+class Disagreement:
+    """One probe judged differently by its runs: the evidence a flaky bisection stops on."""
+
+    k: int | None  # the prefix (None: every pass)
+    verdicts: list[str]  # what its runs said, in order: good / bad / no-compile
+    details: list[str]  # what the check said each time
+
+
+@dataclass
 class PassBisection:
     """The answer of ``tk bisect passes`` and how it was reached."""
 
@@ -82,8 +100,10 @@ class PassBisection:
     probes: list[PassProbe] = field(default_factory=list)
     diff: str = ""  # unified diff of the module before/after the culprit pass
     detail: str = ""  # what the check said at the culprit
-    status: str = "done"  # done / stopped
+    status: str = "done"  # done / stopped / flaky (runs of one probe disagreed: no culprit)
     stop_reason: str | None = None
+    disagreements: list[Disagreement] = field(default_factory=list)
+    confirmed: bool | None = None  # the culprit's prefix bad and the one before good again
     tvm: str = ""
 
     @property
@@ -98,6 +118,14 @@ class PassBisection:
     def label(self, unit: int) -> str:
         """``#N NAME`` of a unit, N its pass number."""
         return f"#{self.numbers[unit]} {self.units[unit]}"
+
+    def prefix(self, k: int | None) -> str:
+        """A prefix in words: the passes it ran, up to which."""
+        if k is None or k >= len(self.units):
+            return "every pass"
+        if k == 0:
+            return "no optional pass (prefix 0)"
+        return f"prefix {k} (the passes up to {self.label(k - 1)})"
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -115,6 +143,10 @@ def dump_ir_command(r: PassBisection) -> str:
 
 
 ProbeFn = Callable[..., dict[str, Any]]
+
+
+class Flaky(Exception):
+    """Runs of one probe disagreed: the search cannot go on on this evidence."""
 
 
 class PassBisector:
@@ -135,6 +167,8 @@ class PassBisector:
         self.rtol, self.atol = rtol, atol
         self.learn = learn
         self.marks: dict[str, str] = {}
+        # Every probe's judgements so far, keyed by what decides its outcome.
+        self._judged: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
         self._server: subprocess.Popen | None = None
 
     def _subprocess_probe(self, k: int | None, required: Sequence[str],
@@ -188,7 +222,22 @@ class PassBisector:
                                             round(seconds, 3)))
         self.events(events.PrefixProbed(k, out["status"], out.get("detail", ""),
                                         round(seconds, 3)))
+        if out.get("compared", True):  # a run that only saved the baseline judged nothing
+            self._judge(k, out["status"], out.get("detail", ""))
         return out
+
+    def _judge(self, k: int | None, status: str, detail: str) -> None:
+        """Keep a probe's verdict; one that contradicts an earlier run of the same probe stops
+        the search (``Flaky``). Every pass running is one probe, whatever is required."""
+        r = self.result
+        every = k is None or (bool(r.units) and k >= len(r.units))
+        key = ("every",) if every else (k, *r.required)
+        runs = self._judged.setdefault(key, [])
+        runs.append((status, detail))
+        if len({s for s, _ in runs}) > 1:
+            r.disagreements.append(Disagreement(None if every else k, [s for s, _ in runs],
+                                                [d for _, d in runs]))
+            raise Flaky
 
     def _memory(self) -> Path | None:
         """Where passes learned as required are kept, per TVM version and target kind: the
@@ -248,6 +297,15 @@ class PassBisector:
     def run(self) -> PassBisection:
         try:
             return self._run()
+        except Flaky:
+            r = self.result
+            r.culprit, r.candidates, r.diff, r.detail = None, [], "", ""
+            d = r.disagreements[-1]
+            r.status = "flaky"
+            r.stop_reason = (f"the check is flaky: {r.prefix(d.k)} was judged "
+                             f"{', then '.join(d.verdicts)} - its outcome does not depend on "
+                             "the passes alone, so no pass is to blame on this evidence")
+            return r
         finally:
             self.close()
 
@@ -278,9 +336,9 @@ class PassBisector:
         if first != GOOD:
             return self._stop(
                 "the check fails even with no optional pass: nothing to bisect by pass; "
-                f"'tk bisect functions {shlex.quote(r.workload)} --target "
-                f"{shlex.quote(r.target)} --good-pipeline default' finds the kernel (and the "
-                "required pass) against a known-good lowering")
+                f"`tk bisect functions {shlex.quote(r.workload)} --target "
+                f"{shlex.quote(r.target)}` finds the kernel (and the required pass) against "
+                "the known-good lowering whose kernels are most alike")
         self.marks["0"] = GOOD
         if not full.get("compared", True):
             # No reference: prefix 0's outputs are the baseline every prefix is held to.
@@ -295,8 +353,17 @@ class PassBisector:
             self.marks[keys[i]] = self._verdict(i)
         found = [int(x) for x in search.answer(keys, self.marks)]
         if len(found) == 1:
-            r.culprit = found[0] - 1
-            out = self._probe(found[0], diff_unit=r.culprit)
+            # Confirm, as commit bisection does, twice each, the second time in reverse
+            # order (the culprit's first run gives the diff): a check bad every other run then
+            # disagrees with itself whatever its phase, and one bad at random half the time
+            # lets a wrong answer through once in 16.
+            c = found[0]
+            self.events(events.PassConfirming(c))
+            self._confirm(c - 1, GOOD)
+            out = self._confirm(c, BAD, diff_unit=c - 1)
+            self._confirm(c, BAD)
+            self._confirm(c - 1, GOOD)
+            r.culprit, r.confirmed = c - 1, True
             r.detail = out.get("detail", "")
             if out.get("before") is not None and out.get("after") is not None:
                 r.diff = "".join(difflib.unified_diff(
@@ -305,6 +372,16 @@ class PassBisector:
         else:
             r.candidates = [k - 1 for k in found]
         return r
+
+    def _confirm(self, k: int, want: str, diff_unit: int | None = None) -> dict[str, Any]:
+        """Run prefix ``k`` again: a verdict other than the search's (``want``) is a
+        disagreement even where the passes required have grown since."""
+        out = self._probe(k, diff_unit=diff_unit)
+        if out["status"] != want:
+            self.result.disagreements.append(Disagreement(
+                k, [want, out["status"]], ["the search's verdict", out.get("detail", "")]))
+            raise Flaky
+        return out
 
     def _stop(self, reason: str) -> PassBisection:
         self.result.status, self.result.stop_reason = "stopped", reason
@@ -322,6 +399,11 @@ def markdown(r: PassBisection) -> str:
         names = ", ".join(r.label(i) for i in r.candidates)
         lines += ["# First bad pass: one of these (the prefixes between do not compile)", "",
                   f"- {names}"]
+    elif r.status == "flaky":
+        lines += ["# Pass bisection: the check is flaky - no culprit", "", f"- {r.stop_reason}"]
+        for d in r.disagreements:
+            runs = "; ".join(f"{v} ({why})" for v, why in zip(d.verdicts, d.details))
+            lines.append(f"- Runs of {r.prefix(d.k)}: {runs}")
     else:
         lines += [f"# Pass bisection {r.status}", "", f"- {r.stop_reason}"]
     lines.append(f"- {len(r.units)} passes, {len(r.probes)} probes; always run: "

@@ -40,9 +40,17 @@ def reproduce_command(st: BisectState) -> str | None:
 
 
 def pass_hint(st: BisectState) -> dict[str, str] | None:
-    """For a workload check, how to see which pass differs between parent and culprit."""
-    if not st.culprit or len(st.check) < 3 or Path(st.check[1]).stem not in ("numerics", "speed"):
-        return None
+    """For a workload check, how to see which pass differs between parent and culprit.
+
+    Each dump runs as the check ran: ``tk bisect env`` checks the commit out in the
+    bisection's worktree and puts its build in use, and the dump runs in that worktree, so a
+    workload file of the tree (and anything the environment names relative to it) is that
+    commit's, not the one in the user's checkout. Without a build of tk's (``--no-build``,
+    ``--build-cmd``) the environment is the user's, as the check's was: said so.
+    """
+    if (not st.culprit or st.confirmed is False or len(st.check) < 3
+            or Path(st.check[1]).stem not in ("numerics", "speed")):
+        return None  # (an unconfirmed culprit is none: nothing to look into)
     args = st.check[2:]
     workload = shlex.quote(args[0])
     target = "llvm"
@@ -52,17 +60,24 @@ def pass_hint(st: BisectState) -> dict[str, str] | None:
     target = shlex.quote(target)
     parent = st.commits[st.commits.index(st.culprit) - 1]
     src = shlex.quote(st.source)
+    worktree = shlex.quote(str(st.worktree))
 
-    def use(sha: str) -> str:
-        return f'eval "$(tk bisect env {sha[:12]} --source {src})"'
+    def dump(sha: str, out: str) -> str:
+        return (f'eval "$(tk bisect env {sha[:12]} --source {src})" && (cd {worktree} && '
+                f'tk dump-ir {workload} --target {target} -o "$OLDPWD/{out}")')
 
-    return {
-        "dump_ir": (f"{use(parent)} && tk dump-ir {workload} --target {target} -o ir-parent && "
-                    f"{use(st.culprit)} && tk dump-ir {workload} --target {target} -o "
-                    "ir-culprit && tk dump-ir compare ir-parent ir-culprit"),
-        "passes": (f"tk bisect passes {workload} --target {target} --rev {st.culprit[:12]} "
-                   f"--source {src}"),
+    hint = {
+        "dump_ir": (f"{dump(parent, 'ir-parent')} && {dump(st.culprit, 'ir-culprit')} && "
+                    "tk dump-ir compare ir-parent ir-culprit"),
+        "passes": (f"(cd {worktree} && tk bisect passes {workload} --target {target} --rev "
+                   f"{st.culprit[:12]} --source {src})"),
     }
+    if st.build_command is not None:
+        hint["note"] = ("tk built nothing for these commits (the check builds): each dump runs "
+                        "in the bisection's worktree at that commit, in your environment, as "
+                        "the check did; if the check builds or installs TVM, do that before "
+                        "each dump")
+    return hint
 
 
 def build(st: BisectState) -> dict[str, Any]:
@@ -108,6 +123,7 @@ def build(st: BisectState) -> dict[str, Any]:
         "steps": steps,
         "reproduce": reproduce_command(st),
         "pass_hint": pass_hint(st),
+        "submodules_left": st.submodules_left,
     }
 
 
@@ -115,7 +131,15 @@ def markdown(data: dict[str, Any]) -> str:
     rng = data["range"]
     lines = []
     fb = data["first_bad"]
-    if fb:
+    if fb and data["confirmed"] is False:
+        again = ", ".join(f"{s['commit'][:10]} {s['verdict']} ({s['reason']})"
+                          for s in data["steps"] if s["phase"] == "confirm")
+        lines += ["# The check is flaky - no confirmed culprit", "",
+                  f"The search ended at `{fb['hash'][:12]}` (**{fb['subject']}**), but re-run, "
+                  f"its parent and it did not say good and bad again ({again}): no culprit "
+                  "on this evidence. Run again with --count N: runs that disagree on a commit "
+                  "make it a skip.", ""]
+    elif fb:
         lines += [f"# First bad commit: {fb['hash'][:12]}", "",
                   f"**{fb['subject']}** — {fb['author']}, {fb['date']}", ""]
     elif data["candidates"]:
@@ -135,6 +159,9 @@ def markdown(data: dict[str, Any]) -> str:
         + f"; probes: {data['probes']}"
         + (f", of which {data['known']} known from earlier runs" if data["known"] else ""),
     ]
+    if data.get("submodules_left"):
+        lines.append(f"- Submodules never initialised in your checkout, left so at every "
+                     f"commit: {', '.join(data['submodules_left'])}")
     if data["confirmed"] is not None:
         lines.append("- Confirmed: " + ("yes, the culprit is bad and its parent good when re-run"
                                         if data["confirmed"] else
@@ -153,4 +180,6 @@ def markdown(data: dict[str, Any]) -> str:
     if data["pass_hint"]:
         lines += ["", "Which pass changed (IR of parent vs culprit, then pass bisection):", "",
                   "```sh", data["pass_hint"]["dump_ir"], data["pass_hint"]["passes"], "```"]
+        if "note" in data["pass_hint"]:
+            lines += ["", data["pass_hint"]["note"] + "."]
     return "\n".join(lines) + "\n"

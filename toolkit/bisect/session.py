@@ -17,7 +17,15 @@ from toolkit.bisect import state as states
 from toolkit.bisect.runner import Bisector, BuildResult, Prefetcher, Slot, prefetch_slots, run_check
 from toolkit.bisect.state import BisectState
 from toolkit.bisect.verdicts import VerdictCache, check_identity
-from toolkit.bisect.worktree import Repo, Worktree, commit_range, open_repo, resolve, toplevel
+from toolkit.bisect.worktree import (
+    Repo,
+    Worktree,
+    commit_range,
+    open_repo,
+    resolve,
+    toplevel,
+    uninitialised,
+)
 from toolkit.builds.recipes import Request
 from toolkit.errors import TkError, UserError
 from toolkit.process import with_toolkit
@@ -61,7 +69,8 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
                      check=argv, check_display=display, regress=regress,
                      build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
                      count=count, request=request or Request(),
-                     build_command=build_command, recheck=recheck, parallel=parallel)
+                     build_command=build_command, recheck=recheck, parallel=parallel,
+                     submodules_left=uninitialised(repo, [good_sha, bad_sha]))
     st.save()
     return st
 
@@ -275,4 +284,5 @@ def status(st: BisectState) -> dict[str, Any]:
     return {"status": st.status, "source": st.source, "good": st.commits[b.lo],
             "bad": st.commits[b.hi], "untested": len(b.candidates), "skipped": len(b.skipped),
             "steps_left": b.steps_left, "done": b.done, "probes": len(st.steps),
-            "culprit": st.culprit, "stop_reason": st.stop_reason, "check": st.check_display}
+            "culprit": st.culprit, "confirmed": st.confirmed, "stop_reason": st.stop_reason,
+            "check": st.check_display}

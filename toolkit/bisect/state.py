@@ -82,6 +82,8 @@ class BisectState:
     # How a step builds: None = tk build through the artifact store (TVM trees); a shell
     # command = run in the worktree, incrementally (other trees); "" = the check builds.
     build_command: str | None = None
+    # Submodules the ends record that the user never initialised: left so at every checkout.
+    submodules_left: list[str] = field(default_factory=list)
     marks: dict[str, str] = field(default_factory=dict)  # sha -> good/bad/skip (latest)
     steps: list[Step] = field(default_factory=list)  # every probe, in the order run
     builds: list[BuildSpan] = field(default_factory=list)  # every build that ran, any slot
@@ -135,9 +137,10 @@ def load(source: Path) -> BisectState | None:
         return None
     try:
         data = json.loads(path.read_text())
-        if data.get("format") != FORMAT:
+        written = data.get("format") if isinstance(data, dict) else None
+        if isinstance(written, int) and written != FORMAT:
             raise CorruptState(f"the bisection state {path} was written by another version of "
-                               f"tk (format {data.get('format')}, this tk reads {FORMAT}): "
+                               f"tk (format {written}, this tk reads {FORMAT}): "
                                "'tk bisect reset' drops it")
         data["steps"] = [Step(**s) for s in data.get("steps", [])]
         data["builds"] = [BuildSpan(**b) for b in data.get("builds", [])]

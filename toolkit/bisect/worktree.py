@@ -13,10 +13,11 @@ import os
 import shutil
 import subprocess
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolkit.builds import ownership
+from toolkit import ownership
 from toolkit.errors import TkError, UserError
 
 
@@ -167,33 +168,22 @@ class Worktree:
         return Path(text.removeprefix("gitdir:").strip())
 
     def _update_submodules(self, sha: str) -> None:
-        """Check out the commit's submodules from the user's own clones, never the network.
+        """Check out the commit's submodules the user initialised, from the user's own clones
+        of them, never the network; leave the others as they are in the user's checkout.
 
-        A worktree shares its config with the user's repository, and ``submodule init`` records
-        each URL there; URLs given with ``-c`` count as already recorded, so nothing is written.
-        Each submodule (nested ones too) is cloned from the user's clone of it
-        (``.git/modules/NAME``, ``.../modules/NAME/modules/SUB``) with every protocol but
-        ``file`` refused: real TVM history (tvm-ffi, dlpack, libbacktrace) is bisected where no
-        network may be reachable, and a commit whose submodule objects are not there is
-        ``Untestable``, with the reason.
+        Like ``git bisect``, which leaves submodules alone: one never initialised there (TVM's
+        optional cutlass, OpenCL-Headers...) stays an empty directory here too, and a
+        ``.gitmodules`` entry whose path the commit holds as plain files is no submodule at
+        all. An initialised one (``.git/modules/NAME``, nested ones under
+        ``.../modules/NAME/modules/SUB``) is cloned from that clone with every protocol but
+        ``file`` refused: real TVM history (tvm-ffi, dlpack, libbacktrace) is bisected where
+        no network may be reachable, and a commit whose submodule objects are not there is
+        ``Untestable``, with the reason. A worktree shares its config with the user's
+        repository, and ``submodule init`` records each URL there; URLs given with ``-c``
+        count as already recorded, so nothing is written.
         """
         common = Path(self.repo.common_dir)
-        local = local_clones(common / "modules")
-        missing = sorted(set(submodule_urls(self.repo, self.path)) - set(local))
-        if missing:
-            raise Untestable(f"{sha[:10]}: its submodules cannot be checked out: "
-                             f"{', '.join(missing)} not cloned in your checkout (tk never "
-                             "fetches; clone them there, or bisect a range without them)")
-        config = ["-c", "protocol.allow=never", "-c", "protocol.file.allow=always"]
-        for name, path in local.items():
-            config += ["-c", f"submodule.{name}.url={path}"]
-        proc = subprocess.run(["git", *config, "submodule", "update", "--init", "--recursive",
-                               "--quiet"], cwd=self.path, capture_output=True, text=True)
-        if proc.returncode != 0:
-            lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-            why = lines[-1].strip() if lines else "git submodule update failed"
-            raise Untestable(f"{sha[:10]}: its submodules cannot be checked out from the "
-                             f"objects of your clones ({why}); tk never fetches")
+        _update(self.path, common, sha, common / "modules", sha)
 
     def remove(self) -> None:
         if self.exists():
@@ -228,52 +218,80 @@ class Untestable(UserError):
     this reason, inside the range; at an end, the bisection cannot start."""
 
 
-def local_clones(modules: Path) -> dict[str, str]:
-    """Submodule name -> the user's clone of it under ``.git/modules``, nested ones included
-    (by their own names: ``git -c`` reaches the nested ``submodule update`` too). Names may
-    hold slashes, as TVM's do (``3rdparty/tvm-ffi``): a directory that is not a clone is a
-    part of a name."""
-    found: dict[str, str] = {}
+@dataclass(frozen=True)
+class Submodule:
+    """A submodule a commit records: a gitlink its ``.gitmodules`` names."""
 
-    def walk(directory: Path, prefix: str) -> None:
-        if not directory.is_dir():
-            return
-        for entry in sorted(directory.iterdir()):
-            if not entry.is_dir():
-                continue
-            name = f"{prefix}{entry.name}"
-            if (entry / "HEAD").is_file() and (entry / "objects").is_dir():
-                found.setdefault(name, str(entry))
-                for nested, path in local_clones(entry / "modules").items():
-                    found.setdefault(nested, path)
-            else:
-                walk(entry, f"{name}/")
+    name: str
+    path: str  # inside the repository that records it
+    commit: str  # the gitlink: the submodule's commit
+    clone: Path | None  # the user's clone of it; None: never initialised in their checkout
 
-    walk(modules, "")
+
+def submodules(git_dir: Path, sha: str, modules: Path) -> list[Submodule]:
+    """The submodules commit ``sha`` of the repository at ``git_dir`` records, from git objects
+    alone, each with the user's clone of it under ``modules`` when there is one. Names may
+    hold slashes, as TVM's do (``3rdparty/tvm-ffi``)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True,
+                              text=True, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+
+    links = {}
+    for entry in git("ls-tree", "-r", "-z", sha).split("\0"):
+        meta, _, path = entry.partition("\t")
+        if meta.startswith("160000 commit "):
+            links[path] = meta.split()[2]
+    if not links:
+        return []
+    found = []
+    named = git("config", "--blob", f"{sha}:.gitmodules", "--get-regexp",
+                r"^submodule\..*\.path$")
+    for line in named.splitlines():
+        key, _, path = line.partition(" ")
+        if path in links:  # a path the commit holds as files is no submodule
+            name = key[len("submodule."):-len(".path")]
+            clone = modules / name
+            mine = (clone / "HEAD").is_file() and (clone / "objects").is_dir()
+            found.append(Submodule(name, path, links[path], clone if mine else None))
     return found
 
 
-def submodule_urls(repo: Repo, worktree: Path) -> dict[str, str]:
-    """name -> URL of the top-level submodules of the worktree's commit, relative URLs resolved
-    the way ``git submodule init`` does (against the remote's URL, else the repository)."""
-    out = repo.git("config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.url$",
-                   cwd=worktree, check=False)
-    urls = {}
-    for line in out.splitlines():
-        key, _, url = line.partition(" ")
-        name = key[len("submodule."):-len(".url")]
-        urls[name] = relative_url(repo, url.strip()) if url.startswith(("./", "../")) else url
-    return urls
+def uninitialised(repo: Repo, shas: list[str]) -> list[str]:
+    """Paths of the submodules these commits record that the user never initialised (nested
+    ones of those they did included): the ones every checkout leaves alone."""
+    left: set[str] = set()
+
+    def walk(git_dir: Path, sha: str, modules: Path, prefix: str) -> None:
+        for sub in submodules(git_dir, sha, modules):
+            if sub.clone is None:
+                left.add(prefix + sub.path)
+            else:
+                walk(sub.clone, sub.commit, sub.clone / "modules", f"{prefix}{sub.path}/")
+
+    common = Path(repo.common_dir)
+    for sha in shas:
+        walk(common, sha, common / "modules", "")
+    return sorted(left)
 
 
-def relative_url(repo: Repo, url: str) -> str:
-    remotes = repo.git("remote", check=False).split()
-    remote = repo.git("config", "--get", f"remote.{remotes[0]}.url", check=False).strip() \
-        if remotes else ""
-    base = (remote or str(repo.working_tree_dir)).rstrip("/")
-    for part in url.split("/"):
-        if part == "..":
-            base = base.rsplit("/", 1)[0] if "/" in base else base.rsplit(":", 1)[0]
-        elif part and part != ".":
-            base = f"{base}/{part}"
-    return base
+def _update(directory: Path, git_dir: Path, sha: str, modules: Path, top: str) -> None:
+    """Check out, in the checkout of ``sha`` at ``directory``, the submodules the user
+    initialised, then theirs, level by level (each level's clones are the user's); ``top`` is
+    the bisected commit, for the message."""
+    mine = [s for s in submodules(git_dir, sha, modules) if s.clone is not None]
+    if not mine:
+        return
+    config = ["-c", "protocol.allow=never", "-c", "protocol.file.allow=always"]
+    for sub in mine:
+        config += ["-c", f"submodule.{sub.name}.url={sub.clone}"]
+    proc = subprocess.run(["git", *config, "submodule", "update", "--init", "--quiet", "--",
+                           *(s.path for s in mine)], cwd=directory, capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        why = lines[-1].strip() if lines else "git submodule update failed"
+        raise Untestable(f"{top[:10]}: its submodules cannot be checked out from the objects "
+                         f"of your clones ({why}); tk never fetches")
+    for sub in mine:
+        assert sub.clone is not None
+        _update(directory / sub.path, sub.clone, sub.commit, sub.clone / "modules", top)

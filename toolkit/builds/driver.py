@@ -24,18 +24,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolkit import __version__
-from toolkit.builds import gc, ownership, preflight, store
+from toolkit import __version__, ownership
+from toolkit.builds import gc, preflight, store
 from toolkit.builds import python as pypkg
 from toolkit.builds.backends import (
     PLAN_STAMP,
     BuildJob,
     backend,
+    empty_dir,
+    foreign_cache,
     read_build_options,
     read_cmake_cache,
 )
 from toolkit.builds.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
-from toolkit.builds.record import BuildRecord, PostBuildCheck, RuntimeCheck, SourceRecord
+from toolkit.builds.record import (
+    BuildRecord,
+    PostBuildCheck,
+    Provenance,
+    RuntimeCheck,
+    SourceRecord,
+)
 from toolkit.builds.source import SourceTree, detect_layout, inspect
 from toolkit.errors import TkError, UserError
 from toolkit.events import Handler, Stage, ignore
@@ -59,10 +67,6 @@ class PreflightFailed(TkError):
         more = f" (+{len(failed) - 1} more, see --dry-run)" if len(failed) > 1 else ""
         super().__init__(f"pre-flight: {first.name}: {first.detail} — fix: {first.fix}{more}")
         self.failed = failed
-
-
-class CheckFailed(TkError):
-    """The build finished but does not work as asked in its own environment."""
 
 
 @dataclass
@@ -96,9 +100,15 @@ def plan_for(req: Request, root: Path, layout: str | None = None) -> BuildPlan:
 def build_dir_for(plan: BuildPlan, tree: SourceTree, name: str | None = None) -> Path:
     """``<tree>/build-<plan>`` by default, so each plan keeps its own incremental build."""
     if not name:
-        return tree.root / f"build-{plan.hash[:8]}"
+        return tree.root / own_dir_name(plan)
     path = Path(name)
     return path if path.is_absolute() else tree.root / path
+
+
+def own_dir_name(plan: BuildPlan) -> str:
+    """The name tk gives a plan's build directory (by a tree, or by a bisection's worktree):
+    a directory of that name holds nothing but what tk build made there."""
+    return f"build-{plan.hash[:8]}"
 
 
 def source_record(tree: SourceTree) -> SourceRecord:
@@ -160,6 +170,7 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
     preflight_s = time.monotonic() - started
     bdir = build_dir_for(plan, tree, build_dir)
     refuse_foreign_config(bdir)
+    refuse_foreign_build_dir(bdir, tree, plan)
     owner = ownership.owner_of(tree.root)
     made = [p for p in (bdir, *bdir.parents) if not p.exists()]
     bdir.mkdir(parents=True, exist_ok=True)
@@ -170,6 +181,11 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
                    events=events, files_key=tree.files_key)
     with locked(bdir / ".tk-lock"):
         try:
+            foreign = foreign_cache(bdir, tree.root)
+            if foreign:  # tk's own directory (refuse_foreign_build_dir): only its outputs
+                empty_dir(bdir, keep=(".tk-lock",))
+                say(f"{bdir} was configured for another tree ({foreign}): emptied, "
+                    "configured afresh")
             write_if_changed(job.config_cmake, plan.config_cmake())
             log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
             say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
@@ -247,6 +263,16 @@ def refuse_foreign_config(bdir: Path) -> None:
     if config.exists() and not config.read_text(errors="replace").startswith(CONFIG_HEADER):
         raise UserError(f"{config} was not written by tk build and would be overwritten: "
                         "move it away, or pick another --build-dir")
+
+
+def refuse_foreign_build_dir(bdir: Path, tree: SourceTree, plan: BuildPlan) -> None:
+    """A build directory configured for another tree (copied with it: ``cp -a tvm tvm2``) would
+    compile that tree's sources. tk's own (``build-<plan>``) is emptied and configured afresh
+    when the build starts; one the user named may hold more than outputs: refused."""
+    why = foreign_cache(bdir, tree.root)
+    if why and bdir.name != own_dir_name(plan):
+        raise UserError(f"{bdir} holds the build of another tree ({why}): building there would "
+                        "compile that tree's sources; remove it, or pick another --build-dir")
 
 
 @contextlib.contextmanager
@@ -344,11 +370,14 @@ def post_build_check(record: BuildRecord, plan: BuildPlan) -> PostBuildCheck:
     ``import tvm`` from the tree with this build's libraries and tvm-ffi."""
     env = build_env(record)
     runtimes = check_runtimes(record, env)
-    problems = [p for r in runtimes for p in runtime_problems(r, record)]
+    origin = provenance(Path(record.build_dir), Path(record.source.dir))
+    problems = provenance_problems(origin, record)
+    problems += [p for r in runtimes for p in runtime_problems(r, record)]
     if record.source.layout == "extension" or {"runtime", "tvm_runtime"} & set(plan.targets):
         chk = load_check(record, env)
         chk.problems = problems + chk.problems
         chk.runtimes = runtimes
+        chk.provenance = origin
         chk.ok = not chk.problems
         chk.cuda = next((r.device_api for r in runtimes if r.kind == "cuda"), None)
         return chk
@@ -380,7 +409,54 @@ def post_build_check(record: BuildRecord, plan: BuildPlan) -> PostBuildCheck:
         libinfo=facts.get("build_info", {}).get("libinfo"), loaded=mapped,
         doctor=[{"name": c.name, "status": c.status, "detail": c.detail}
                 for c in report.checks],
+        provenance=origin,
     )
+
+
+MAX_OUTSIDE = 20
+
+
+def provenance(build_dir: Path, root: Path) -> Provenance:
+    """Where the sources of every object in ``build_dir``'s build file lie, from Ninja's
+    compilation database (what Ninja compiled each object with). Not the libraries' debug
+    info: ccache, run without the working directory in its hash, hands one tree's objects
+    (and their DW_AT_comp_dir) to another."""
+    ninja = shutil.which("ninja")
+    if not ninja or not (build_dir / "build.ninja").exists():
+        return Provenance(objects=None, note=f"not checked: no Ninja build file in {build_dir} "
+                          "or no ninja here")
+    proc = subprocess.run([ninja, "-C", str(build_dir), "-t", "compdb"], capture_output=True,
+                          text=True)
+    try:
+        rows = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except ValueError:
+        rows = None
+    if not isinstance(rows, list):
+        return Provenance(objects=None, note="not checked: ninja -t compdb failed in "
+                          f"{build_dir}: {one_line(proc.stderr) if proc.stderr.strip() else '?'}")
+    sources = [os.path.normpath(os.path.join(r["directory"], r["file"])) for r in rows
+               if str(r.get("output", "")).endswith((".o", ".obj")) and r.get("file")]
+    outside = [s for s in sources if not (inside(s, root) or inside(s, build_dir))]
+    return Provenance(objects=len(sources), outside=outside[:MAX_OUTSIDE],
+                      outside_count=len(outside))
+
+
+def inside(path: str, root: Path) -> bool:
+    """Is ``path`` under ``root``, as written (a tree's symlinked submodule stays the tree's)
+    or resolved?"""
+    def under(p: str, r: str) -> bool:
+        return p == r or p.startswith(r.rstrip(os.sep) + os.sep)
+
+    return (under(os.path.normpath(path), os.path.normpath(root))
+            or under(os.path.realpath(path), os.path.realpath(root)))
+
+
+def provenance_problems(origin: Provenance, record: BuildRecord) -> list[str]:
+    if not origin.outside_count:
+        return []
+    return [f"{origin.outside_count} of the {origin.objects} objects {record.build_dir} builds "
+            f"are compiled from outside {record.source.dir} (first: {origin.outside[0]}): the "
+            "libraries are not built from this tree's sources alone"]
 
 
 def has_compiler(record: BuildRecord) -> bool:
@@ -497,11 +573,9 @@ def cuda_hint(record: BuildRecord) -> str:
 
 
 def raise_if_check_failed(record: BuildRecord) -> None:
-    chk = record.check
-    if chk and not chk.ok:
-        raise CheckFailed(f"build {record.id} does not work as asked: "
-                          f"{'; '.join(chk.problems)} (record: "
-                          f"{store.entry_dir(record.id) / store.MANIFEST})")
+    failed = store.check_failure(record)
+    if failed:
+        raise store.CheckFailed(failed)
 
 
 def dry_run(plan: BuildPlan, tree: SourceTree, build_dir: str | None = None) -> dict[str, Any]:

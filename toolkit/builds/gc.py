@@ -108,6 +108,8 @@ def dematerialise(record: BuildRecord) -> None:
     links = store.packed_links(record.id)
     for dirpath, _dirs, names in os.walk(entry):
         for name in names:
+            if store.is_temporary(name):
+                continue  # being written (or left: gc removes it), not one of the build's files
             path = Path(dirpath) / name
             st = path.lstat()
             sha = inodes.get((st.st_dev, st.st_ino))
@@ -208,7 +210,7 @@ def _gc_objects() -> tuple[int, int]:
             st = obj.lstat()
         except FileNotFoundError:
             continue  # a temporary file just renamed into place
-        if obj.name.endswith(".tmp") and st.st_mtime > stale:
+        if obj.name.endswith(".tmp") and st.st_mtime > stale and not store.abandoned(obj):
             continue
         if obj.name.endswith(".tmp") or st.st_nlink <= 1:
             if obj.name in keep:
@@ -222,7 +224,7 @@ def _gc_objects() -> tuple[int, int]:
             st = packed.lstat()
         except FileNotFoundError:
             continue
-        if packed.name.endswith(".tmp") and st.st_mtime > stale:
+        if packed.name.endswith(".tmp") and st.st_mtime > stale and not store.abandoned(packed):
             continue
         if packed.name.endswith(".tmp") or packed.name.split(".")[0] not in keep:
             freed += st.st_size
@@ -230,17 +232,33 @@ def _gc_objects() -> tuple[int, int]:
     return count, freed
 
 
+def remove_abandoned() -> int:
+    """Remove the temporary files whose writer is gone from the store's entries and its top
+    (a killed tk's half-made link in a build's lib/, a stamp file's); how many."""
+    root = cache_root()
+    found = [p for p in root.iterdir() if p.is_file()] if root.is_dir() else []
+    for dirpath, _dirs, names in os.walk(store.builds_root()):
+        found += [Path(dirpath) / name for name in names if store.is_temporary(name)]
+    count = 0
+    for path in found:
+        if store.abandoned(path):
+            path.unlink(missing_ok=True)
+            count += 1
+    return count
+
+
 def gc() -> dict[str, int]:
-    """Remove incomplete or unreadable entries (an interrupted build, an older tk's record),
-    pack the builds no one uses (all but the newest), then remove what nothing links. The
-    tvm-ffi wheels stay: they are what spares the next build
-    of the same tvm-ffi sources its Python package build."""
+    """Remove incomplete or unreadable entries (an interrupted build, an older tk's record)
+    and temporary files their writer left, pack the builds no one uses (all but the newest),
+    then remove what nothing links. The tvm-ffi wheels stay: they are what spares the next
+    build of the same tvm-ffi sources its Python package build."""
     entries = 0
     root = store.builds_root()
     for entry in (root.iterdir() if root.is_dir() else []):
         if entry.is_dir() and store.load(entry.name) is None and not store.being_built(entry):
             shutil.rmtree(entry)
             entries += 1
+    temporaries = remove_abandoned()
     builds = store.all_builds()
     count, freed = pack_unused(keep={builds[0].id} if builds else None)
-    return {"entries": entries, "objects": count, "bytes": freed}
+    return {"entries": entries, "temporaries": temporaries, "objects": count, "bytes": freed}

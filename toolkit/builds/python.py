@@ -31,6 +31,7 @@ from toolkit.builds import store
 from toolkit.builds.record import PythonPackage
 from toolkit.builds.source import content_key, git, is_git
 from toolkit.errors import TkError
+from toolkit.libraries import ffi_header_version
 from toolkit.outputs import sha256_file
 
 DIST = "apache-tvm-ffi"
@@ -54,11 +55,13 @@ def python_tag(python: str = sys.executable) -> str:
 
 
 def version_of(src: Path, content: str) -> str | None:
-    """None when git can tell (setuptools-scm then names it); else a local version that says
-    the package was built from a tree of this content."""
+    """None when git can tell (setuptools-scm then names it); else the version the sources'
+    c_api.h declares, with a local part that says the package was built from a tree of this
+    content: 0.1.14+tree.01fec944841f. (Not a placeholder: tk's own ABI checks read the
+    tvm-ffi ABI from this version.)"""
     if (src / ".git").exists() and is_git(src) and git(src, "tag", "--list", check=False).strip():
         return None
-    return f"0.0.0+tree.{content[:12]}"
+    return f"{ffi_header_version(src) or '0.0.0'}+tree.{content[:12]}"
 
 
 def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Path, str]:
@@ -68,12 +71,14 @@ def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Pat
     content = content_key(src, whole=True)
     tag = python_tag(python)
     home = store.wheels_root() / f"{content}-{tag}"
-    found = sorted(home.glob("*.whl")) if home.is_dir() else []
+    version = version_of(src, content)
+    # A wheel an older tk versioned otherwise (0.0.0+tree...) is built again.
+    found = sorted(w for w in home.glob("*.whl")
+                   if version is None or wheel_version(w) == version) if home.is_dir() else []
     if found:
         return found[0], wheel_version(found[0])
     home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ}
-    version = version_of(src, content)
     if version:
         env["SETUPTOOLS_SCM_PRETEND_VERSION_FOR_APACHE_TVM_FFI"] = version
     with tempfile.TemporaryDirectory(prefix="tk-ffi-") as tmp:

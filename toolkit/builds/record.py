@@ -84,6 +84,18 @@ class RuntimeCheck:
 
 
 @dataclass
+class Provenance:
+    """Where the sources of the objects a build directory's Ninja file makes lie (Ninja's
+    compilation database: the command of every object): all in the tree or its build
+    directory, or not."""
+
+    objects: int | None  # objects whose source was found; None: not checked (``note``: why)
+    outside: list[str] = field(default_factory=list)  # sources outside both (the first 20)
+    outside_count: int = 0
+    note: str = ""
+
+
+@dataclass
 class PostBuildCheck:
     ok: bool
     problems: list[str]
@@ -95,11 +107,14 @@ class PostBuildCheck:
     loaded: list[str] = field(default_factory=list)
     load_only: bool = False
     doctor: list[dict[str, str]] = field(default_factory=list)
+    provenance: Provenance | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PostBuildCheck:
         known = {k: v for k, v in data.items() if k in {f.name for f in fields(cls)}}
         known["runtimes"] = [RuntimeCheck(**r) for r in data.get("runtimes", [])]
+        if data.get("provenance"):
+            known["provenance"] = Provenance(**data["provenance"])
         return cls(**known)
 
 

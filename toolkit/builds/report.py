@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toolkit.builds.gc import Usage
-    from toolkit.builds.record import BuildRecord, RuntimeCheck
+    from toolkit.builds.record import BuildRecord, Provenance, RuntimeCheck
 
 
 def dry_run_text(info: dict[str, Any]) -> str:
@@ -80,10 +80,20 @@ def outcome_text(r: BuildRecord, from_store: bool) -> str:
     if chk:
         what = "its libraries load" if chk.load_only else f"import tvm from {chk.tvm_file}"
         lines.append(f"  check      {'ok' if chk.ok else 'FAILED'}: {what}")
+        if chk.provenance:
+            lines.append(f"  sources    {provenance_text(chk.provenance, r)}")
         for rt in chk.runtimes:
             lines.append(f"  runtime    {rt.kind}: {runtime_text(rt)}")
     lines.append(f"  use it     eval \"$(tk env {r.id})\"")
     return "\n".join(lines)
+
+
+def provenance_text(p: Provenance, r: BuildRecord) -> str:
+    if p.objects is None:
+        return p.note
+    if p.outside_count:
+        return f"{p.outside_count} of {p.objects} objects compiled from outside {r.source.dir}"
+    return f"all {p.objects} objects compiled from {r.source.dir} (or its build directory)"
 
 
 def runtime_text(rt: RuntimeCheck) -> str:
@@ -145,6 +155,8 @@ def record_text(r: BuildRecord) -> str:
     chk = r.check
     if chk:
         lines.append(f"check: {'ok' if chk.ok else 'FAILED: ' + '; '.join(chk.problems)}")
+        if chk.provenance:
+            lines.append(f"  sources: {provenance_text(chk.provenance, r)}")
         lines += [f"  {rt.kind}: {runtime_text(rt)}" for rt in chk.runtimes]
     lines.append(f"log: {r.log}")
     return "\n".join(lines)

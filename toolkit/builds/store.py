@@ -37,8 +37,10 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,7 +49,7 @@ from typing import Any, TypeVar
 from toolkit.builds.record import Artifact, BuildRecord
 from toolkit.builds.source import python_dirs
 from toolkit.errors import TkError, UserError
-from toolkit.outputs import sha256_file
+from toolkit.outputs import ENVIRONMENT, sha256_file
 from toolkit.paths import cache_root
 
 MANIFEST = "manifest.json"
@@ -66,6 +68,28 @@ def temporary(path: Path) -> Path:
     thread (a bisection's build slots store from threads of one process, the same object at
     times)."""
     return path.with_name(f"{path.name}.{os.getpid()}.{threading.get_native_id()}.tmp")
+
+
+TEMPORARY = re.compile(r"\.(\d+)\.\d+\.tmp$")  # temporary()'s names: the writer's pid
+
+
+def is_temporary(name: str) -> bool:
+    return TEMPORARY.search(name) is not None
+
+
+def abandoned(path: Path) -> bool:
+    """Is ``path`` a temporary file whose writer is gone (killed mid-write, or a tk that left
+    it)? Nobody renames it into place any more."""
+    m = TEMPORARY.search(path.name)
+    if m is None:
+        return False
+    try:
+        os.kill(int(m.group(1)), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # another user's live process
+    return False
 
 
 # Linking objects into entries and removing objects no entry links are one step each for
@@ -232,7 +256,14 @@ def packing(shared: bool) -> Iterator[None]:
     bisection's build-slot threads alike (each call opens the lock file anew)."""
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    with (root / ".pack.lock").open("a") as f:
+    try:
+        f = (root / ".pack.lock").open("a")
+    except OSError as e:
+        if e.errno != errno.EROFS:
+            raise
+        yield  # a read-only store: no one packs or collects there, nothing to lock against
+        return
+    with f:
         fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield
@@ -253,14 +284,34 @@ def put_object(src: Path, sha: str | None = None) -> tuple[str, Path]:
     if not obj.exists() or obj.stat().st_size != src.stat().st_size or sha256_file(obj) != sha:
         obj.parent.mkdir(parents=True, exist_ok=True)
         tmp = temporary(obj)
-        shutil.copyfile(src, tmp)
-        tmp.chmod(0o555)  # read-only: every build linking it shares these bytes
-        tmp.replace(obj)
+        try:
+            shutil.copyfile(src, tmp)
+            tmp.chmod(0o555)  # read-only: every build linking it shares these bytes
+            tmp.replace(obj)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a full store keeps no half object
+            raise
     return sha, obj
 
 
 def link_object(obj: Path, dst: Path) -> None:
-    """``dst`` becomes a hard link to ``obj`` (a copy across file systems)."""
+    """``dst`` becomes a hard link to ``obj`` (a copy across file systems).
+
+    The link is made under its own name at once (a link is whole from the start), and a
+    ``dst`` that is ``obj`` already is left as it is: two processes materialising one build
+    (two ``tk env ID``) find each other's links. Only another file in its place is replaced
+    through a temporary; rename(2) of a link onto another link of the same file does nothing
+    and leaves the temporary, so it is removed after (no stray file in the directory
+    LD_LIBRARY_PATH names)."""
+    try:
+        os.link(obj, dst)
+        return
+    except FileExistsError:
+        if is_link_of(dst, obj):
+            return
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
     tmp = temporary(dst)
     tmp.unlink(missing_ok=True)
     try:
@@ -270,6 +321,16 @@ def link_object(obj: Path, dst: Path) -> None:
             raise
         shutil.copyfile(obj, tmp)
     tmp.replace(dst)
+    tmp.unlink(missing_ok=True)
+
+
+def is_link_of(path: Path, obj: Path) -> bool:
+    """Is ``path`` a hard link to ``obj`` (not a symlink, not a copy)?"""
+    try:
+        st, ob = os.lstat(path), os.stat(obj)
+    except OSError:
+        return False
+    return not stat.S_ISLNK(st.st_mode) and (st.st_dev, st.st_ino) == (ob.st_dev, ob.st_ino)
 
 
 def store_file(src: Path, dst: Path) -> tuple[str, int]:
@@ -299,7 +360,16 @@ def store_artifacts(key: str, files: list[Path]) -> list[Artifact]:
     except (OSError, ValueError):
         built = {}
     with packing(shared=True):  # an object with no link yet is not collected meanwhile
-        records = [_store_artifact(src, lib / src.name, built) for src in files]
+        records = []
+        for src in files:
+            try:
+                records.append(_store_artifact(src, lib / src.name, built))
+            except OSError as e:
+                if e.errno not in ENVIRONMENT:
+                    raise
+                # Incomplete entries are what tk build gc removes: nothing half-stored stays.
+                raise UserError(f"the build store {cache_root()} cannot take {src.name}: "
+                                f"{e.strerror} (free room there, or set TK_CACHE)") from None
     _write_json(built_path, built)
     stamp_verified(key, records)
     return records
@@ -353,8 +423,10 @@ def _write_json(path: Path, data: object) -> None:
 
 
 def handed_out(key: str) -> None:
-    """A shell or an extension is about to use this build's lib/: keep it unpacked a day."""
-    (entry_dir(key) / ENV_STAMP).touch()
+    """A shell or an extension is about to use this build's lib/: keep it unpacked a day. On
+    a read-only store nothing packs it either: the stamp is not needed there."""
+    with contextlib.suppress(OSError):
+        (entry_dir(key) / ENV_STAMP).touch()
 
 
 def packed_links(key: str) -> dict[str, str]:
@@ -373,6 +445,8 @@ def materialise(record: BuildRecord) -> None:
     entry = entry_dir(record.id)
     with packing(shared=True):
         links = packed_links(record.id)
+        if not links:
+            return  # in place already (and so on a read-only store, where nothing packs)
         unpacked = set()
         for rel, sha in links.items():
             obj = object_path(sha)
@@ -446,6 +520,39 @@ def find(build_id: str, use: bool = False) -> BuildRecord:
                       f"stored (sha256 differs); rebuild it with tk build --force -C "
                       f"{found.source.dir}")
     return found
+
+
+class CheckFailed(TkError):
+    """The build finished but does not work as asked in its own environment."""
+
+
+def check_failure(record: BuildRecord) -> str | None:
+    """What the build's post-build check found wrong, as one line, or None (it passed, or
+    never ran: ``unchecked``)."""
+    chk = record.check
+    if chk is None or chk.ok:
+        return None
+    return (f"build {record.id} failed its post-build check: {'; '.join(chk.problems)} "
+            f"(record: {entry_dir(record.id) / MANIFEST})")
+
+
+def unchecked(record: BuildRecord) -> str | None:
+    if record.check is not None:
+        return None
+    return (f"build {record.id} was never checked (built with --no-check, or by a bisection): "
+            "nothing says it works")
+
+
+def hand_out(build_id: str, ignore_check: bool = False) -> tuple[BuildRecord, str | None]:
+    """A stored build for a shell to use (``tk env``): materialised, and kept so a day. One
+    whose post-build check failed is refused (``CheckFailed``) unless ``ignore_check``: the
+    record and what the user must be told (a failed check ignored, a build never checked)."""
+    record = find(build_id)
+    failed = check_failure(record)
+    if failed and not ignore_check:
+        raise CheckFailed(f"{failed}; to use it all the same: tk env {record.id} --ignore-check")
+    find(record.id, use=True)
+    return record, failed or unchecked(record)
 
 
 def env_of(record: BuildRecord, source_dir: Path | str | None = None) -> dict[str, str]:

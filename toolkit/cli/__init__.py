@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -25,6 +26,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bisect": ("toolkit.cli.bisect:bisect_group", "Find the commit, then the pass, that broke a check."),
     "ext": ("toolkit.cli.ext:ext_group", "Scaffold, build, check and load TVM extensions."),
     "explain": ("toolkit.cli.explain:explain_cmd", "Explain TVM failure messages in a log."),
+}
+
+
+# The distribution that brings each module tk or TVM imports (the names differ for some).
+INSTALLED_BY = {
+    "cloudpickle": "cloudpickle", "psutil": "psutil", "tornado": "tornado", "onnx": "onnx",
+    "onnxruntime": "onnxruntime", "cuda": "cuda-bindings", "docker": "docker",
+    "git": "gitpython", "pandas": "pandas", "numpy": "numpy", "tvm": "apache-tvm",
+    "tvm_ffi": "apache-tvm-ffi",
 }
 
 
@@ -101,21 +111,56 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         _stopped()
+    except ModuleNotFoundError as e:
+        if process.stopped_by():
+            _stopped()
+        dist = INSTALLED_BY.get((e.name or "").split(".")[0])
+        if dist is None:
+            _internal_error(argv, e)
+        # tk installs these itself; a venv that lost one (or an older tk's) says which pip
+        # install brings it back, not "internal error".
+        message = f"{prog}: error: Python module {e.name!r} is missing here: pip install {dist}"
+        _record_failure(argv, message, e)
+        if debug_enabled():
+            raise
+        click.echo(message, err=True)
+        sys.exit(2)
+    except OSError as e:
+        from toolkit.outputs import ENVIRONMENT, refused
+
+        if process.stopped_by():
+            _stopped()
+        if e.errno not in ENVIRONMENT:
+            _internal_error(argv, e)
+        # A write the machine refused (full disk, read-only, no right) wherever it happened:
+        # the user's environment, one line. Places that write outputs say which flag.
+        message = f"{prog}: error: {refused(e)}"
+        _record_failure(argv, message, e)
+        if debug_enabled():
+            raise
+        click.echo(message, err=True)
+        sys.exit(2)
     except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
         if process.stopped_by():
             _stopped()
-        _record_failure(argv, f"{prog}: internal error: {type(e).__name__}: {e}", e)
-        if debug_enabled():
-            raise
-        click.echo(f"{prog}: internal error: {type(e).__name__}: {e} (rerun with --debug)",
-                   err=True)
-        from toolkit.explain import hint
-
-        known = hint(e)  # a TVM failure that reached tk unwrapped is still a known one
-        if known:
-            click.echo(f"  {known}", err=True)
-        sys.exit(1)
+        _internal_error(argv, e)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _internal_error(argv: list[str] | None, e: Exception) -> NoReturn:
+    """A failure of tk itself: its type and message, the known TVM failure it may be."""
+    prog = "tk"
+    _record_failure(argv, f"{prog}: internal error: {type(e).__name__}: {e}", e)
+    if debug_enabled():
+        raise e
+    click.echo(f"{prog}: internal error: {type(e).__name__}: {e} (rerun with --debug)",
+               err=True)
+    from toolkit.explain import hint
+
+    known = hint(e)  # a TVM failure that reached tk unwrapped is still a known one
+    if known:
+        click.echo(f"  {known}", err=True)
+    sys.exit(1)
 
 
 def _record_failure(argv: list[str] | None, message: str, exc: BaseException) -> None:

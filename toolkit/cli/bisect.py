@@ -121,6 +121,11 @@ def _(e: ev.PassesListed) -> str:
 
 
 @describe.register
+def _(e: ev.PassConfirming) -> str:
+    return f"confirming: the first {e.k - 1} passes good and the first {e.k} bad, twice each"
+
+
+@describe.register
 def _(e: ev.PassWindow) -> str:
     return f"passes {e.lo}..{e.hi}: ~{e.steps_left} probes left; trying the first {e.trying}"
 
@@ -203,6 +208,9 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
     term.echo(f"bisecting {len(st.commits) - 1} commits of {st.source}: good {st.good[:10]} "
               f".. bad {st.bad[:10]}, check: {st.check_display}")
     term.echo(f"build: {how}")
+    if st.submodules_left:
+        term.echo(f"submodules never initialised in your checkout, left so at every commit (as "
+                  f"git bisect does; tk never fetches): {', '.join(st.submodules_left)}")
     term.echo("next: 'tk bisect run' (automatic) or 'tk bisect good|bad|skip' (by hand)")
 
 
@@ -210,11 +218,20 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
 @source_option
 @pass_terminal
 def run_cmd(term: Terminal, source: Path | None) -> int:
-    """Run the bisection to the end (or continue an interrupted one)."""
+    """Run the bisection to the end (or continue an interrupted one).
+
+    
+    Exit status: 0 a first bad commit, confirmed (or the commits it may be, when skips hide
+    it), 1 none, 3 the check is flaky: re-run, the answer and its parent disagreed.
+    """
     from toolkit.bisect import report, session
 
     st = session.run(session.current(source), term.handle)
     term.echo(report.markdown(report.build(st)), nl=False)
+    if st.confirmed is False:
+        from toolkit.process import FLAKY
+
+        return FLAKY
     return 0 if st.culprit or st.culprit_candidates else 1
 
 
@@ -263,7 +280,10 @@ def render_status(d: dict[str, Any]) -> str:
                  f"{d['probes']} probes so far"]
     else:
         lines = [f"{d['status']}: {d['probes']} probes"]
-    if d["culprit"]:
+    if d["culprit"] and d["confirmed"] is False:
+        lines.append(f"the check is flaky: the search ended at {d['culprit']}, which its "
+                     "re-run did not confirm")
+    elif d["culprit"]:
         lines.append(f"first bad commit: {d['culprit']}")
     if d["stop_reason"]:
         lines.append(f"stopped: {d['stop_reason']}")
@@ -368,7 +388,12 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
     """Find the first pass whose application makes WORKLOAD's check fail.
 
     Runs the first k passes and skips the rest (PassInstrument.should_run), searching k;
-    each probe is a subprocess in this environment, or in REV's build with --rev.
+    each probe is a subprocess in this environment, or in REV's build with --rev. The
+    culprit is confirmed by running its prefix and the one before it again.
+
+    
+    Exit status: 0 a first bad pass (or the passes it may be), 1 none found, 3 the check is
+    flaky (one probe judged two ways): no culprit on that evidence.
     """
     import tempfile
 
@@ -384,15 +409,21 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
         term.json(result.to_json())
     else:
         term.echo(passes.markdown(result), nl=False)
+    if result.status == "flaky":
+        from toolkit.process import FLAKY
+
+        return FLAKY
     return 0 if result.culprit is not None or result.candidates else 1
 
 
 @bisect_group.command("functions")
 @workload_argument
 @target_option
-@click.option("--good-pipeline", default="default", show_default=True, metavar="NAME",
+@click.option("--good-pipeline", default="auto", show_default=True, metavar="NAME",
               help="The known-good side: the same TVM with this Relax pipeline instead of the "
-                   "workload's own (which carries the suspect legalization or pass).")
+                   "workload's own (which carries the suspect legalization or pass); auto: "
+                   "the pipeline whose kernels are called most like the workload's own (zero "
+                   "when its pipeline fuses, default when not).")
 @python_option("The known-good side is another TVM: this interpreter's (a venv holding a "
                "release, say) lowers WORKLOAD with --good-pipeline; its kernels are read back "
                "as TVMScript into the TVM under test.", dest="good_python", default=None)
@@ -413,19 +444,28 @@ def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str
 
     For a bug no optional pass is to blame for (a wrong legalization, a fork's required
     pass): WORKLOAD is lowered with its own pipeline (bad) and with --good-pipeline; good
-    PrimFuncs are swapped into the bad module half at a time until one kernel is left, then
-    the first pass after which the two lowerings' kernels differ is named, with the IR diff.
+    PrimFuncs are swapped into the bad module half at a time until one kernel is left
+    (confirmed by checking it and the bad module again), then the first pass after which the
+    two lowerings' kernels differ is named, with the IR diff.
+
+    
+    Exit status: 0 a bad kernel (or the kernels that are only bad together), 1 none found,
+    3 the check is flaky (one module checked two ways): no kernel on that evidence.
     """
     from toolkit.bisect import functions, session
 
     env = session.build_env(session.current(source), rev, term.handle) if rev else None
     where = f" in {good_python}'s TVM" if good_python else ""
-    term.say(f"lowering {workload} for {target} with its pipeline and with {good_pipeline!r}"
-             f"{where}")
+    good = "every pipeline" if good_pipeline == "auto" else repr(good_pipeline)
+    term.say(f"lowering {workload} for {target} with its pipeline and with {good}{where}")
     result = functions.run(workload, target, good_pipeline, env=env, rtol=rtol, atol=atol,
                            timeout=timeout, python=good_python)
     if as_json:
         term.json(asdict(result))
     else:
         term.echo(functions.markdown(result), nl=False)
+    if result.status == "flaky":
+        from toolkit.process import FLAKY
+
+        return FLAKY
     return 0 if result.kernel or result.candidates else 1

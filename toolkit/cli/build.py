@@ -115,8 +115,11 @@ def gc_cmd(term: Terminal) -> None:
     from toolkit.errors import UserError
 
     done = gc.gc()
-    term.echo(f"removed {done['entries']} incomplete entries and {done['objects']} unused "
-              f"files ({report.size(done['bytes'])}); store now {report.size(gc.store_usage())}")
+    left = done["temporaries"]
+    term.echo(f"removed {done['entries']} incomplete entries, {left} temporary "
+              f"file{'' if left == 1 else 's'} left by a process that is gone and "
+              f"{done['objects']} unused files ({report.size(done['bytes'])}); store now "
+              f"{report.size(gc.store_usage())}")
     if image.shares_files():
         return  # the engine (if any) builds in directories of this machine: nothing kept there
     from toolkit.builds.backends import docker
@@ -135,10 +138,17 @@ def gc_cmd(term: Terminal) -> None:
 @click.argument("build_id", metavar="ID")
 @click.option("--source", "-C", metavar="DIR",
               help="Use this tree's Python package instead of the one the build came from.")
+@click.option("--ignore-check", is_flag=True,
+              help="Hand out a build whose post-build check failed (says so on stderr).")
 @json_option
 @pass_terminal
-def env_cmd(term: Terminal, build_id: str, source: str | None, as_json: bool) -> None:
-    """Print shell exports that put a stored build in use: eval "$(tk env ID)"."""
+def env_cmd(term: Terminal, build_id: str, source: str | None, ignore_check: bool,
+            as_json: bool) -> None:
+    """Print shell exports that put a stored build in use: eval "$(tk env ID)". A build whose
+    post-build check failed is refused (exit 1) unless --ignore-check."""
     from toolkit.builds import store
 
-    term.result(store.env_of(store.find(build_id, use=True), source), store.shell_exports)
+    record, caveat = store.hand_out(build_id, ignore_check)
+    if caveat:
+        term.warn(caveat)
+    term.result(store.env_of(record, source), store.shell_exports)

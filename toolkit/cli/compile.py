@@ -53,6 +53,8 @@ def compile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[st
     options = stack.compile_options(**compiling)
     wl = workloads.load(workload, entry=entry)
     compiled = stack.compile(wl, targets.resolve(target), options=options)
+    for note in compiled.notes:
+        term.note(note)
     exported = stack.export(compiled, output, cc) if output else None
     result = {
         "workload": wl.source,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import math
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,15 +41,21 @@ class Number(click.ParamType):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         if self.min is not None and (number <= self.min if self.min_open else number < self.min):
             self.fail(f"{value!r} must be {'above' if self.min_open else 'at least'} "
-                      f"{self.min:g}", param, ctx)
+                      f"{self._text(self.min)}", param, ctx)
         if self.max is not None and number > self.max:
-            self.fail(f"{value!r} must be at most {self.max:g}", param, ctx)
+            self.fail(f"{value!r} must be at most {self._text(self.max)}", param, ctx)
         return number
+
+    def _text(self, bound: float) -> str:
+        return f"{bound:,}" if self.kind is int else f"{bound:g}"
 
 
 POSITIVE_SECONDS = Number(float, min=0, min_open=True)
 TOLERANCE = Number(float, min=0)
 COUNT = Number(int, min=1)
+# Runs and trials a person can wait for: 10**20 was taken and ran for ever (or overflowed
+# MetaSchedule's int32 later, as a TypeError).
+RUNS = Number(int, min=1, max=1_000_000)
 SEED = Number(int, min=0, max=2**32 - 1)  # numpy's seeds
 
 workload_argument = click.argument("workload", metavar="WORKLOAD")
@@ -78,7 +86,23 @@ def _interpreter(ctx: click.Context, param: click.Parameter, value: str | None) 
     # The interpreter runs with another working directory (the probe's), where a relative
     # path like venv/bin/python names nothing: make it absolute here, where the user typed
     # it. Not resolved: a venv's python is a symlink, and following it leaves the venv.
-    return os.path.abspath(value) if value and os.sep in value else value
+    if not value or value == sys.executable:
+        return value
+    path = os.path.abspath(value) if os.sep in value else shutil.which(value)
+    if path is None or not os.path.isfile(path):
+        raise click.BadParameter(f"{value}: no such interpreter", ctx, param)
+    try:  # a file that is not a Python (a library, a script of another language) fails later
+        proc = subprocess.run([path, "-c", "import sys; print(sys.version_info[0])"],
+                              capture_output=True, text=True, timeout=60)
+    except OSError as e:
+        raise click.BadParameter(f"{value} is not a program this machine runs "
+                                 f"({e.strerror})", ctx, param) from None
+    except subprocess.TimeoutExpired:
+        raise click.BadParameter(f"{value} did not answer as a Python in 60 s", ctx,
+                                 param) from None
+    if proc.returncode != 0 or proc.stdout.strip() != "3":
+        raise click.BadParameter(f"{value} is not a Python 3 interpreter", ctx, param)
+    return path
 
 
 def python_option(help: str, dest: str = "python", default: str | None = sys.executable,

@@ -10,6 +10,7 @@ import click
 from toolkit.cli.lazy import DefaultGroup
 from toolkit.cli.options import (
     COUNT,
+    RUNS,
     SEED,
     Number,
     compile_options,
@@ -44,8 +45,9 @@ def profile_group() -> None:
 @entry_option
 @compile_options
 @remote_options
-@click.option("--repeat", "-n", type=COUNT, default=20, show_default=True, help="Timed runs.")
-@click.option("--warmup", type=Number(int, min=0), default=3, show_default=True, help="Untimed runs first.")
+@click.option("--repeat", "-n", type=RUNS, default=20, show_default=True, help="Timed runs.")
+@click.option("--warmup", type=Number(int, min=0, max=RUNS.max), default=3, show_default=True,
+              help="Untimed runs first.")
 @click.option("--inputs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help=".npz with the inputs, by argument name or in order (arr_0, arr_1, ...).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for random inputs.")

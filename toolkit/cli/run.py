@@ -54,6 +54,9 @@ def run_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, .
         use(ext)
     options = stack.compile_options(**compiling)
     wl = workloads.load(workload, seed=seed, entry=entry)
+    if wl.origin_problem:
+        term.note(f"{wl.origin_problem}: running {wl.source} on "
+                  f"{'the given' if inputs else 'seeded-random'} inputs, without its reference")
     args = read_inputs(inputs, wl) if inputs else wl.make_inputs(seed)
     t = targets.resolve(target)  # once: the device check and the compile share it
     with contextlib.ExitStack() as ending:
@@ -65,6 +68,8 @@ def run_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, .
         if wl.library is None:  # refuse before a compile that could not run
             session.device(t.tvm) if session is not None else targets.device_for(t.tvm)
         compiled = stack.compile(wl, t, options=options, remote=session is not None)
+        for note in compiled.notes:
+            term.note(note)
         result = stack.run(compiled, args, remote=session, input_flags=input_flags(inputs, seed))
     report = {
         "workload": wl.source,

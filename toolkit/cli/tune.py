@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from toolkit.cli.options import (
-    COUNT,
+    RUNS,
     entry_option,
     json_option,
     remote_options,
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 @workload_argument
 @target_option
 @entry_option
-@click.option("--trials", type=COUNT, default=64, show_default=True,
+@click.option("--trials", type=RUNS, default=64, show_default=True,
               help="Candidates to measure, over all kernels together.")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The database directory (MetaSchedule's JSON files; '--db DIR' applies it).")

@@ -348,6 +348,73 @@ def _tvm_python_under(value: str) -> str | None:
     return None
 
 
+def tree_root(path: Path) -> Path | None:
+    """The TVM source tree ``path`` is in: the nearest ancestor holding CMakeLists.txt and
+    python/tvm; None for an installed package."""
+    for parent in (path, *path.parents):
+        if (parent / "CMakeLists.txt").is_file() and (parent / "python" / "tvm").is_dir():
+            return parent
+    return None
+
+
+def check_python_library_skew(facts: dict[str, Any]) -> list[Check]:
+    """Do tvm's Python sources and its libraries come from the same tree (and commit)?
+
+    PYTHONPATH at one tree's python/ with TVM_LIBRARY_PATH at another tree's build (or a
+    wheel's libraries) gives a process whose Python expects objects and functions the library
+    lacks: "Cannot find object type index", "Cannot find global function". A tree whose
+    sources moved on after its build (a git pull without a rebuild) does the same."""
+    py = facts.get("python")
+    if py is None:
+        return []
+    env = py["env"]
+    imp = facts.get("import") or {}
+    if imp.get("ok"):
+        package = Path(imp["file"]).parent
+    else:
+        found = _tvm_python_under(env.get("PYTHONPATH") or "")
+        if not found:
+            return []
+        package = Path(found)
+    libs = [Path(lib["path"]) for lib in (facts.get("libraries") or {}).get("libraries", [])
+            if not (family(os.path.realpath(lib["path"])) or "libtvm_ffi").startswith("libtvm_ffi")]
+    if not libs:
+        for entry in filter(None, (env.get("TVM_LIBRARY_PATH") or "").split(os.pathsep)):
+            libs += sorted(p for p in Path(entry).glob("libtvm*.so") if "ffi" not in p.name)
+    if not libs:
+        return []
+    py_tree = tree_root(package)
+    why = ""
+    error = imp.get("error") or ""
+    if not imp.get("ok") and re.search(r"Cannot find (?:object )?type|type_key2index|"
+                                       r"Cannot find global function", error):
+        why = f" - which is why import tvm fails: {one_line(error)}"
+    for lib in libs:
+        lib_tree = tree_root(lib)
+        same_package = lib.resolve().is_relative_to(package.resolve())
+        if py_tree != lib_tree or (py_tree is None and not same_package):
+            py_side = f"tree {py_tree}" if py_tree else f"the installed package {package}"
+            lib_side = f"tree {lib_tree}" if lib_tree else f"{lib.parent}"
+            via = "TVM_LIBRARY_PATH" if env.get("TVM_LIBRARY_PATH") else "the loader path"
+            return [Check("python vs library", FAIL,
+                          f"tvm's Python comes from {py_side} but {lib.name} from {lib_side} "
+                          f"(found through {via}): two TVMs meet in one process{why}",
+                          f"use one tree: point TVM_LIBRARY_PATH at "
+                          f"{(py_tree / 'build') if py_tree else package / 'lib'}, or PYTHONPATH "
+                          f"at {(lib_tree / 'python') if lib_tree else 'the matching package'}")]
+    built = ((facts.get("build_info") or {}).get("libinfo") or {}).get("GIT_COMMIT_HASH", "")
+    if py_tree is not None and re.fullmatch(r"[0-9a-f]{7,40}", built or ""):
+        head = subprocess.run(["git", "-C", str(py_tree), "rev-parse", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        if head and not head.startswith(built) and not built.startswith(head):
+            return [Check("python vs library", WARN,
+                          f"{py_tree}'s sources are at {head[:12]}, but its libtvm was built "
+                          f"from {built[:12]}: the library is older or newer than the Python",
+                          f"rebuild: cmake --build {py_tree / 'build'}")]
+    where = f"tree {py_tree}" if py_tree else f"the package {package}"
+    return [Check("python vs library", PASS, f"Python and libraries both from {where}")]
+
+
 # --- library facts: which library registers what, and what a SONAME allows ----------------
 
 
@@ -504,6 +571,7 @@ CHECKS: list[Callable[[dict[str, Any]], list[Check]]] = [
     check_requested_runtimes,
     check_smoke,
     check_environment,
+    check_python_library_skew,
     check_redirects,
     check_dist_infos,
     check_global_owners,

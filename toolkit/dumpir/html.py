@@ -10,38 +10,19 @@ no diff per change.
 from __future__ import annotations
 
 import base64
-import json
-import re
 
 from toolkit.dumpir.index import DumpIndex
-
-
-def _script_json(value: object) -> str:
-    # Inside <script> not only "</script" ends the element early: "<!--" followed by
-    # "<script" puts the parser in a state where the real "</script>" is not seen (a
-    # function named "<!--<script>" blanked the page). JSON written with no raw "<", ">"
-    # or "&" cannot do either, and parses to the same value.
-    text = json.dumps(value, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+from toolkit.outputs import fill, html_text, script_json
 
 
 def render(dump_index: DumpIndex, pack: bytes) -> str:
     """The page, given the index and the store's pack (gzipped JSON of the texts)."""
     title = f"tk dump-ir: {dump_index.summary.get('workload')} for {dump_index.summary.get('target')}"
-    fill = {
-        "__TITLE__": _escape(title),
-        "__INDEX__": _script_json(dump_index.to_json()),
+    return fill(PAGE, {
+        "__TITLE__": html_text(title),
+        "__INDEX__": script_json(dump_index.to_json()),
         "__STORE__": base64.b64encode(pack).decode(),
-    }
-    # One pass over the template: a name containing "__STORE__" is not filled in again.
-    return _SLOT.sub(lambda m: fill[m.group(0)], PAGE)
-
-
-_SLOT = re.compile("__TITLE__|__INDEX__|__STORE__")
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    })
 
 
 PAGE = r"""<!DOCTYPE html>

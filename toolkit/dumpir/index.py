@@ -76,6 +76,7 @@ class PassRecord:
     lane_target: str | None = None  # that module's target ("cuda -arch=sm_80", "llvm")
     sources: dict[str, str] | None = None  # codegen: file name -> store key
     verify: dict[str, Any] | None = None  # codegen under --verify: tool, ok, first error
+    repro: str | None = None  # the pass that raised: whether repro.py was run and reproduces
     schedule_rules: dict[str, str] | None = None  # ApplyDefaultSchedule: function -> dlight rule
 
 

@@ -1,9 +1,10 @@
 """Finding the rules' failures in a log, in time linear in its size.
 
-Each rule's needle is found with ``str.find``; its regex then runs only in a bounded window
-around each occurrence (``BEHIND`` characters before, ``WINDOW`` after) and at most
-``TRIES_PER_LINE`` times per line, so no input - not 40,000 characters on one line before
-``undefined symbol`` - makes a rule cost more than a constant per occurrence.
+Each rule's needle is found with ``str.find`` and its regex runs only near it
+(:mod:`toolkit.explain.scan`), so no input makes a rule cost more than a constant per
+occurrence. Beside the rules, the answers from TVM's own history (:mod:`toolkit.explain.drift`:
+API drift; :mod:`toolkit.explain.raised`: where TVM raises an error) join the findings; every
+finding says which source it came from (``origin``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,7 @@ from typing import Any
 
 from toolkit.cause import exception_text
 from toolkit.explain.rules import RULES, Rule
-
-BEHIND = 300  # characters before a needle a match may start (a library path, a block name)
-WINDOW = 2000  # characters after a needle a match may span (CUDALaunch prints two lines)
-TRIES_PER_LINE = 4
+from toolkit.explain.scan import WINDOW, matches
 
 
 @dataclass
@@ -35,6 +33,7 @@ class Finding:
     rank: int
     groups: dict[str, str] = field(default_factory=dict)
     also_lines: list[int] = field(default_factory=list)
+    origin: str = "rule"  # rule, API history, error-site index, environment check
 
     def one_line(self) -> str:
         return f"{self.title}: {self.fix}"
@@ -44,6 +43,10 @@ class Finding:
 
 
 _COMPILED = [(rule, rule.compiled()) for rule in RULES]
+# Below the rules that judge a failure (default 50), above the generic ones (CMake stopped, a
+# library not on the loader path): what TVM's history says is more specific than those.
+HISTORY_RANK, SITE_RANK = 46, 44
+HISTORY, SITES = "API history", "error-site index"
 
 
 def explain(text: str) -> list[Finding]:
@@ -52,21 +55,22 @@ def explain(text: str) -> list[Finding]:
     for rule, regex in _COMPILED:
         seen_lines: set[int] = set()
         counted, line = 0, 1
-        for m in _matches(text, regex, rule.needles()):
+        for m in matches(text, regex, rule.needles()):
             line += text.count("\n", counted, m.start())
             counted = m.start()
             if line in seen_lines:
                 continue
             seen_lines.add(line)
             findings.append(_finding(rule, m, text, line))
+    findings += from_history(text)
     # Where several rules explain one line (or a block a generic rule spans, such as a CMake
     # error's message), the specific one (highest rank) speaks for it.
     top: dict[int, int] = {}
     for f in findings:
         top[f.line] = max(top.get(f.line, f.rank), f.rank)
     spans = {rule.id: rule.span for rule in RULES}
-    findings = [f for f in findings
-                if all(top.get(line, 0) <= f.rank for line in range(f.line, f.line + 1 + spans[f.id]))]
+    findings = [f for f in findings if all(top.get(line, 0) <= f.rank for line in range(
+        f.line, f.line + 1 + spans.get(f.id, 0))) or f.origin != "rule"]
     findings.sort(key=lambda f: (f.line, -f.rank))
     # One failure often prints the same complaint many times (ptxas per instruction).
     merged: dict[tuple[str, str, str], Finding] = {}
@@ -75,6 +79,32 @@ def explain(text: str) -> list[Finding]:
         if first is not f:
             first.also_lines.append(f.line)
     return list(merged.values())
+
+
+def from_history(text: str) -> list[Finding]:
+    """The answers TVM's own history gives: API drift, and where TVM raises the error."""
+    from toolkit.explain import drift, raised, tvm_version
+
+    version = tvm_version.infer(text)
+    out = []
+    for a in drift.answers(text, version):
+        out.append(Finding(f"api-{a.kind}", "version", a.title, a.cause, a.fix,
+                           text.count("\n", 0, a.start) + 1, a.excerpt[:300], drift.SOURCE,
+                           HISTORY_RANK, {"name": a.name}, origin=HISTORY))
+    explained = {f.line for f in out}
+    drift_words = {needle for _, needles, _ in drift.PATTERNS for needle in needles}
+    for r in raised.find(text, version):
+        if r.line in explained or r.others >= 3 and not r.by_condition or any(
+                w in r.excerpt for w in drift_words):
+            continue  # Python's own wording copied into TVM, or what the history answers
+        title, cause, fix = raised.describe(r, version)
+        needle = max(r.site.pieces(), key=len).strip()
+        out.append(Finding("error-site", "tvm-source", title, cause, fix, r.line, r.excerpt,
+                           f"{r.site.file}:{r.site.line}", SITE_RANK,
+                           {"file": r.site.file, "function": r.site.function,
+                            "line": str(r.site.line), "condition": r.site.condition,
+                            "needle": needle}, origin=SITES))
+    return out
 
 
 def _finding(rule: Rule, m: re.Match[str], text: str, line: int) -> Finding:
@@ -86,30 +116,6 @@ def _finding(rule: Rule, m: re.Match[str], text: str, line: int) -> Finding:
             cause, fix = refined
     return Finding(rule.id, rule.family, rule.title, cause, fix, line, m.group(0).strip()[:300],
                    rule.source, rule.rank, groups)
-
-
-def _matches(text: str, regex: re.Pattern[str], needles: tuple[str, ...]) -> list[re.Match[str]]:
-    """Matches of ``regex`` that hold a needle on the line where they start, in text order."""
-    found: list[re.Match[str]] = []
-    for needle in needles:
-        pos = text.find(needle)
-        tries = 0
-        while pos != -1:
-            line_start = text.rfind("\n", max(0, pos - BEHIND), pos) + 1 or max(0, pos - BEHIND)
-            m = regex.search(text, line_start, min(len(text), pos + len(needle) + WINDOW))
-            if m is not None and m.start() <= pos:
-                found.append(m)
-                tries = TRIES_PER_LINE  # one finding per line and rule
-            else:
-                tries += 1
-            if tries >= TRIES_PER_LINE:
-                tries = 0
-                nxt = text.find("\n", pos)
-                pos = -1 if nxt == -1 else text.find(needle, nxt)
-            else:
-                pos = text.find(needle, pos + 1)
-    found.sort(key=lambda m: m.start())
-    return found
 
 
 def best(text_or_exc: str | BaseException) -> Finding | None:

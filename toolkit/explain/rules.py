@@ -152,6 +152,39 @@ def _ptxas_fix(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     )
 
 
+# ELF e_machine codes a linker prints ("Relocations in generic ELF (EM: 183)").
+ELF_MACHINES = {3: "x86 (32-bit)", 8: "MIPS", 20: "PowerPC", 21: "PowerPC64", 40: "ARM (32-bit)",
+                62: "x86-64", 183: "AArch64", 243: "RISC-V"}
+
+
+def _elf_arch_fix(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    em = groups.get("em") or (re.search(r"EM: (\d+)\)", text) or [None, None])[1]
+    lib = groups.get("lib") or ""
+    arch = ELF_MACHINES.get(int(em), f"EM {em}") if em else "another architecture"
+    if re.search(r"libLLVM", lib):
+        return (f"{lib} (LLVM's static libraries, built for the host) was linked into a library "
+                "built for another architecture: a cross build of libtvm with USE_LLVM picks up "
+                "the host's LLVM.",
+                "for the device build only the runtime: cmake with USE_LLVM OFF (and the cross "
+                "toolchain) and `make runtime`; compile models on the host and load them on the "
+                "device through the runtime (or RPC)")
+    return (f"an object for {arch} was given to a linker for another architecture: the host's "
+            "linker for a cross-compiled object (an Android/ARM module exported with the host cc), "
+            "or a library built for the host inside a cross build.",
+            f"link {arch} objects with the {arch} toolchain: export_library(path, fcompile="
+            "tvm.contrib.ndk.create_shared) or cc.cross_compiler('aarch64-linux-gnu-g++'); in a "
+            "cross build of TVM, build the host-only libraries for the target or leave them out")
+
+
+def _target_attr_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    attr = groups["attr"]
+    return (f"the target has no '{attr}': code that reads target.{attr} (a dlight or MetaSchedule "
+            "rule, a codegen) needs it, and a target detected automatically or written by hand "
+            "may lack it.",
+            f'give the target the attribute: tvm.target.Target({{"kind": "cuda", "arch": "sm_80", '
+            f'"{attr}": ...}}), or use a tag that sets it ("nvidia/geforce-rtx-4090")')
+
+
 RULES: list[Rule] = [
     Rule(
         "target-string-refused", "target", "Cannot parse target string",
@@ -916,8 +949,9 @@ RULES: list[Rule] = [
     Rule(
         "nvcc-unsupported-arch", "cuda", ("Unsupported gpu architecture",
                                           "is not defined for option 'gpu-architecture'"),
-        r"nvcc fatal\s*: Unsupported gpu architecture '(?P<arch>[\w.]+)'|"
-        r"nvcc fatal\s*: Value '(?P<arch2>[\w.]+)' is not defined for option 'gpu-architecture'",
+        r"[Nn]vcc fatal\s*: Unsupported gpu architecture '(?P<arch>[\w.]+)'|"
+        r"[Nn]vcc fatal\s*: Value ['\u2018](?P<arch2>[\w.]+)['\u2019] is not defined for option "
+        r"['\u2018]gpu-architecture['\u2019]",
         "nvcc does not support this arch",
         "the CUDA toolkit on PATH cannot compile for that architecture (too old for it, or "
         "removed: CUDA 12 dropped sm_35/37, CUDA 13 dropped sm_50-72).",
@@ -1080,6 +1114,57 @@ RULES: list[Rule] = [
         "check the device (tk doctor / the RPC tracker) and the exception below the line.",
         "python/tvm/s_tir/meta_schedule/runner/{local,rpc}_runner.py",
         rank=40,  # the exception it wraps, when recognised, says more
+    ),
+    Rule(
+        "vm-function-not-found", "library", ("Cannot find ffi::Function", "Cannot find PackedFunc"),
+        r"Cannot find (?:ffi::Function|PackedFunc) (?P<name>[\w.$]+) in either Relax VM kernel "
+        r"library",
+        "The VM executable calls a function no loaded library registers",
+        "the compiled module calls an external function (a kernel of an extension or of an "
+        "optional library: flashinfer, cutlass, a project's own ops) that neither the compiled "
+        "library nor anything loaded in this process registers.",
+        "load the library that registers it before creating relax.VirtualMachine (import its "
+        "package, tvm.runtime.load_module(lib), or toolkit.ext.loader.load_extension(lib)); "
+        "`tk ext check LIB.so` lists what a library registers.",
+        "src/runtime/vm/vm.cc (VirtualMachineImpl::InitFuncPool); captured with 0.27.0.post1",
+    ),
+    # --- Cross compiling, the web runtime, targets.
+    Rule(
+        "elf-wrong-arch", "toolchain", ("Relocations in generic ELF", "n wrong format"),
+        r"(?:(?P<obj>\S+): Relocations in generic ELF \(EM: (?P<em>\d+)\)|"
+        r"(?P<lib>[^\s:]+): error adding symbols: [Ff]ile in wrong format)",
+        "Linked an object of another architecture",
+        "an object for another architecture was given to the linker.",
+        "link it with the toolchain of its architecture.",
+        "GNU ld / lld (bfd: 'Relocations in generic ELF', 'file in wrong format'); captured with "
+        "aarch64-linux-gnu-gcc and the host's gcc",
+        _elf_arch_fix,
+        rank=55,
+    ),
+    Rule(
+        "web-runtime-not-built", "webgpu", ("wasm_runtime.bc", "tvmjs_support.bc",
+                                            "webgpu_runtime.bc"),
+        r"Cannot find libraries:? \[?(?P<libs>[^\n]*(?:wasm_runtime|tvmjs_support|webgpu_runtime)\.bc)",
+        "TVM's web runtime is not built",
+        "exporting a WebAssembly/WebGPU library links TVM's web runtime (wasm_runtime.bc, "
+        "tvmjs_support.bc, webgpu_runtime.bc), which is built separately with emscripten and "
+        "was not found.",
+        "build the web runtime: source emsdk_env.sh, then make -C $TVM_HOME/web (MLC-LLM: "
+        "./scripts/prep_emcc_deps.sh), and set TVM_HOME to that tree",
+        "python/tvm/contrib/emcc.py (create_tvmjs_wasm: find_lib_path); as in "
+        "mlc-ai/mlc-llm#452",
+    ),
+    Rule(
+        "target-attr-missing", "target", ('self.attrs["', "'Target' object has no attribute"),
+        r"(?:self\.attrs\[\"(?P<attr>\w+)\"\][^\n]*\n(?:[^\n]*\n){0,3}?[^\n]*KeyError|"
+        r"'Target' object has no attribute '(?P<attr2>\w+)')",
+        "The target lacks an attribute the code reads",
+        "the target has no such attribute.",
+        "give the target the attribute.",
+        "python/tvm/target/target.py (attribute access: KeyError 'key is not in Map' before "
+        "0.27, AttributeError from __getattr__ since); captured with 0.27.0.post1",
+        lambda groups, text: _target_attr_fix(
+            {"attr": groups.get("attr") or groups.get("attr2", "")}, text),
     ),
     # --- Crashes.
     Rule(

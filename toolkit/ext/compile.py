@@ -43,10 +43,11 @@ def project_name(source_dir: Path) -> str:
     return m.group(1)
 
 
-def target_python_facts(python: str) -> dict[str, Any]:
+def target_python_facts(python: str, *modules: str) -> dict[str, Any]:
     """Where the target Python's tvm and tvm-ffi are, and their versions, without importing
-    tvm (find_spec + metadata only)."""
-    ran = run_probe("extlibs", "where", python=python, timeout=120)
+    tvm (find_spec + metadata only); under ``modules``, where each of ``modules`` would be
+    imported from (None: nowhere)."""
+    ran = run_probe("extlibs", "where", *modules, python=python, timeout=120)
     where = ran.stage("where")
     if where is None:
         raise TkError(f"{python} could not report its tvm: {ran.last_error_line()}")
@@ -60,8 +61,8 @@ def build(source_dir: str | Path, python: str = sys.executable,
     """Configure and build the extension in ``source_dir`` against ``python``'s TVM (or the
     given one), after checking its headers against its libraries; ``events`` hears a
     ``Stage`` and the compile's ``Progress``."""
-    from toolkit.builds import ownership
-    from toolkit.builds.backends import BuildFailed, BuildJob, backend
+    from toolkit import ownership
+    from toolkit.builds.backends import BuildFailed, BuildJob, backend, empty_dir, foreign_cache
     from toolkit.builds.recipes import BuildPlan
 
     src = Path(source_dir).resolve()
@@ -80,6 +81,12 @@ def build(source_dir: str | Path, python: str = sys.executable,
     # Root building someone's extension: what the build writes (the library lands in the
     # package, beside the sources) stays theirs.
     with ownership.handing_over(src, ownership.owner_of(src)):
+        # A project copied with its build directory: CMake's cache there names the first copy.
+        foreign = foreign_cache(build_dir, src)
+        if foreign:
+            empty_dir(build_dir)
+            events(Stage(f"{build_dir} was configured for another copy ({foreign}): emptied, "
+                         "configured afresh"))
         events(Stage(f"checking the headers of {against.origin} against its libraries"))
         headers.check(src, against, build_dir)
         build_dir.mkdir(exist_ok=True)
@@ -101,7 +108,7 @@ def build(source_dir: str | Path, python: str = sys.executable,
             raise
         library = find_library(src, build_dir, name)
         data = describe_build(library, src, python, facts, cmake, result.toolchain,
-                              result.commands, env)
+                              result.commands, env, against)
         data["tvm"]["against"] = against.origin
         path = manifest.write(library, data)
     return Built(library, path, data, log)
@@ -182,7 +189,8 @@ def find_library(src: Path, build_dir: Path, name: str) -> Path:
 
 def describe_build(library: Path, src: Path, python: str, facts: dict[str, Any],
                    cmake: dict[str, str], toolchain: dict[str, str],
-                   commands: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+                   commands: list[str], env: dict[str, str] | None = None,
+                   against: headers.Against | None = None) -> dict[str, Any]:
     lib = libraries.describe(library, with_sha256=True)
     links = []
     for b in libraries.resolve(lib, loaded=[]):
@@ -195,10 +203,17 @@ def describe_build(library: Path, src: Path, python: str, facts: dict[str, Any],
         # source tree's libtvm_runtime is not "apache-tvm 0.27").
         home = facts.get("tvm_ffi_dir" if fam == "libtvm_ffi" else "tvm_dir")
         owned = bool(home) and b.path.startswith(os.path.realpath(home) + os.sep)
+        version = facts.get(package) if package and owned else None
+        if (version is None and fam == "libtvm_ffi" and against and against.ffi_library
+                and libraries.same_file(b.path, str(against.ffi_library))):
+            version = against.library_ffi  # a stored build's own: its tree's c_api.h says
         links.append({"needed": b.needed, "path": b.path, "found_by": b.how,
                       "soname": linked.soname, "build_id": linked.build_id,
-                      "sha256": linked.sha256, "package": package,
-                      "version": facts.get(package) if package and owned else None})
+                      "sha256": linked.sha256, "package": package, "version": version})
+    # The tvm-ffi the library links (not the Python's, when it links a stored build's own).
+    ffi_version = next((link["version"] for link in links
+                        if libraries.family(link["path"]) == "libtvm_ffi" and link["version"]),
+                       facts.get("apache-tvm-ffi"))
     return {
         "name": library.name,
         "library": str(library),
@@ -212,9 +227,8 @@ def describe_build(library: Path, src: Path, python: str, facts: dict[str, Any],
         "tvm": {"package_dir": cmake.get("TVM_PREBUILD_PATH") or facts.get("tvm_dir"),
                 "source_dir": cmake.get("TVM_SOURCE_DIR"),
                 "library_dir": cmake.get("TVM_LIBRARY_DIR"), "version": facts.get("apache-tvm")},
-        "tvm_ffi": {"package_dir": facts.get("tvm_ffi_dir"),
-                    "version": facts.get("apache-tvm-ffi"),
-                    "abi": manifest.ffi_abi(facts.get("apache-tvm-ffi"))},
+        "tvm_ffi": {"package_dir": facts.get("tvm_ffi_dir"), "version": ffi_version,
+                    "abi": manifest.ffi_abi(ffi_version)},
         "links": links,
         "globals": registered_globals(library, python, env),
         "built": {"time": datetime.datetime.now(datetime.timezone.utc).isoformat(

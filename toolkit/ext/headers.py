@@ -27,9 +27,9 @@ from pathlib import Path
 from toolkit import libraries
 from toolkit.errors import TkError, UserError
 from toolkit.ext.manifest import ffi_abi
+from toolkit.libraries import FFI_VERSION_H, ffi_header_version
 
 TVM_VERSION_H = Path("include/tvm/runtime/base.h")
-FFI_VERSION_H = Path("include/tvm/ffi/c_api.h")
 TREE_FFI = Path("3rdparty/tvm-ffi")
 
 # What the symbol probe odr-uses, per TVM header: functions defined in the libraries (not
@@ -80,17 +80,6 @@ def tvm_version(root: Path) -> str | None:
         return None
     m = re.search(r'#define\s+TVM_VERSION\s+"([^"]+)"', path.read_text(errors="replace"))
     return m.group(1) if m else None
-
-
-def ffi_header_version(include_root: Path) -> str | None:
-    """major.minor.patch of tvm-ffi's ``include/tvm/ffi/c_api.h`` under ``include_root``."""
-    path = include_root / FFI_VERSION_H
-    if not path.is_file():
-        return None
-    text = path.read_text(errors="replace")
-    parts = [re.search(rf"#define\s+TVM_FFI_VERSION_{k}\s+(\d+)", text)
-             for k in ("MAJOR", "MINOR", "PATCH")]
-    return ".".join(m.group(1) for m in parts) if all(parts) else None
 
 
 def release(version: str) -> str:

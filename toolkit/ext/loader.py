@@ -8,7 +8,9 @@ anything, the things that otherwise end in an abort or a segfault:
 - a second copy of libtvm_ffi / libtvm_runtime / libtvm_compiler / libtvm already mapped;
 - a DT_NEEDED of the extension that would map a second copy (a TVM library without a
   matching SONAME in the process, found through the extension's RUNPATH);
-- a manifest (``tk ext build``) saying it was built against another tvm-ffi ABI
+- a manifest (``tk ext build``) that describes another library (the sha256 and build id it
+  records are not this file's: replaced or rebuilt since), or says it was built against
+  another tvm-ffi ABI
   (tvm-ffi's major.minor while it is 0.x: what its C ABI and object layouts promise);
 - tvm:: / TVMFFI symbols it needs that the libraries it binds to do not define;
 - a global function it registers that is already registered (tvm-ffi aborts at static init).
@@ -119,6 +121,7 @@ def plan(path: str | Path, mapped: list[libraries.Library] | None = None,
     bindings = _check_bindings(lib, mapped, env)
     data = manifest_mod.read(lib_path)
     if data is not None:
+        _refuse_unless_forced(_check_identity(lib_path, lib, data), force)
         _refuse_unless_forced(_check_manifest(lib_path, data, mapped, versions), force)
     providers = [b.path for b in bindings if b.path and libraries.family(b.path)]
     providers += [m.path for m in mapped if m.family == "libtvm_ffi" and m.path not in providers]
@@ -183,6 +186,31 @@ def _check_bindings(lib: libraries.Library, mapped: list[libraries.Library],
             bindings += [x for x in _check_bindings(libraries.describe(b.path), mapped, env,
                                                     seen) if x.needed != b.needed]
     return bindings
+
+
+def _check_identity(lib_path: Path, lib: libraries.Library, data: dict[str, Any]
+                    ) -> LoadRefused | None:
+    """The refusal when the manifest beside the library records another library: what it says
+    the library was built against is then not known."""
+    from toolkit.outputs import sha256_file
+
+    differs = []
+    if data.get("build_id") and data["build_id"] != lib.build_id:
+        differs.append(f"build id {data['build_id'][:12]} recorded, {lib_path.name} is "
+                       f"{(lib.build_id or 'without one')[:12]}")
+    if data.get("sha256"):
+        sha = sha256_file(lib_path)
+        if sha != data["sha256"]:
+            differs.insert(0, f"sha256 {data['sha256'][:12]} recorded, {lib_path.name} is "
+                              f"{sha[:12]}")
+    if not differs:
+        return None
+    return LoadRefused(
+        f"{lib_path.name} is not the library its manifest describes ({'; '.join(differs)}): "
+        "it was replaced or rebuilt after tk ext build, so what it was built against is not "
+        f"known ({manifest_mod.path_for(lib_path).name})",
+        f"rebuild it with tk ext build {data.get('source_dir') or 'DIR'} (which writes its "
+        "manifest anew)")
 
 
 def _check_manifest(lib_path: Path, data: dict[str, Any], mapped: list[libraries.Library],

@@ -59,6 +59,9 @@ def shape_problem(data: dict[str, Any]) -> str | None:
     for key in ("tvm", "tvm_ffi", "built"):
         if not isinstance(data.get(key, {}), dict):
             return f"'{key}' is not an object"
+    for key in ("sha256", "build_id"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            return f"'{key}' is not a string"
     if not isinstance(data.get("globals", []), list):
         return "'globals' is not a list"
     links = data.get("links", [])

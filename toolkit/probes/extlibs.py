@@ -9,7 +9,8 @@ Modes:
   globals LIB...    import tvm; load each LIB; the global names each one added
   owners            load TVM's own libraries one by one, then import tvm: who registered what
   environment       sys.path / env entries that hold another tvm, and stale tvm dist-infos
-  where             where tvm and tvm-ffi are and their versions, without importing them
+  where [NAME...]   where tvm and tvm-ffi are and their versions, without importing them,
+                    and where an import of each NAME would come from (None: nowhere)
 """
 
 import ctypes
@@ -191,7 +192,7 @@ def mode_environment():
     emit("environment", imported_tvm=chosen, redirects=redirects, dist_infos=dist_infos)
 
 
-def mode_where():
+def mode_where(modules):
     def version(dist):
         try:
             return importlib.metadata.version(dist)
@@ -201,7 +202,26 @@ def mode_where():
     spec = {name: importlib.util.find_spec(name) for name in ("tvm", "tvm_ffi")}
     emit("where", **{f"{name}_dir": os.path.dirname(s.origin) if s and s.origin else None
                      for name, s in spec.items()},
-         **{dist: version(dist) for dist in ("apache-tvm", "apache-tvm-ffi")})
+         **{dist: version(dist) for dist in ("apache-tvm", "apache-tvm-ffi")},
+         modules={name: module_origin(name) for name in modules})
+
+
+def module_origin(name):
+    """Where ``import name`` would come from in this interpreter (the package directory, the
+    module's file, "built in"), without importing it; None when nothing has that name. The
+    probes' own directory (sys.path[0] here) is left out: no one else imports from it."""
+    import importlib.machinery
+
+    if name in sys.builtin_module_names:
+        return "built in"
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    spec = importlib.machinery.PathFinder.find_spec(name, path)
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:  # a package, or a namespace package's first part
+        return list(spec.submodule_search_locations)[0]
+    return spec.origin
 
 
 def main():
@@ -215,7 +235,7 @@ def main():
     elif mode == "environment":
         mode_environment()
     elif mode == "where":
-        mode_where()
+        mode_where(sys.argv[2:])
     else:
         sys.exit(f"unknown mode {mode}")
 

@@ -4,8 +4,15 @@ Operators are matched by name and argument shapes, then - for kernels renamed be
 builds - by the structural hash of their PrimFunc plus shapes, then - across a fusion
 change - a fused kernel with the unfused kernels that run its Relax ops one after the other
 (``_fusion_groups``). What is left exists on one side only: "gone" or "new", with no
-percentage. A change is flagged only
-when it exceeds ``threshold`` percent and the noise the two reports measured. Noise on a
+percentage.
+
+Units: ``a_us``/``b_us``/``delta_us`` are an operator's time in one run of the entry (all its
+calls of that run, median over the repeats) - what it costs the run; ``change_pct`` and
+``speedup`` are per call - how fast the operator itself got. The two part when the number of
+calls changed (fusing Q, K and V: ``matmul`` called 4 times, then once at the same 16.7 us a
+call is 4x less time in the run, and no faster): such a row says "fewer calls" or "more
+calls", with the per-call change beside it only where that changed too. A change is flagged
+only when it exceeds ``threshold`` percent and the noise the two reports measured. Noise on a
 shared machine is one-sided and heavy-tailed (another process takes the core: a run takes
 5x longer), so the test is on the repeats themselves: Cliff's delta, the share of (A run,
 B run) pairs where B is slower minus the share where it is faster, must reach
@@ -34,10 +41,14 @@ SEPARATION = 0.8
 MIN_REPEATS = 3  # below this Cliff's delta cannot tell noise from change
 MEDIAN_SE = 1.2533  # standard error of a median, in standard deviations / sqrt(n)
 SETUP_KEYS = ("target", "device")
-COLUMNS = ["name", "args", "match", "name_b", "a_us", "b_us", "delta_us", "change_pct",
-           "speedup", "noise_us", "separation", "flag", "verdict", "abs_delta_us"]
-TERMINAL_COLUMNS = ["name", "match", "name_b", "a_us", "b_us", "change_pct", "speedup", "separation",
-                    "verdict", "args"]
+COLUMNS = ["name", "args", "match", "name_b", "a_calls", "b_calls", "a_us", "b_us", "delta_us",
+           "a_call_us", "b_call_us", "change_pct", "speedup", "noise_us", "separation", "flag",
+           "verdict", "abs_delta_us"]
+TERMINAL_COLUMNS = ["name", "match", "name_b", "a_calls", "b_calls", "a_us", "b_us",
+                    "a_call_us", "b_call_us", "change_pct", "speedup", "separation", "verdict",
+                    "args"]
+UNITS = ("a_us, b_us, delta_us: the operator's time in one run (all its calls); a_call_us, "
+         "b_call_us, change_pct, speedup: per call")
 HTML_VIEW = {
     "columns": COLUMNS[:-1], "sort": "abs_delta_us", "bar": "abs_delta_us",
     "breakdown": "verdict", "label": "name", "flag": "flag", "barClass": "verdict", "barAfter": "speedup",
@@ -74,8 +85,9 @@ class Comparison:
             f"{self.header['a_timestamp']})",
             f"B: {self.header['b']}  ({self.header['b_workload']}, {self.header['b_target']}, "
             f"{self.header['b_timestamp']})",
+            f"units: {UNITS}",
             reports.terminal_table(self.rows, TERMINAL_COLUMNS, limit),
-            f"end to end: {s['a_e2e_us']:.1f} us -> {s['b_e2e_us']:.1f} us, speedup "
+            f"end to end: {s['a_e2e_us']:.1f} us -> {s['b_e2e_us']:.1f} us a run, speedup "
             f"{s['e2e_speedup']:.3f}x ({s['e2e_verdict']}); "
             f"operators {s['a_operators_us']:.1f} -> {s['b_operators_us']:.1f} us "
             f"({s['operators_speedup']:.3f}x)",
@@ -91,8 +103,13 @@ class Comparison:
 
 def _flag_text(r: Any) -> str:
     if r.verdict in ("gone", "new"):
-        return f"{r.name} ({r.verdict}, {max(r.a_us, r.b_us):.1f} us)"
-    return f"{r.name} ({r.verdict} {r.change_pct:+.0f}%)"
+        return f"{r.name} ({r.verdict}, {max(r.a_us, r.b_us):.1f} us a run)"
+    if r.a_calls != r.b_calls and r.a_calls and r.b_calls:
+        per_call = "" if r.change_pct is None or r.verdict.endswith(("calls", "ops")) \
+            else f", {r.change_pct:+.0f}% a call"
+        return (f"{r.name} ({r.verdict}: {r.a_calls:g} -> {r.b_calls:g} calls, "
+                f"{r.a_us:.1f} -> {r.b_us:.1f} us a run{per_call})")
+    return f"{r.name} ({r.verdict} {r.change_pct:+.0f}% a call)"
 
 
 def _fusion_row(fused_row: Any, fused_runs: dict[str, list[float]], other: Report,
@@ -110,13 +127,64 @@ def _fusion_row(fused_row: Any, fused_runs: dict[str, list[float]], other: Repor
     a_runs, b_runs = (mine, theirs) if a_side else (theirs, mine)
     sep = separation(a_runs, b_runs)
     flag, verdict = _verdict(a_us, b_us, 0.0, sep, threshold)
+    # A fused kernel's call does the work of one call of each kernel in its group: per call of
+    # the fused kernel, the two sides do the same work.
+    calls = _num(fused_row["calls"]) or None
     return {
         "name": fused_row["name"] if a_side else names, "args": fused_row["args"] or "",
         "match": "fused ops", "name_b": names if a_side else fused_row["name"],
+        "a_calls": calls, "b_calls": calls,
         "a_us": a_us, "b_us": b_us, "delta_us": b_us - a_us,
+        "a_call_us": a_us / calls if calls else None, "b_call_us": b_us / calls if calls else None,
         "change_pct": (b_us - a_us) / a_us * 100 if a_us > 0 else None,
         "speedup": a_us / b_us if a_us > 0 and b_us > 0 else None,
         "noise_us": 0.0, "separation": sep, "flag": flag, "verdict": verdict,
+        "abs_delta_us": abs(b_us - a_us),
+    }
+
+
+def _calls(row: Any) -> float | None:
+    """An operator's calls in one run; None where a report did not record them."""
+    return _num(row["calls"]) or None if "calls" in row.index else None
+
+
+def _row(ar: Any, br: Any, how: str, left: float, a: Report, b: Report, na: int, nb: int,
+         threshold: float) -> dict[str, Any]:
+    """The comparison row of an operator matched (or left on one side): its time a run,
+    judged per call, and the change in its calls."""
+    a_us = _num(ar["total_us"]) * left if ar is not None else 0.0
+    b_us = _num(br["total_us"]) * left if br is not None else 0.0
+    a_calls = _calls(ar) if ar is not None else None
+    b_calls = _calls(br) if br is not None else None
+    # Per call, both sides: the operator's own speed, whatever the number of its calls.
+    a_per = 1 / a_calls if a_calls else 1.0
+    b_per = 1 / b_calls if b_calls else 1.0
+    noise = _noise(_num(ar["spread_us"]) * a_per if ar is not None else 0.0, na,
+                   _num(br["spread_us"]) * b_per if br is not None else 0.0, nb)
+    sep = None
+    if ar is not None and br is not None:
+        sep = separation(
+            [x * a_per for x in a.runs_us.get(row_id(ar["name"], ar["args"] or ""), [])],
+            [x * b_per for x in b.runs_us.get(row_id(br["name"], br["args"] or ""), [])])
+    flag, verdict = _verdict(a_us * a_per, b_us * b_per, noise, sep, threshold)
+    both = ar is not None and br is not None
+    if not both:  # no change to state: the row exists on one side only
+        flag, verdict = True, "new" if ar is None else "gone"
+    elif a_calls and b_calls and a_calls != b_calls:
+        fewer = "fewer calls" if b_calls < a_calls else "more calls"
+        flag, verdict = True, fewer if verdict == "same" else f"{fewer}, {verdict} a call"
+    first = ar if ar is not None else br
+    a_call = a_us * a_per if ar is not None and a_calls else None
+    b_call = b_us * b_per if br is not None and b_calls else None
+    return {
+        "name": first["name"], "args": first["args"] or "", "match": how,
+        "name_b": br["name"] if br is not None else None,
+        "a_calls": a_calls, "b_calls": b_calls, "a_us": a_us, "b_us": b_us,
+        "delta_us": b_us - a_us, "a_call_us": a_call, "b_call_us": b_call,
+        "change_pct": (b_us * b_per - a_us * a_per) / (a_us * a_per) * 100
+        if both and a_us > 0 else None,
+        "speedup": (a_us * a_per) / (b_us * b_per) if both and a_us > 0 and b_us > 0 else None,
+        "noise_us": noise, "separation": sep, "flag": flag, "verdict": verdict,
         "abs_delta_us": abs(b_us - a_us),
     }
 
@@ -278,9 +346,10 @@ def compare(a: Report, b: Report, *, threshold: float = 5.0, force: bool = False
     if differences:
         warnings.append(f"compared despite different set-ups (--force): {'; '.join(differences)}")
     if a.header.get("workload") != b.header.get("workload"):
-        # Rows are matched by operator name: two models share names like "matmul" by chance.
+        # Two models share names like "matmul" (and kernels of the same structure) by chance.
         warnings.append(f"the reports profile different workloads: {a.header.get('workload')} "
-                        f"vs {b.header.get('workload')}; operators are matched by name only")
+                        f"vs {b.header.get('workload')}; their operators were matched by name "
+                        f"and shapes, then by structure: a match may be a coincidence")
     if a.header.get("tvm_version") != b.header.get("tvm_version"):
         warnings.append(f"TVM versions differ: {a.header.get('tvm_version')} vs "
                         f"{b.header.get('tvm_version')}")
@@ -308,28 +377,7 @@ def compare(a: Report, b: Report, *, threshold: float = 5.0, force: bool = False
             continue
         ar = ra.loc[i] if i is not None else None
         br = rb.loc[j] if j is not None else None
-        a_us = _num(ar["total_us"]) * left if ar is not None else 0.0
-        b_us = _num(br["total_us"]) * left if br is not None else 0.0
-        noise = _noise(ar["spread_us"] if ar is not None else 0.0, na,
-                       br["spread_us"] if br is not None else 0.0, nb)
-        sep = None
-        if ar is not None and br is not None:
-            sep = separation(a.runs_us.get(row_id(ar["name"], ar["args"] or ""), []),
-                             b.runs_us.get(row_id(br["name"], br["args"] or ""), []))
-        flag, verdict = _verdict(a_us, b_us, noise, sep, threshold)
-        if ar is None or br is None:  # no change to state: the row exists on one side only
-            flag, verdict = True, "new" if ar is None else "gone"
-        first = ar if ar is not None else br
-        both = ar is not None and br is not None
-        rows.append({
-            "name": first["name"], "args": first["args"] or "", "match": how,
-            "name_b": br["name"] if br is not None else None,
-            "a_us": a_us, "b_us": b_us, "delta_us": b_us - a_us,
-            "change_pct": (b_us - a_us) / a_us * 100 if both and a_us > 0 else None,
-            "speedup": a_us / b_us if both and a_us > 0 and b_us > 0 else None,
-            "noise_us": noise, "separation": sep, "flag": flag, "verdict": verdict,
-            "abs_delta_us": abs(b_us - a_us),
-        })
+        rows.append(_row(ar, br, how, left, a, b, na, nb, threshold))
     df = pd.DataFrame(rows, columns=COLUMNS)
     df = df.sort_values("abs_delta_us", ascending=False, kind="stable").reset_index(drop=True)
 
@@ -353,7 +401,7 @@ def compare(a: Report, b: Report, *, threshold: float = 5.0, force: bool = False
         "e2e_noise_us": e2e_noise, "e2e_separation": e2e_sep, "e2e_verdict": e2e_verdict,
         "a_operators_us": a_ops, "b_operators_us": b_ops,
         "operators_speedup": a_ops / b_ops if b_ops > 0 else None,
-        "threshold_pct": threshold, "flagged": int(df["flag"].sum()),
+        "threshold_pct": threshold, "flagged": int(df["flag"].sum()), "units": UNITS,
         "matched": int(df["match"].isin(["name+shapes", "struct_hash", "fused ops"]).sum()),
     }
     return Comparison(header, summary, df, warnings)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolkit.outputs import writing
 from toolkit.profile.records import Call
 
 LAUNCH_BOUND_BUSY = 0.5  # GPU busy below this share of end to end, host overhead leading
@@ -162,8 +163,8 @@ def check_trace_path(path: Path, flag: str = "--trace") -> None:
 
 def write_document(path: Path, document: dict[str, Any], flag: str = "--trace") -> Path:
     check_trace_path(path, flag)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document) + "\n")
+    with writing(path, f"{flag} {path}") as tmp:
+        tmp.write_text(json.dumps(document) + "\n")
     return path
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import platform
+import shlex
 import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from toolkit import reproduce
+from toolkit import outputs, process, reproduce
 from toolkit.cause import one_line
 from toolkit.errors import TkError, TvmFailure, UserError, suggest
 from toolkit.stack import compat
 from toolkit.stack import target as targets
-from toolkit.stack.workload import TIR, Workload, flatten_outputs, save_params
+from toolkit.stack.workload import TIR, Workload, flatten_outputs, params_path, save_params
 
 SOURCE_SUFFIX = {"llvm": ".ll", "cuda": ".cu", "c": ".c", "opencl": ".cl", "metal": ".metal"}
 OPT_LEVELS = range(0, 4)
@@ -138,6 +139,7 @@ class Compiled:
     executable: Any  # relax VMExecutable; a runtime Executable/Module for TIR and libraries
     seconds: float
     options: CompileOptions = field(default_factory=CompileOptions)
+    notes: list[str] = field(default_factory=list)  # what the caller should say about it
 
 
 def _gpu_schedule(mod: Any, target: Any) -> Any:
@@ -188,6 +190,7 @@ def compile(
         target = tvm.target.Target(target, host=targets.to_tvm(options.host))
     repeat = reproduce.tk_command("compile", workload.source, target_spec, *options.flags())
     mod = workload.mod
+    notes: list[str] = []
     start = time.perf_counter()
     try:
         with tvm.transform.PassContext(
@@ -197,7 +200,9 @@ def compile(
             if options.database is not None:
                 from toolkit.stack import tune
 
-                mod = tune.apply_database(mod, target, options.database)
+                applied = tune.apply_database(mod, target, options.database)
+                notes += _tuning_notes(applied, workload, options.database)
+                mod = applied.mod
             elif targets.is_gpu(target) and not compat.gpu_pipeline_schedules():
                 mod = _gpu_schedule(mod, target)
             pipelines = _pipelines(workload, options, target)
@@ -205,12 +210,27 @@ def compile(
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - any TVM error is a compile failure to report
+        if process.stopped_by():  # a Ctrl-C inside a Python pass comes back as TVM's error
+            raise KeyboardInterrupt from e
         raise TvmFailure(
             f"compiling {workload.source} for {target_spec} failed: {one_line(e)}",
             reproduce=repeat,
         ) from e
     return Compiled(workload, target_spec, target, executable, time.perf_counter() - start,
-                    options)
+                    options, notes)
+
+
+def _tuning_notes(applied: Any, workload: Workload, database: Path) -> list[str]:
+    """What a tuning database did to this compile: refused when it tunes nothing here."""
+    if not applied.tuned:
+        raise UserError(f"--db {database}: it holds no schedule for any of the {applied.kernels} "
+                        f"kernel(s) of {workload.source} for this target (it was tuned for "
+                        f"another workload or target); tune this one: tk tune "
+                        f"{shlex.quote(workload.source)} -o DIR")
+    if len(applied.tuned) < applied.kernels:
+        return [f"--db {database}: {len(applied.tuned)} of {applied.kernels} kernels have a "
+                f"tuned schedule ({', '.join(applied.tuned)}); the others are compiled untuned"]
+    return []
 
 
 def _pipelines(workload: Workload, options: CompileOptions, target: Any) -> dict[str, Any]:
@@ -298,16 +318,20 @@ def export(compiled: Compiled, path: Path, cc: str | None = None) -> Exported:
     the params (and what running it needs) beside it: ``model.so`` + ``model.params.npz``."""
     if compiled.workload.library is not None:
         raise UserError(f"{compiled.workload.source} is already a library; nothing to export")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cc = write_library(compiled, path, cc)
-    params = save_params(compiled.workload, path, compiled.target_spec)
+    params = params_path(path)
+    # Both whole or neither: a full disk or a kill leaves no half library under its name.
+    with outputs.writing(path, f"-o {path}") as library, \
+            outputs.writing(params, f"-o {path}") as params_file:
+        cc = write_library(compiled, library, cc, shown=path)
+        save_params(compiled.workload, params_file, compiled.target_spec)
     return Exported(path, params, cc)
 
 
 def write_library(compiled: Compiled, path: Path, cc: str | None = None,
-                  module: Any = None) -> str | None:
+                  module: Any = None, shown: Path | None = None) -> str | None:
     """Export the executable (or ``module``, a part of it) to ``path``; returns the cross
-    compiler that linked it, if any.
+    compiler that linked it, if any. ``shown``: the name the user asked for, where ``path``
+    is a temporary one.
 
     Code for another architecture is linked by a cross compiler: ``cc``, else the
     ``<triple>-gcc`` named after the target's ``mtriple`` when it is on PATH.
@@ -319,11 +343,15 @@ def write_library(compiled: Compiled, path: Path, cc: str | None = None,
     try:
         (compiled.executable if module is None else module).export_library(str(path), **kwargs)
     except Exception as e:  # noqa: BLE001
+        shown = shown or path
+        why = outputs.environment_refusal(str(e))
+        if why is not None:  # the linker could not write it: the disk, not TVM
+            raise UserError(f"-o {shown}: cannot write {shown}: {why}") from None
         raise TvmFailure(
-            f"exporting {path} failed: {_link_error(e, cc)}",
+            f"exporting {shown} failed: {_link_error(e, cc)}",
             reproduce=reproduce.tk_command(
                 "compile", compiled.workload.source, compiled.target_spec,
-                *compiled.options.flags(), *(["--cc", cc] if cc else []), "-o", str(path)
+                *compiled.options.flags(), *(["--cc", cc] if cc else []), "-o", str(shown)
             ),
         ) from e
     return cc
@@ -422,11 +450,11 @@ def sources(compiled: Compiled) -> dict[str, str]:
 
 
 def emit_sources(compiled: Compiled, directory: Path) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in sources(compiled).items():
         path = directory / name
-        path.write_text(text)
+        with outputs.writing(path, f"--emit-source {directory}") as tmp:
+            tmp.write_text(text)
         written.append(path)
     return written
 
@@ -489,6 +517,8 @@ def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None,
     except TkError:
         raise
     except Exception as e:  # noqa: BLE001
+        if process.stopped_by():  # a Ctrl-C inside a Python function the kernel called
+            raise KeyboardInterrupt from e
         raise TvmFailure(
             f"running {wl.source} on {where} failed: {one_line(e)}",
             reproduce=reproduce.tk_command("run", wl.source, compiled.target_spec, *flags),
@@ -543,8 +573,9 @@ def check(
     if expected is not None:
         return compare(outputs, expected, "reference", rtol, atol)
     if wl.mod is None:
-        raise UserError(f"--check: {wl.source} has no reference, and the workload it was "
-                        f"compiled from is not here to compile a baseline from")
+        why = wl.origin_problem or "the workload it was compiled from is not here"
+        raise UserError(f"--check: {wl.source} has no reference, and {why} to compile a "
+                        f"baseline from")
     expected = _onnxruntime_outputs(wl, inputs)
     if expected is not None:
         return compare(outputs, expected, "onnxruntime", rtol, atol)

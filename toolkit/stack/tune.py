@@ -103,15 +103,48 @@ def _serialises() -> bool:
 
 
 def open_database(directory: Path) -> Any:
-    """The JSON database ``tk tune -o`` wrote; refused when missing or holding no record."""
+    """The JSON database ``tk tune -o`` wrote; refused when missing, unreadable (truncated,
+    corrupt, not MetaSchedule's) or holding no record."""
     if not directory.is_dir() or not (directory / WORKLOAD_FILE).exists():
         raise UserError(f"--db {directory}: not a tuning database (no {WORKLOAD_FILE}); "
                         f"make one with 'tk tune WORKLOAD -o {directory}'")
+    for name in (WORKLOAD_FILE, RECORD_FILE):
+        _check_lines(directory / name, directory)
     if records(directory) == 0:
         raise UserError(f"--db {directory}: the database holds no tuning record; tune "
                         f"with more trials (tk tune --trials N)")
     check_serialisation()
-    return meta_schedule().database.JSONDatabase(work_dir=str(directory), allow_missing=False)
+    try:
+        return meta_schedule().database.JSONDatabase(work_dir=str(directory),
+                                                     allow_missing=False)
+    except Exception as e:  # noqa: BLE001 - TVM's parser says "Cannot tokenize" and the like
+        raise UserError(f"--db {directory}: MetaSchedule cannot read it ({one_line(e)}); make "
+                        f"it again with 'tk tune WORKLOAD -o {directory}'") from None
+
+
+def _check_lines(path: Path, directory: Path) -> None:
+    """Every line of a database file is a JSON array, as MetaSchedule writes them: a file cut
+    short (a full disk, a killed tune) or another program's is refused with its line, before
+    TVM's parser fails on it without naming the file."""
+    if not path.exists():
+        return
+    try:
+        with path.open(encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if line.strip() and not isinstance(_json_or_none(line), list):
+                    raise UserError(f"--db {directory}: line {number} of {path.name} is not "
+                                    f"a tuning record (cut short, or not MetaSchedule's); make "
+                                    f"the database again with 'tk tune WORKLOAD -o {directory}'")
+    except UnicodeDecodeError:
+        raise UserError(f"--db {directory}: {path.name} is not text (not MetaSchedule's)") \
+            from None
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def tunable(wl: Workload, target: Any) -> Any:
@@ -124,15 +157,42 @@ def tunable(wl: Workload, target: Any) -> Any:
         return relax.get_pipeline("zero")(wl.mod)
 
 
-def apply_database(mod: Any, target: Any, directory: Path) -> Any:
-    """``mod`` with every kernel the database has a schedule for replaced by the tuned one."""
+@dataclass
+class Applied:
+    """A module with the database's schedules in place, and what they replaced."""
+
+    mod: Any
+    tuned: list[str]  # the kernels the database had a schedule for
+    kernels: int  # the kernels of the module
+
+
+def apply_database(mod: Any, target: Any, directory: Path) -> Applied:
+    """``mod`` with every kernel the database has a schedule for replaced by the tuned one;
+    which kernels were, found by comparing each with the same module untuned (a database made
+    for another workload or target matches none, and the compile would be untuned)."""
     from tvm import relax
 
+    from toolkit.stack import compat
+
     db = open_database(directory)
+    relax_mod = any(isinstance(f, relax.Function) for f in mod.functions.values())
+    with target:
+        untuned = relax.get_pipeline("zero")(mod) if relax_mod else mod
     with target, db:
-        if any(isinstance(f, relax.Function) for f in mod.functions.values()):
-            mod = relax.get_pipeline("zero")(mod)  # applies the current database itself
-        return relax.transform.MetaScheduleApplyDatabase(enable_warning=False)(mod)
+        tuned_mod = relax.get_pipeline("zero")(mod) if relax_mod else mod  # applies db itself
+        tuned_mod = relax.transform.MetaScheduleApplyDatabase(enable_warning=False)(tuned_mod)
+    before, after = _prim_funcs(untuned), _prim_funcs(tuned_mod)
+    equal = compat.structural_equal()
+    tuned = [name for name, func in after.items()
+             if name in before and not equal(func, before[name])]
+    return Applied(tuned_mod, tuned, len(after))
+
+
+def _prim_funcs(mod: Any) -> dict[str, Any]:
+    from toolkit.stack import compat
+
+    prim = compat.tir().PrimFunc
+    return {gv.name_hint: f for gv, f in mod.functions.items() if isinstance(f, prim)}
 
 
 @dataclass
@@ -155,10 +215,10 @@ def tune(wl: Workload, target: Any, trials: int, out: Path, events: Handler = ig
     if wl.library is not None:
         raise UserError(f"{wl.source} is already compiled; tune the workload it came from")
     ms = meta_schedule()
-    try:
-        import psutil  # noqa: F401 - MetaSchedule's search counts cores with it
-    except ImportError:
-        raise TkError("MetaSchedule needs psutil: pip install psutil") from None
+    # What MetaSchedule's search (psutil: cores) and its workers (cloudpickle) import, before
+    # anything is written: a missing one is the CLI's one line naming its pip install.
+    import cloudpickle  # noqa: F401
+    import psutil  # noqa: F401
     check_serialisation()
     target = with_num_cores(target)
     out.mkdir(parents=True, exist_ok=True)

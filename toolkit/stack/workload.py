@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.cause import one_line
 from toolkit.errors import UserError
 
 BUILTIN_DIR = Path(__file__).parent / "workloads"
@@ -67,6 +68,9 @@ class Workload:
     param_names: list[str] = field(default_factory=list)
     library: Path | None = None  # already compiled (tk compile -o); mod is then its source's
     library_target: str | None = None  # the target that library was compiled for
+    # A library's workload that did not load here (a runtime-only TVM cannot import a model
+    # file): why. The library still runs, on seeded-random inputs, without a reference.
+    origin_problem: str | None = None
 
     def entries(self) -> list[str]:
         """The functions ``--entry`` may name."""
@@ -153,8 +157,9 @@ def params_path(library: Path) -> Path:
     return library.with_name(library.stem + PARAMS_SUFFIX)
 
 
-def save_params(wl: Workload, library: Path, target_spec: str) -> Path:
-    """Write the params, by name, and what running the library needs, beside it."""
+def save_params(wl: Workload, path: Path, target_spec: str) -> Path:
+    """Write the params, by name, and what running the library needs, to ``path`` (the
+    library's ``params_path``, or a temporary name to be renamed into it)."""
     # Absolute, so the library finds its workload (and reference) from any directory.
     source = wl.source if wl.source.startswith("builtin:") else str(Path(wl.source).resolve())
     meta = {
@@ -163,7 +168,6 @@ def save_params(wl: Workload, library: Path, target_spec: str) -> Path:
         "outputs": [[s.name, list(s.shape), s.dtype] for s in wl.output_specs],
         "output_positions": list(wl.output_positions), "params": wl.param_names,
     }
-    path = params_path(library)
     arrays = dict(zip(wl.param_names, wl.params))
     np.savez(path, **arrays, **{META_KEY: np.array(json.dumps(meta))})
     return path
@@ -172,8 +176,10 @@ def save_params(wl: Workload, library: Path, target_spec: str) -> Path:
 def _from_library(path: Path, source: str, seed: int, entry: str | None) -> Workload:
     """A library from ``tk compile -o``: run it as compiled, with the params saved beside it.
 
-    The workload it was compiled from is loaded too when it is still there: it brings the
-    reference (and the module a ``--check`` baseline compiles).
+    The workload it was compiled from is loaded too when it is still there and loads here:
+    it brings its inputs, the reference (and the module a ``--check`` baseline compiles). Where
+    it does not load (a runtime-only TVM cannot import a model file), the library still runs
+    on what it needs; ``origin_problem`` says what is missing and why.
     """
     npz = params_path(path)
     if not npz.exists():
@@ -188,9 +194,13 @@ def _from_library(path: Path, source: str, seed: int, entry: str | None) -> Work
     if entry is not None and entry != meta["entry"]:
         raise UserError(f"library {source} was compiled with entry {meta['entry']!r}; "
                         f"recompile with --entry {entry}")
-    origin = None
+    origin, problem = None, None
     if meta["source"].startswith("builtin:") or Path(meta["source"]).exists():
-        origin = load(meta["source"], seed, meta["entry"])
+        try:
+            origin = load(meta["source"], seed, meta["entry"])
+        except Exception as e:  # noqa: BLE001 - running the library does not need it
+            problem = f"{meta['source']}, which it was compiled from, does not load here " \
+                      f"({one_line(e)})"
     return Workload(
         name=path.stem, source=source, mod=origin.mod if origin else None, entry=meta["entry"],
         input_specs=[ArgSpec(n, tuple(s), d) for n, s, d in meta["inputs"]],
@@ -198,7 +208,7 @@ def _from_library(path: Path, source: str, seed: int, entry: str | None) -> Work
         reference=origin.reference if origin else None, kind=meta["kind"],
         output_specs=[ArgSpec(n, tuple(s), d) for n, s, d in meta["outputs"]],
         output_positions=tuple(meta["output_positions"]), param_names=meta["params"],
-        library=path, library_target=meta["target"],
+        library=path, library_target=meta["target"], origin_problem=problem,
     )
 
 

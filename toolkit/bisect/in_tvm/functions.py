@@ -6,14 +6,23 @@ through its Relax pipeline - as it is (bad) and with a known-good pipeline (``--
 the same TVM with the suspect legalization or pass left out) - and PrimFuncs of the good module
 are swapped into the bad one, half of the differing ones at a time, each hybrid built the rest
 of the way and run against the reference, until one kernel is left whose bad code alone
-breaks the check. Then both lowerings run again under an instrument that notes every pass
-changing a PrimFunc; the first such change where the two sides' PrimFuncs differ names the
-pass, and its texts give the IR diff.
+breaks the check; it stands when, checked again twice, the bad module still fails and the
+one with that kernel swapped in still passes (any module checked two ways makes the search
+*flaky*, never an answer). Then both lowerings run again under an instrument that notes
+every pass changing a PrimFunc; the first such change where the two sides' PrimFuncs differ
+names the pass, and its texts give the IR diff.
+
+Only kernels both sides call alike can be swapped, so the good pipeline must lower the
+workload to the same kernels: one that fuses where the workload's pipeline fuses (TVM's
+``zero``), or not (``default``, which on CPUs does not fuse). ``--good-pipeline auto`` (the
+default) lowers with every pipeline of the TVM and takes the one whose kernels are called
+most like the bad lowering's, and says so; none alike is a stop, never a silent empty search.
 
 The good side may be another TVM (``tk bisect functions --python PY``: a release in a venv,
 say): then ``PY -m toolkit.bisect.in_tvm.functions --good-side DIR`` lowers and checks the workload
 there first and writes its kernels' TVMScript, after the pipeline and after every pass that
-changed one, into ``DIR/good.json`` (its outputs too when the workload has no reference);
+changed one, into ``DIR/good.json`` (its outputs too when the workload has no reference;
+every pipeline's, for ``auto``);
 the search runs in the TVM under test with ``--good-from DIR``, parsing those texts into
 its own PrimFuncs. A kernel whose text this TVM cannot parse is not swappable.
 
@@ -34,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from toolkit import stack
-from toolkit.bisect.protocol import FUNCS_RESULT_MARKER, FunctionBisection
+from toolkit.bisect.protocol import AUTO_PIPELINE, FUNCS_RESULT_MARKER, FunctionBisection
 from toolkit.errors import TvmFailure, UserError
 from toolkit.stack import compat
 from toolkit.stack import target as targets
@@ -85,13 +94,14 @@ def build_rest(wl: Workload, target_spec: str, target: Any, mod: Any) -> stack.C
 
 @dataclass
 class OtherTvm:
-    """The good side as another TVM lowered and checked it (``--good-side``), read back into
-    this TVM: its kernels parsed from their TVMScript, its pass-by-pass changes as texts."""
+    """One pipeline's lowering as another TVM made and checked it (``--good-side``), read back
+    into this TVM: its kernels parsed from their TVMScript, its pass-by-pass changes as texts."""
 
     tvm: str
+    pipeline: str
     ok: bool
     detail: str
-    kernels: dict[str, str]  # name -> TVMScript after the good pipeline
+    kernels: dict[str, str]  # name -> TVMScript after the pipeline
     steps: list[tuple[str, dict[str, str]]]  # pass -> the kernels' texts after it
     inputs: list[np.ndarray] | None = None  # with outputs: the good side's run, when the
     outputs: list[np.ndarray] | None = None  # workload has no reference of its own
@@ -100,15 +110,36 @@ class OtherTvm:
     ARRAYS = "outputs.npz"
 
     @classmethod
-    def read(cls, directory: Path) -> OtherTvm:
+    def read(cls, directory: Path) -> list[OtherTvm]:
+        """Every pipeline the other TVM lowered (one, unless it was asked for ``auto``)."""
         data = json.loads((directory / cls.FILE).read_text())
-        other = cls(data["tvm"], data["ok"], data["detail"], data["kernels"],
-                    [(name, funcs) for name, funcs in data["steps"]])
+        sides = [cls(data["tvm"], s["pipeline"], s["ok"], s["detail"], s["kernels"],
+                     [(name, funcs) for name, funcs in s["steps"]]) for s in data["sides"]]
         if (directory / cls.ARRAYS).exists():
             with np.load(directory / cls.ARRAYS) as arrays:
-                other.inputs = [arrays[f"in{i}"] for i in range(data["n_inputs"])]
-                other.outputs = [arrays[f"out{i}"] for i in range(data["n_outputs"])]
-        return other
+                for side, s in zip(sides, data["sides"], strict=True):
+                    side.inputs = [arrays[f"in{i}"] for i in range(data["n_inputs"])]
+                    side.outputs = [arrays[f"{side.pipeline}.out{i}"]
+                                    for i in range(s["n_outputs"])]
+        return sides
+
+
+@dataclass
+class Side:
+    """A candidate good side: a pipeline's lowering of the workload, in this TVM (``module``)
+    or in another one (``other``), with its kernels as this TVM's PrimFuncs."""
+
+    pipeline: str
+    kernels: dict[str, Any]
+    module: Any = None
+    other: OtherTvm | None = None
+
+    def alike(self, bad: dict[str, Any]) -> int:
+        """How many of the bad lowering's kernels this side has, called alike: what could be
+        swapped. A pipeline that fuses where the workload's does not (or the reverse) shares
+        none."""
+        return sum(n in self.kernels and signature(self.kernels[n]) == signature(f)
+                   for n, f in bad.items())
 
 
 _parsed: dict[str, Any] = {}
@@ -127,28 +158,39 @@ def parse(text: str) -> Any:
     return _parsed[text]
 
 
+class Flaky(Exception):
+    """Two runs of the check on one module disagreed: the search cannot go on."""
+
+
+def options(pipeline: str) -> stack.CompileOptions:
+    """A compile through the Relax pipeline named (the good side's)."""
+    return stack.CompileOptions(pipeline=pipeline)
+
+
 class Search:
     def __init__(self, wl: Workload, target_spec: str, good_pipeline: str, seed: int = 0,
-                 rtol: float = 1e-3, atol: float = 1e-4, other: OtherTvm | None = None) -> None:
+                 rtol: float = 1e-3, atol: float = 1e-4,
+                 others: list[OtherTvm] | None = None) -> None:
         if wl.kind == TIR or wl.mod is None:
             raise UserError(f"{wl.source}: function bisection needs a Relax workload")
         known = stack._relax_pipelines()
-        if other is None and good_pipeline not in known:
+        if others is None and good_pipeline not in (AUTO_PIPELINE, *known):
             raise UserError(f"--good-pipeline {good_pipeline!r} is not a Relax pipeline of this "
-                            f"TVM (those are: {', '.join(known)})")
+                            f"TVM (those are: {AUTO_PIPELINE}, {', '.join(known)})")
+        # The good sides to lower: every pipeline of this TVM for auto, else the one named.
+        self.pipelines = known if good_pipeline == AUTO_PIPELINE else [good_pipeline]
         resolved = targets.resolve(target_spec)
         self.wl, self.spec, self.target = wl, target_spec, resolved.tvm
-        self.good_options = stack.CompileOptions(pipeline=good_pipeline)
         self.bad_options = stack.CompileOptions()
         self.inputs = wl.make_inputs(seed)
         self.rtol, self.atol = rtol, atol
         self.expected: list[Any] | None = wl.reference_outputs(self.inputs)
-        self.other = other
-        if other is not None and self.expected is None and other.outputs is not None:
-            self.inputs, self.expected = other.inputs, other.outputs
+        self.others = others
+        # What the check said of each module tried, by the good kernels swapped in.
+        self._judged: dict[tuple[str, ...], list[tuple[bool, str]]] = {}
         self.result = FunctionBisection(wl.source, target_spec, good_pipeline)
-        if other is not None:
-            self.result.good_tvm = other.tvm
+        if others:
+            self.result.good_tvm = others[0].tvm
 
     def check(self, mod: Any) -> tuple[bool, str]:
         try:
@@ -170,37 +212,77 @@ class Search:
             mod[mod.get_global_var(name)] = good[name]
         return mod
 
+    def sides(self) -> list[Side]:
+        """The candidate good sides: this TVM's lowerings, or the other TVM's read back. With
+        ``auto``, a pipeline that cannot lower the workload is no candidate."""
+        if self.others is not None:
+            return [Side(o.pipeline, {n: f for n, text in o.kernels.items()
+                                      if (f := parse(text)) is not None}, other=o)
+                    for o in self.others]
+        found = []
+        for name in self.pipelines:
+            try:
+                mod = lower(self.wl, self.target, options(name))
+            except Exception:  # noqa: BLE001 - auto tries each; a named one fails loudly
+                if len(self.pipelines) == 1:
+                    raise
+                continue
+            found.append(Side(name, primfuncs(mod), module=mod))
+        return found
+
+    def choose(self, bad: dict[str, Any]) -> Side | None:
+        """The good side: the one named, or (``auto``) the pipeline whose kernels are called
+        most like the bad lowering's - ``zero`` when the workload's pipeline fuses, ``default``
+        when it does not - ties going to the first; None when no pipeline shares a kernel."""
+        r = self.result
+        sides = self.sides()
+        if r.good_pipeline != AUTO_PIPELINE:
+            return sides[0]
+        scored = [(side.alike(bad), side) for side in sides]
+        tally = ", ".join(f"{side.pipeline} {n}" for n, side in scored) or "none lowers it"
+        best = max(scored, key=lambda s: s[0], default=(0, None))
+        if best[1] is None or best[0] == 0:
+            self._stop(f"no Relax pipeline of {'TVM ' + r.good_tvm if self.others else 'this TVM'}"
+                       f" lowers {r.workload} to kernels called like its own pipeline's "
+                       f"({len(bad)} kernels; alike: {tally}): name a good side with "
+                       "--good-pipeline, or another TVM's with --python")
+            return None
+        r.good_pipeline = best[1].pipeline
+        r.good_choice = (f"{r.good_pipeline}, the pipeline whose kernels are called most like "
+                         f"the workload's own (of its {len(bad)}, alike: {tally})")
+        return best[1]
+
     def run(self) -> FunctionBisection:
         import tvm
 
         r = self.result
         r.tvm = tvm.__version__
-        good_mod = None
-        if self.other is None:
-            good_mod = lower(self.wl, self.target, self.good_options)
         bad_mod = lower(self.wl, self.target, self.bad_options)
+        bad = primfuncs(bad_mod)
+        side = self.choose(bad)
+        if side is None:
+            return r
         if self.expected is None:
-            assert good_mod is not None  # another TVM's good side brought its outputs
-            self.expected = stack.run(build_rest(self.wl, self.spec, self.target, good_mod),
-                                      self.inputs).outputs
+            if side.other is not None:  # another TVM's good side brought its outputs
+                self.inputs, self.expected = side.other.inputs, side.other.outputs
+            else:
+                self.expected = stack.run(build_rest(self.wl, self.spec, self.target,
+                                                     side.module), self.inputs).outputs
         ok, r.detail = self.check(bad_mod)
         if ok:
             return self._stop(f"the check passes with the workload's own pipeline ({r.detail})"
                               ": nothing to bisect")
-        if self.other is None:
-            assert good_mod is not None
-            ok, why = self.check(good_mod)
-            good = primfuncs(good_mod)
-            side = f"the good pipeline {r.good_pipeline!r}"
+        self._judge([], ok, r.detail)
+        if side.other is None:
+            ok, why = self.check(side.module)
+            where = f"the good pipeline {r.good_pipeline!r}"
         else:
-            ok, why = self.other.ok, self.other.detail
-            parsed = {n: parse(t) for n, t in self.other.kernels.items()}
-            good = {n: f for n, f in parsed.items() if f is not None}
-            side = f"TVM {self.other.tvm}'s pipeline {r.good_pipeline!r}"
+            ok, why = side.other.ok, side.other.detail
+            where = f"TVM {side.other.tvm}'s pipeline {r.good_pipeline!r}"
         if not ok:
-            return self._stop(f"the check fails with {side} too ({why}): it is not a "
+            return self._stop(f"the check fails with {where} too ({why}): it is not a "
                               "known-good side")
-        bad = primfuncs(bad_mod)
+        good = side.kernels
         r.unswappable = sorted(n for n in bad
                                if n not in good or signature(good[n]) != signature(bad[n]))
         digest = compat.structural_hash()
@@ -210,10 +292,30 @@ class Search:
             return self._stop("the kernels both lowerings call alike are the same: the "
                               "difference is in the Relax functions or the kernels that cannot "
                               f"be swapped ({', '.join(r.unswappable) or 'none'})")
+        try:
+            if self._halve(bad_mod, good) is None:
+                return r
+        except Flaky:
+            d = r.disagreements[-1]
+            swapped = (f"the good {', '.join(d['good_kernels'])} swapped in"
+                       if d["good_kernels"] else "its own kernels")
+            r.kernel, r.candidates, r.status = None, [], "flaky"
+            r.stop_reason = (f"the check is flaky: with {swapped}, the module "
+                             f"{', then '.join(d['verdicts'])} - its outcome does not depend "
+                             "on the kernels alone, so no kernel is to blame on this evidence")
+            return r
+        self._first_pass(side)
+        return r
+
+    def _halve(self, bad_mod: Any, good: dict[str, Any]) -> str | None:
+        """Swap half the suspects in at a time until one kernel is left, then confirm it:
+        the kernel, or None (stopped)."""
+        r = self.result
         suspects = list(r.differing)
         if not self._fixes(bad_mod, good, suspects):
             r.candidates = suspects
-            return self._stop("swapping every differing kernel in does not fix the check")
+            self._stop("swapping every differing kernel in does not fix the check")
+            return None
         while len(suspects) > 1:
             half = suspects[:len(suspects) // 2]
             rest = suspects[len(suspects) // 2:]
@@ -223,25 +325,45 @@ class Search:
                 suspects = rest
             else:
                 r.candidates = suspects  # only together: more than one kernel is wrong
-                return self._stop("no single half of the differing kernels fixes the check")
-        r.kernel = suspects[0]
-        self._first_pass()
-        return r
+                self._stop("no single half of the differing kernels fixes the check")
+                return None
+        # Confirm, as commit and pass bisection do: the bad module fails again and the one
+        # with the kernel swapped in passes again, twice each, the second time in reverse
+        # order (a check that fails every other run then disagrees with itself).
+        for names in ([], suspects, suspects, []):
+            self._fixes(bad_mod, good, names, "confirm")
+        r.kernel, r.confirmed = suspects[0], True
+        return r.kernel
 
-    def _fixes(self, bad_mod: Any, good: dict[str, Any], names: Sequence[str]) -> bool:
+    def _fixes(self, bad_mod: Any, good: dict[str, Any], names: Sequence[str],
+               phase: str = "search") -> bool:
         ok, detail = self.check(self.hybrid(bad_mod, good, names))
-        self.result.probes.append({"good_kernels": list(names), "ok": ok, "detail": detail})
+        self.result.probes.append({"good_kernels": list(names), "ok": ok, "detail": detail,
+                                   "phase": phase})
+        self._judge(names, ok, detail)
         return ok
 
-    def _first_pass(self) -> None:
+    def _judge(self, names: Sequence[str], ok: bool, detail: str) -> None:
+        """Keep what the check said of the module with ``names`` swapped in; saying otherwise
+        than an earlier run of the same module stops the search (``Flaky``)."""
+        runs = self._judged.setdefault(tuple(sorted(names)), [])
+        runs.append((ok, detail))
+        if len({passed for passed, _ in runs}) > 1:
+            self.result.disagreements.append({
+                "good_kernels": sorted(names),
+                "verdicts": ["passed" if passed else "failed" for passed, _ in runs],
+                "details": [why for _, why in runs]})
+            raise Flaky
+
+    def _first_pass(self, side: Side) -> None:
         """The first pass after which the PrimFuncs of the two lowerings differ."""
         r = self.result
         good = Changes()
         bad = Changes()
-        if self.other is None:
-            lower(self.wl, self.target, self.good_options, [changes_instrument(good)])
+        if side.other is None:
+            lower(self.wl, self.target, options(side.pipeline), [changes_instrument(good)])
         else:
-            good.read(self.other.steps)
+            good.read(side.other.steps)
         lower(self.wl, self.target, self.bad_options, [changes_instrument(bad)])
         for i, ((_, g_funcs), (b_name, b_funcs)) in enumerate(zip(good.steps, bad.steps)):
             names = sorted(n for n in {*g_funcs, *b_funcs}
@@ -315,26 +437,40 @@ def changes_instrument(changes: Changes) -> Any:
 
 def good_side(wl: Workload, target_spec: str, good_pipeline: str, seed: int, rtol: float,
               atol: float, out: Path) -> None:
-    """``--good-side``: lower and check WORKLOAD here, the good side of a search that runs in
+    """``--good-side``: lower and check WORKLOAD here with the pipeline named (every one, for
+    ``auto``: the search, in another TVM, chooses), the good side of a search that runs in
     another TVM; write what that search needs into ``out`` (see ``OtherTvm``)."""
     import tvm
 
     search = Search(wl, target_spec, good_pipeline, seed, rtol, atol)
-    changes = Changes()
-    mod = lower(wl, search.target, search.good_options, [changes_instrument(changes)])
-    data: dict[str, Any] = {"tvm": tvm.__version__}
-    if search.expected is None:
-        outputs = stack.run(build_rest(wl, target_spec, search.target, mod), search.inputs).outputs
+    sides: list[dict[str, Any]] = []
+    arrays: dict[str, Any] = {}
+    for name in search.pipelines:
+        changes = Changes()
+        try:
+            mod = lower(wl, search.target, options(name), [changes_instrument(changes)])
+            side: dict[str, Any] = {"pipeline": name}
+            if search.expected is None:
+                outputs = stack.run(build_rest(wl, target_spec, search.target, mod),
+                                    search.inputs).outputs
+                arrays.update({f"{name}.out{i}": a for i, a in enumerate(outputs)})
+                side.update(ok=True, detail="its outputs are the expected ones (no reference)",
+                            n_outputs=len(outputs))
+            else:
+                side["ok"], side["detail"] = search.check(mod)
+        except Exception:  # noqa: BLE001 - auto tries each; a named one fails loudly
+            if len(search.pipelines) == 1:
+                raise
+            continue
+        side["kernels"] = {n: f.script() for n, f in primfuncs(mod).items()}
+        side["steps"] = [[step, {n: f.script() for n, (_, f) in funcs.items()}]
+                         for step, funcs in changes.steps]
+        sides.append(side)
+    if arrays:
         np.savez(out / OtherTvm.ARRAYS, **{f"in{i}": a for i, a in enumerate(search.inputs)},
-                 **{f"out{i}": a for i, a in enumerate(outputs)})
-        data.update(ok=True, detail="its outputs are the expected ones (no reference)",
-                    n_inputs=len(search.inputs), n_outputs=len(outputs))
-    else:
-        data["ok"], data["detail"] = search.check(mod)
-    data["kernels"] = {n: f.script() for n, f in primfuncs(mod).items()}
-    data["steps"] = [[name, {n: f.script() for n, (_, f) in funcs.items()}]
-                     for name, funcs in changes.steps]
-    (out / OtherTvm.FILE).write_text(json.dumps(data))
+                 **arrays)
+    (out / OtherTvm.FILE).write_text(json.dumps(
+        {"tvm": tvm.__version__, "n_inputs": len(search.inputs), "sides": sides}))
 
 
 def _main(argv: Sequence[str]) -> int:
@@ -345,7 +481,7 @@ def _main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m toolkit.bisect.in_tvm.functions")
     p.add_argument("--workload", required=True)
     p.add_argument("--target", default="llvm")
-    p.add_argument("--good-pipeline", default="default")
+    p.add_argument("--good-pipeline", default=AUTO_PIPELINE)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rtol", type=float, default=1e-3)
     p.add_argument("--atol", type=float, default=1e-4)
@@ -361,9 +497,9 @@ def _main(argv: Sequence[str]) -> int:
             good_side(wl, a.target, a.good_pipeline, a.seed, a.rtol, a.atol, a.good_side)
             out: dict[str, Any] = {"good_side": str(a.good_side)}
         else:
-            other = OtherTvm.read(a.good_from) if a.good_from is not None else None
+            others = OtherTvm.read(a.good_from) if a.good_from is not None else None
             out = asdict(Search(wl, a.target, a.good_pipeline, a.seed, a.rtol, a.atol,
-                                other).run())
+                                others).run())
     except (UserError, TvmFailure) as e:
         out = {"error": str(e).splitlines()[0], "user_error": isinstance(e, UserError)}
     sys.stdout.write(FUNCS_RESULT_MARKER + json.dumps(out) + "\n")

@@ -3,7 +3,7 @@
 ``toolkit.bisect.passes`` (host) starts ``python -m toolkit.bisect.in_tvm.passes serve`` in the
 build's environment, writes one JSON request per line on its stdin and reads one result per
 request from stdout, on a line starting with ``PASS_RESULT_MARKER`` (the protocol is written
-down in ``toolkit.process``). The server loads the workload once and forks a child per
+down in ``toolkit.bisect.protocol``). The server loads the workload once and forks a child per
 probe: skipping passes can crash TVM outright.
 """
 
@@ -20,10 +20,31 @@ from toolkit.errors import TvmFailure
 from toolkit.process import fork_and_wait, signal_name
 
 
-def prefix_instrument(k: int | None, required: set[str], diff_unit: int | None = None) -> Any:
+def containers(pipeline: Any) -> frozenset[str]:
+    """Names of the passes that only hold others: TVM's pipeline wrappers (``CONTAINERS``) and
+    every ``Sequential`` in the workload's pipeline, named or not - a fork's own pipeline
+    (the pass scaffold's ``NAME.pipeline``) is a list of passes, each one a unit, never one
+    pass that must run whole."""
+    import tvm
+
+    names = set(CONTAINERS)
+
+    def walk(p: Any) -> None:
+        if isinstance(p, tvm.transform.Sequential):
+            names.add(p.info.name)
+            for nested in getattr(p, "passes", ()):
+                walk(nested)
+
+    walk(pipeline)
+    return frozenset(names)
+
+
+def prefix_instrument(k: int | None, required: set[str], diff_unit: int | None = None,
+                      wrappers: frozenset[str] = CONTAINERS) -> Any:
     """A PassInstrument letting units ``0..k-1`` and required passes run, skipping the rest;
     it records the unit names and, for ``diff_unit``, the module before and after it. With
-    every pass running (``k`` None) it also records each unit's pass number, dump-ir's."""
+    every pass running (``k`` None) it also records each unit's pass number, dump-ir's.
+    ``wrappers`` (``containers``) always run: their contents are the units."""
     import tvm
 
     from toolkit.stack import compat
@@ -44,7 +65,7 @@ def prefix_instrument(k: int | None, required: set[str], diff_unit: int | None =
 
         def should_run(self, mod: Any, info: Any) -> bool:
             self._next = None
-            if info.name in CONTAINERS or self._inside:
+            if info.name in wrappers or self._inside:
                 return True
             i = len(self.names)
             self.names.append(info.name)
@@ -81,14 +102,15 @@ def prefix_instrument(k: int | None, required: set[str], diff_unit: int | None =
 
 def probe(wl: Any, target: str, k: int | None, required: Sequence[str],
           baseline: str | None = None, save: str | None = None, diff_unit: int | None = None,
-          seed: int = 0, rtol: float = 1e-3, atol: float = 1e-4) -> dict[str, Any]:
+          seed: int = 0, rtol: float = 1e-3, atol: float = 1e-4,
+          wrappers: frozenset[str] = CONTAINERS) -> dict[str, Any]:
     """Compile a loaded workload with the prefix ``k`` (None: every pass), run it, compare."""
     import numpy as np
     import tvm
 
     from toolkit import stack
 
-    inst = prefix_instrument(k, set(required), diff_unit)
+    inst = prefix_instrument(k, set(required), diff_unit, wrappers)
     result: dict[str, Any] = {"k": k}
     try:
         compiled = stack.compile(wl, target, instruments=[inst])
@@ -151,11 +173,12 @@ def serve(workload: str, target: str, seed: int, rtol: float, atol: float,
     from toolkit.stack import workload as workloads
 
     wl = workloads.load(workload, seed=seed)
+    wrappers = containers(wl.pipeline)
     for line in sys.stdin:
         req = json.loads(line)
         out = _forked(lambda req=req: probe(
             wl, target, req.get("k"), req.get("required", []), req.get("baseline"),
-            req.get("save"), req.get("diff_unit"), seed, rtol, atol), timeout)
+            req.get("save"), req.get("diff_unit"), seed, rtol, atol, wrappers), timeout)
         out.setdefault("k", req.get("k"))
         sys.stdout.write(PASS_RESULT_MARKER + json.dumps(out) + "\n")
         sys.stdout.flush()

@@ -12,6 +12,8 @@ Contract for ``build(job)``:
 - Configure with ``configure_argv(job)`` and compile with ``compile_argv(job)`` (map paths if
   they run elsewhere, e.g. a container that mounts ``job.source_dir``), appending all output
   to ``job.log`` and reporting ``ninja_progress(line)`` to ``job.events`` as Ninja goes.
+- A step fails when its command exits non-zero or CMake printed an error (``cmake_error``:
+  some exit 0).
 - On failure raise ``BuildFailed(step, job, reproduce=...)``; on success return a
   ``BackendResult`` with the tool versions seen *where the build ran*, and the image id.
 """
@@ -19,8 +21,10 @@ Contract for ``build(job)``:
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -191,6 +195,61 @@ def read_cmake_cache(build_dir: Path) -> dict[str, str]:
             if m:
                 values[m.group(1)] = m.group(2)
     return values
+
+
+CMAKE_ERROR = re.compile(r"^CMake Error\b.*$", re.M)
+
+
+def log_size(log: Path) -> int:
+    """Where the next step's output starts in ``log`` (``cmake_error`` reads from there)."""
+    try:
+        return log.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def cmake_error(log: Path, start: int) -> str | None:
+    """The first ``CMake Error`` line written to ``log`` from byte ``start`` on, or None.
+    CMake prints some errors and exits 0: run in a build directory whose cache was made for
+    another tree ("The current CMakeCache.txt directory ... is different"), it warns so and
+    Ninja then compiles the other tree's sources."""
+    with log.open("rb") as f:
+        f.seek(start)
+        m = CMAKE_ERROR.search(f.read().decode(errors="replace"))
+    return m.group(0) if m else None
+
+
+def foreign_cache(build_dir: Path, source_dir: Path) -> str | None:
+    """Why ``build_dir``'s CMake cache is not this tree's, or None (no cache, or its own).
+
+    CMake keeps the tree it configured (CMAKE_HOME_DIRECTORY) and where the cache was made
+    (CMAKE_CACHEFILE_DIR) in the cache itself: a build directory copied with its tree (``cp
+    -a tvm tvm2``) or moved still names the first, and its build.ninja compiles that tree's
+    sources."""
+    cache = read_cmake_cache(build_dir)
+    if not cache:
+        return None
+    home, made_in = cache.get("CMAKE_HOME_DIRECTORY"), cache.get("CMAKE_CACHEFILE_DIR")
+    if not home or not same_dir(home, source_dir):
+        return f"its CMake cache was made for the sources in {home or 'an unnamed tree'}"
+    if not made_in or not same_dir(made_in, build_dir):
+        return f"its CMake cache was made in {made_in or 'an unnamed directory'}"
+    return None
+
+
+def same_dir(a: Path | str, b: Path | str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def empty_dir(path: Path, keep: tuple[str, ...] = ()) -> None:
+    """Remove everything in ``path`` but the names in ``keep``."""
+    for child in path.iterdir():
+        if child.name in keep:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
 
 
 def read_build_options(build_dir: Path) -> dict[str, str]:

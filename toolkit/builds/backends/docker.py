@@ -33,13 +33,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from toolkit.builds import image, ownership
+from toolkit import ownership
+from toolkit.builds import image
 from toolkit.builds.backends import (
     BackendResult,
     BuildFailed,
     BuildJob,
+    cmake_error,
     compile_argv,
     configure_argv,
+    log_size,
     ninja_progress,
 )
 from toolkit.builds.backends.native import ccache_args, version_line
@@ -244,6 +247,35 @@ def mounts(job: BuildJob) -> dict[str, str]:
 
 def build(job: BuildJob) -> BackendResult:
     client = image.connect(timeout=API_TIMEOUT)
+    try:
+        return _build(client, job)
+    except Exception as e:
+        if not engine_lost(e):
+            raise
+        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        raise TkError(f"the Docker engine at {where} stopped answering during the build "
+                      f"({type(e).__name__}); nothing was stored (log: {job.log}): rerun tk "
+                      f"build once it answers") from None
+
+
+def engine_lost(e: BaseException) -> bool:
+    """Whether ``e`` (or what caused it) says the engine went away: the connection refused,
+    reset or cut mid-answer - not an answer the engine gave."""
+    import requests
+    import urllib3
+
+    lost = (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
+            requests.exceptions.Timeout, urllib3.exceptions.HTTPError, ConnectionError)
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, lost):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _build(client: docker.DockerClient, job: BuildJob) -> BackendResult:
     uid, gid = build_user(job.source_dir)
     built = ensure_image(job.plan, client, job.log, job.events)
     result = BackendResult(image_id=built.image_id)
@@ -276,6 +308,7 @@ def build(job: BuildJob) -> BackendResult:
             copy_tree_in(client, container_id, job, uid, gid)
             result.timings["copy in"] = round(time.monotonic() - start, 3)
             kept = remote_build_dir(client, container_id, job)  # first: it may empty it
+            copy_config_in(client, container_id, job, uid, gid)
             configured = configured and kept
         # The image always has ccache, and the volume keeps its cache across builds.
         steps = [("configure", configure_argv(job) + ccache_args(job.plan, available=True)),
@@ -286,10 +319,11 @@ def build(job: BuildJob) -> BackendResult:
         for step, argv in steps:
             line = shlex.join(run_prefix + argv) if local else remote_line(job, run_prefix, argv)
             result.commands.append(line)
+            start = log_size(job.log)
             rc, seconds = exec_logged(client, container_id, argv, job,
                                       events=job.events if step == "compile" else ignore)
             result.timings[step] = round(seconds, 3)
-            if rc != 0:
+            if rc != 0 or cmake_error(job.log, start):
                 raise BuildFailed(step, job, reproduce=line)
         if not local:
             start = time.monotonic()
@@ -372,6 +406,21 @@ def copy_tree_in(client: docker.DockerClient, container_id: str, job: BuildJob, 
         raise TkError(f"cannot make {src} in the build container: {out.strip()[-300:]}")
     with tree_archive(job, uid, gid) as tar:
         client.api.put_archive(container_id, str(src), tar)
+
+
+def copy_config_in(client: docker.DockerClient, container_id: str, job: BuildJob, uid: int,
+                   gid: int) -> None:
+    """The plan's config.cmake (written on this side) into the engine's build directory: the
+    tree's copy leaves build directories out, and without it CMake there builds TVM's
+    defaults (HIDE_PRIVATE_SYMBOLS OFF, no LLVM) under the plan's build id. Its mtime goes
+    with it: unchanged, Ninja does not configure again."""
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as tar:
+        info = tar.gettarinfo(str(job.config_cmake), job.config_cmake.name)
+        info.uid, info.gid, info.uname, info.gname = uid, gid, "", ""
+        with job.config_cmake.open("rb") as f:
+            tar.addfile(info, f)
+    client.api.put_archive(container_id, str(job.build_dir), data.getvalue())
 
 
 def remote_build_dir(client: docker.DockerClient, container_id: str, job: BuildJob) -> bool:

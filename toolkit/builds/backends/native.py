@@ -11,8 +11,10 @@ from toolkit.builds.backends import (
     BackendResult,
     BuildFailed,
     BuildJob,
+    cmake_error,
     compile_argv,
     configure_argv,
+    log_size,
     read_cmake_cache,
     run_logged,
     shell_line,
@@ -40,10 +42,11 @@ def build(job: BuildJob) -> BackendResult:
     for step, argv in steps:
         line = shell_line(argv, env=job.plan.env)
         result.commands.append(line)
+        start = log_size(job.log)
         rc, seconds = run_logged([cmake, *argv[1:]], job.log, env=env, cwd=job.build_dir,
                                  events=job.events if step == "compile" else ignore)
         result.timings[step] = round(seconds, 3)
-        if rc != 0:
+        if rc != 0 or cmake_error(job.log, start):
             raise BuildFailed(step, job, reproduce=line)
     cxx = read_cmake_cache(job.build_dir).get("CMAKE_CXX_COMPILER")
     if cxx:

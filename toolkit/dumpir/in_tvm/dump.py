@@ -8,17 +8,19 @@ repro.
 from __future__ import annotations
 
 import datetime
+import shlex
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-from toolkit import stack
+from toolkit import outputs, reproduce, stack
+from toolkit.cause import first_cause as first_cause_of
 from toolkit.cause import one_line
 from toolkit.dumpir import directory, html, index
 from toolkit.dumpir.directory import FAILED, JOURNAL, MODULES, DumpResult
+from toolkit.dumpir.in_tvm import repro
 from toolkit.dumpir.in_tvm.recorder import HOST_KINDS, Recorder, instrument
-from toolkit.dumpir.in_tvm.repro import write_repro
 from toolkit.dumpir.store import PACK, FunctionStore, write_atomic
 from toolkit.errors import TkError, TvmFailure
 from toolkit.stack import codegen, compat
@@ -41,17 +43,20 @@ def dump(
     """Compile ``workload`` for ``target`` recording every pass into ``out``."""
     directory.check_output_dir(out)
     crashed = directory.reap_dead_runs(out)
-    work = directory.work_dir(out)
-    try:
-        result = record(
-            workload, targets.resolve(target), work, out, passes, funcs, full_modules,
-            pass_config, crashed, verify, assembly,
-        )
-        directory.write_manifest(work)
-        directory.swap_in(work, out)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+    with outputs.users(out):
+        work = directory.work_dir(out)
+        try:
+            result = record(
+                workload, targets.resolve(target), work, out, passes, funcs, full_modules,
+                pass_config, crashed, verify, assembly,
+            )
+            directory.write_manifest(work)
+            directory.swap_in(work, out)
+        except BaseException as e:
+            shutil.rmtree(work, ignore_errors=True)
+            if isinstance(e, OSError) and e.errno in outputs.ENVIRONMENT:
+                raise outputs.refused(e, f"-o {out}") from None
+            raise
     result.directory = out
     result.crashed_runs = crashed
     return result
@@ -96,11 +101,18 @@ def record(
         if frame is not None:
             failed_pass = frame.record
             failed_pass.module = _save_failed(work, frame.mod, workload.mod)
-            write_repro(work, failed_pass.name, workload.source, target.spec, pass_config)
+            script = repro.write_repro(work, failed_pass.name, workload.source, target.spec,
+                                 pass_config)
+            why_not = repro.verify(script, first_cause_of(cause).message())
+            failed_pass.repro = "reproduces" if why_not is None else f"does not reproduce: {why_not}"
             failure = TvmFailure(
                 f"pass {failed_pass.name} (#{failed_pass.seq}) raised while compiling "
-                f"{workload.source} for {target.spec}: {one_line(cause)}",
-                reproduce=f"python {out / 'repro.py'}",
+                f"{workload.source} for {target.spec}: {one_line(cause)}"
+                + ("" if why_not is None else f"\n  {out / 'repro.py'} does not reproduce it "
+                   f"({why_not}): rerun the dump-ir command"),
+                reproduce=shlex.join(["python", str(out / "repro.py")]) if why_not is None
+                else reproduce.tk_command("dump-ir", workload.source, target.spec,
+                                          "-o", str(out)),
             )
 
     records = recorder.records
@@ -178,7 +190,8 @@ def _codegen_records(records: list[index.PassRecord], codegens: list[codegen.Cod
                 write_atomic(failed / "nvcc.log", verdict.output.encode())
                 failure = failure or TvmFailure(
                     f"{verdict.tool} rejects the CUDA source TVM generated: {verdict.error}",
-                    reproduce=f"{verdict.tool} -o /dev/null {out / FAILED / 'cuda.cu'}",
+                    reproduce=shlex.join([*verdict.tool.split(), "-o", "/dev/null",
+                                          str(out / FAILED / "cuda.cu")]),
                 )
     return failure
 

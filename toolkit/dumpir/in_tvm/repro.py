@@ -4,10 +4,16 @@ The script depends on nothing but the TVM that failed (and the workload file, wh
 is the user's own), so it can go into a bug report with ``failed/``. Modules are saved as
 TVMScript and parsed back (``save_json`` was seen to segfault on the 0.27 wheel).
 
-How the pass is rebuilt, first that works: a TVM pass constructible by name without
-arguments; a ``tvm.transform.Pass`` of that name defined in the workload file (a user's pass
-brought in through the workload's ``pipeline``); else the compile is rerun from its input
-(with the workload's pipeline), which reaches the same pass with the same module.
+It tries, in order, until one raises: the pass alone on the module it received - a
+``tvm.transform.Pass`` of that name defined in the workload file, else a TVM pass of that name
+built without arguments - then the whole compile from its input with the workload's pipeline
+(which reaches the same pass, as the user configured it, with the same module). A pass rebuilt
+by name may not be the one that ran (``LegalizeOps({...})`` with the user's legalizations is
+rebuilt as a plain ``LegalizeOps()``, which does not raise): so an attempt that runs clean hands
+over to the next, and the script exits 0 only when nothing reproduced.
+
+``verify`` runs the script the way a user would and says whether it reproduces the failure:
+tk points at repro.py only when it does.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.dumpir.store import write_atomic
+from toolkit.process import signal_name
 from toolkit.stack import compat
 from toolkit.stack import target as targets
 
@@ -28,7 +35,7 @@ TEMPLATE = '''\
 """Reproduce: the pass PASS_NAME raised during `tk dump-ir WORKLOAD_SOURCE` for TARGET_SPEC.
 
 Runs only that pass on the module it received (failed/input.py) when the pass can be built
-here; otherwise reruns the compile from its input (failed/compile_input.py).
+here, then, if that runs clean, the compile from its input (failed/compile_input.py).
 Usage: python repro.py   (exits non-zero with the pass's error while the bug is there)
 """
 
@@ -65,18 +72,22 @@ def build_pass(namespace):
 
 
 namespace = workload_namespace()
+build = getattr(tvm, "compile", None) or tvm.relax.build  # relax.build before 0.19
+pipeline = namespace.get("pipeline")
+extra = {{"relax_pipeline": pipeline}} if pipeline is not None else {{}}
+attempts = []
 the_pass = build_pass(namespace)
-with target, tvm.transform.PassContext(opt_level=3, config=config):
-    if the_pass is not None:
-        print(f"running only {{PASS_NAME}} on failed/input.py")
-        the_pass(load("input.py"))
-    else:
-        print(f"{{PASS_NAME}} cannot be built here: rerunning the compile from its input")
-        pipeline = namespace.get("pipeline")
-        extra = {{"relax_pipeline": pipeline}} if pipeline is not None else {{}}
-        build = getattr(tvm, "compile", None) or tvm.relax.build  # relax.build before 0.19
-        build(load("compile_input.py"), target=target, **extra)
-print(f"{{PASS_NAME}} ran without raising on this TVM")
+if the_pass is not None:
+    attempts.append((f"only {{PASS_NAME}} on failed/input.py",
+                     lambda: the_pass(load("input.py"))))
+attempts.append(("the compile from failed/compile_input.py",
+                 lambda: build(load("compile_input.py"), target=target, **extra)))
+for what, attempt in attempts:
+    print(f"running {{what}}", flush=True)
+    with target, tvm.transform.PassContext(opt_level=3, config=config):
+        attempt()  # the failure, when it is still there, ends the script here (exit 1)
+    print(f"{{what}} ran without raising", flush=True)
+print(f"{{PASS_NAME}}'s failure did not reproduce on this TVM")
 '''
 
 
@@ -118,3 +129,34 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)) or type(value).__name__ == "Array":
         return [_plain(v) for v in value]
     return str(value)
+
+
+VERIFY_TIMEOUT_S = 600.0  # a repro reruns at most one compile
+
+
+def verify(script: Path, message: str) -> str | None:
+    """Run ``script`` as a user would (this interpreter, its environment) and say why it does
+    not reproduce the failure whose first cause says ``message``; None when it does: it exits
+    non-zero and its error output carries that message (its first 100 characters: a long one
+    is shortened in the middle)."""
+    import subprocess
+    import sys
+
+    try:
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              timeout=VERIFY_TIMEOUT_S, cwd=script.parent)
+    except subprocess.TimeoutExpired:
+        return f"it ran over {VERIFY_TIMEOUT_S:.0f} s"
+    if proc.returncode == 0:
+        return "it runs without raising here"
+    if proc.returncode < 0:
+        return f"it was killed by {signal_name(-proc.returncode)}"
+    if _words(message.split(" ... ")[0][:100]) not in _words(proc.stderr):
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"it fails otherwise: {last[:200]}"
+    return None
+
+
+def _words(text: str) -> str:
+    """Text as a run of words: a cause reads the same however a traceback wrapped it."""
+    return " ".join(text.split())

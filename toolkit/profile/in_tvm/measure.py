@@ -142,4 +142,4 @@ def profile(workload: Workload, target: str | Target = "llvm", *, repeat: int = 
         ) from e
     header = header_for(wl.source, p.target_spec, p.target, p.dev, p.gpu, repeat, warmup,
                         timings.method, wl.entry)
-    return Measured(timings, p.kernels, header)
+    return Measured(timings, p.kernels, header, list(p.compiled.notes))

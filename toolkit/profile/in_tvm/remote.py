@@ -166,7 +166,8 @@ def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmu
                         workload.entry)
     header.update(device=where, remote=session.address, host=session.address,
                   threads=_remote_threads(session))
-    warnings = [f"not timed remotely (shapes known only at run time): {', '.join(untimed)}; "
+    warnings = list(compiled.notes)
+    warnings += [f"not timed remotely (shapes known only at run time): {', '.join(untimed)}; "
                 "their time is in what end to end leaves over"] if untimed else []
     return Measured(timings, kernels, header, warnings)
 

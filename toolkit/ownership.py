@@ -1,9 +1,11 @@
-"""Files tk writes into a user's tree belong to that tree's owner, even when tk runs as root.
+"""Files tk writes for a user belong to that user, even when tk runs as root.
 
 Under sudo, or when root builds a tree another user owns, everything tk (and the build it runs)
 creates there would otherwise be root's, and the owner's next ``tk build`` or ``git`` fails
 with a PermissionError. Only files that root owns are handed over: a file of a third user
-stays theirs.
+stays theirs. A tree's files go to the tree's owner (``owner_of``); an output (a dump, a
+report, a library) to the owner of the directory it goes into, or, where root owns that
+(``/tmp``), to the user sudo ran tk for (``owner_for_output``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,20 @@ def owner_of(root: Path) -> tuple[int, int] | None:
         return None
     st = root.stat()
     return (st.st_uid, st.st_gid) if st.st_uid != 0 else None
+
+
+def owner_for_output(path: Path) -> tuple[int, int] | None:
+    """(uid, gid) an output written at ``path`` should have when tk runs as root: the owner of
+    the nearest directory that exists above it, else the user ``sudo`` names; None when what
+    tk writes is already right."""
+    if os.geteuid() != 0:
+        return None
+    parent = next((p for p in path.absolute().parents if p.exists()), Path("/"))
+    st = parent.stat()
+    if st.st_uid != 0:
+        return st.st_uid, st.st_gid
+    uid, gid = os.environ.get("SUDO_UID", ""), os.environ.get("SUDO_GID", "")
+    return (int(uid), int(gid)) if uid.isdigit() and gid.isdigit() and uid != "0" else None
 
 
 def hand_over(path: Path, owner: tuple[int, int] | None, recursive: bool = True) -> None:

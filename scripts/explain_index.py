@@ -1,0 +1,1137 @@
+"""Regenerate the index of TVM's history that ``tk explain`` answers from.
+
+    python scripts/explain_index.py TVM_GIT_DIR [--ffi-git-dir TVM_FFI_GIT_DIR]
+                                    [--since v0.6.0] [--out toolkit/data/explain]
+
+Reads a clone of apache/tvm (a bare git directory is enough: nothing is checked out; blobs
+are read with ``git ls-tree`` and ``git cat-file --batch``) at every release tag ``vX.Y.0``
+from ``--since`` on, and at ``main``. Where a version vendors tvm-ffi as the submodule
+``3rdparty/tvm-ffi`` and ``--ffi-git-dir`` holds that commit (a clone of apache/tvm-ffi),
+the submodule's sources are read too. It writes two gzip'd text files into ``--out``:
+
+- ``api.txt.gz``, the API history: every public Python name under ``tvm.*`` (modules, the
+  names a module defines or re-exports, public class members) and ``tvm_ffi.*``, every
+  registered FFI global (C++ ``TVM_REGISTER_GLOBAL`` / ``GlobalDef().def``, Python
+  ``register_func``), and every C++ source file, each with the versions that have it; then
+  the renames that can be established: a definition that left one module for another at the
+  same version with the same body or signature (and the public names re-exporting it), a
+  module whose definitions moved together, an FFI global whose name changed its prefix
+  only, and deprecation shims (``@deprecated(old, new)``, ``warnings.warn("... deprecated")``).
+- ``sites.txt.gz``, the error sites: every ``CHECK``/``ICHECK``(``_EQ``, ...),
+  ``TVM_FFI_CHECK``/``ICHECK``, ``LOG(FATAL)``, ``TVM_FFI_THROW``, ``throw``,
+  ``Diagnostic::Error``, a ScheduleError's message, and Python ``raise``/``assert``, with
+  its message template (formatted parts as wildcards), file, enclosing function, condition
+  and the versions that have it.
+
+Each unique blob is parsed once, however many versions share it. With two processes on a
+2-core machine the whole apache/tvm history (v0.8.0 to main, 20 versions, about 16,000
+unique source blobs, 230 MB) takes about ten minutes. The format is described in
+``toolkit/explain/history.py``, which reads it; only names and templates are kept, no
+source code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gzip
+import hashlib
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WILD = "\x1f"  # separates a template's literal pieces: a formatted part was there
+SUBMODULE = "3rdparty/tvm-ffi"
+CPP_EXT = (".cc", ".h", ".cu", ".cpp", ".mm", ".cuh")
+
+
+# --- reading git --------------------------------------------------------------------------
+
+
+class Git:
+    """A git directory read through plumbing commands; blobs come from one cat-file process."""
+
+    def __init__(self, git_dir: str) -> None:
+        self.git_dir = git_dir
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["git", f"--git-dir={self.git_dir}", *args], check=True,
+                              capture_output=True, text=True).stdout
+
+    def tags(self) -> list[str]:
+        return self.run("tag", "--list").split()
+
+    def has(self, rev: str) -> bool:
+        return subprocess.run(["git", f"--git-dir={self.git_dir}", "cat-file", "-e",
+                               f"{rev}^{{commit}}"], capture_output=True).returncode == 0
+
+    def tree(self, rev: str) -> list[tuple[str, str, str]]:
+        """(type, sha, path) of every entry of ``rev``'s tree, recursively."""
+        out = subprocess.run(["git", f"--git-dir={self.git_dir}", "ls-tree", "-r", "-z", rev],
+                             check=True, capture_output=True).stdout.decode(errors="replace")
+        rows = []
+        for entry in filter(None, out.split("\0")):
+            meta, path = entry.split("\t", 1)
+            _mode, kind, sha = meta.split()
+            rows.append((kind, sha, path))
+        return rows
+
+    def blobs(self, shas: list[str]) -> dict[str, bytes]:
+        proc = subprocess.Popen(["git", f"--git-dir={self.git_dir}", "cat-file", "--batch"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        out: dict[str, bytes] = {}
+        try:
+            for sha in shas:
+                proc.stdin.write(f"{sha}\n".encode())
+                proc.stdin.flush()
+                header = proc.stdout.readline().split()
+                if len(header) < 3:
+                    continue
+                size = int(header[2])
+                out[sha] = proc.stdout.read(size)
+                proc.stdout.read(1)
+        finally:
+            proc.stdin.close()
+            proc.wait()
+        return out
+
+
+def release_versions(git: Git, since: str) -> list[tuple[str, str]]:
+    """(label, rev): every ``vX.Y.0`` tag from ``since`` on, oldest first, then main."""
+    def key(tag: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in tag[1:].split("."))
+
+    floor = key(since)
+    tags = sorted((t for t in git.tags() if re.fullmatch(r"v\d+\.\d+\.0", t)
+                   and key(t) >= floor), key=key)
+    versions = [(t, f"refs/tags/{t}") for t in tags]
+    if git.has("main"):
+        versions.append(("main", "main"))
+    return versions
+
+
+# --- Python sources -----------------------------------------------------------------------
+
+
+@dataclass
+class PyFacts:
+    """What one Python file defines, imports and raises (its path decides its module)."""
+
+    own: dict[str, str] = field(default_factory=dict)  # name -> signature key
+    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # alias -> (module, name)
+    stars: list[str] = field(default_factory=list)
+    all_names: list[str] | None = None
+    members: dict[str, list[str]] = field(default_factory=dict)  # class -> public attributes
+    deprecated: list[tuple[str, str]] = field(default_factory=list)  # (name, message)
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (old, new) from @deprecated
+    globals: list[str] = field(default_factory=list)
+    sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, pieces)
+    converters: list[str] = field(default_factory=list)  # a frontend's convert-map keys
+
+
+def module_of(path: str, root: str) -> str | None:
+    """``python/tvm/a/b.py`` -> ``tvm.a.b``; None for private or test modules."""
+    rel = path[len(root):-3].split("/")
+    if rel[-1] == "__init__":
+        rel.pop()
+    parts = [p for p in rel if p]
+    if any(p.startswith("_") and p != "_ffi" for p in parts[1:]) or "tests" in parts:
+        return None
+    return ".".join(parts)
+
+
+def _resolve(module: str, is_package: bool, level: int, target: str | None) -> str:
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if level > 1:
+        base = base[:len(base) - (level - 1)]
+    return ".".join([*base, *([target] if target else [])])
+
+
+def _signature(node: ast.AST) -> str:
+    """What makes a definition recognisable after a move: ``f:BODY:ARGS`` for a function (a
+    hash of its body less the docstring, and its argument names), ``c:METHODS`` for a class
+    (its method names). Compared by :func:`same_definition`."""
+    if isinstance(node, ast.ClassDef):
+        methods = sorted(n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+        return "c:" + ",".join(methods) if len(methods) > 1 else ""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) and isinstance(
+            getattr(node.body[0], "value", None), ast.Constant) else node.body
+        dumped = "".join(ast.dump(b) for b in body)
+        digest = hashlib.sha1(dumped.encode()).hexdigest()[:12] if len(dumped) > 200 else ""
+        args = ",".join(a.arg for a in [*node.args.posonlyargs, *node.args.args,
+                                        *node.args.kwonlyargs] if a.arg not in ("self", "cls"))
+        return f"f:{digest}:{args}"
+    return ""
+
+
+def same_definition(old: str, new: str) -> bool:
+    """Is ``new`` the definition ``old`` was (signatures from :func:`_signature`)? The same
+    body; or the same (non-empty) arguments; or a class with mostly the same methods."""
+    if not old or not new or old[0] != new[0]:
+        return False
+    if old.startswith("c:"):
+        a, b = set(old[2:].split(",")), set(new[2:].split(","))
+        return len(a & b) >= 2 and len(a & b) >= 0.6 * len(a | b)
+    _, body_a, args_a = old.split(":", 2)
+    _, body_b, args_b = new.split(":", 2)
+    return bool(body_a and body_a == body_b or args_a and args_a == args_b)
+
+
+def _str_pieces(node: ast.AST | None) -> list[str | None]:
+    """A message expression as literal pieces and None for what is formatted in."""
+    if node is None:
+        return []
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        out: list[str | None] = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                out.append(v.value)
+            else:
+                out.append(None)
+        return out
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _str_pieces(node.left) + _str_pieces(node.right)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(
+            node.left, ast.Constant) and isinstance(node.left.value, str):
+        return _percent_holes(node.left.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "format" and isinstance(node.func.value, ast.Constant) and \
+            isinstance(node.func.value.value, str):
+        return _format_holes(node.func.value.value, True)
+    return [None]
+
+
+def _percent_holes(text: str) -> list[str | None]:
+    out: list[str | None] = []
+    for i, part in enumerate(re.split(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifgxX]", text)):
+        if i:
+            out.append(None)
+        out.append(part.replace("%%", "%"))
+    return out
+
+
+def _format_holes(text: str, formatted: bool) -> list[str | None]:
+    if not formatted:
+        return [text]
+    out: list[str | None] = []
+    for i, part in enumerate(re.split(r"\{[^{}]*\}", text)):
+        if i:
+            out.append(None)
+        out.append(part.replace("{{", "{").replace("}}", "}"))
+    return out
+
+
+def _exc_name(node: ast.AST | None) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
+    facts = PyFacts()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return facts
+
+    def top_level(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                facts.own[node.name] = _signature(node)
+                for deco in node.decorator_list:
+                    if isinstance(deco, ast.Call) and _exc_name(deco.func) == "deprecated" and \
+                            len(deco.args) >= 2 and all(isinstance(a, ast.Constant) for a in deco.args[:2]):
+                        facts.renamed.append((str(deco.args[0].value), str(deco.args[1].value)))
+                if isinstance(node, ast.ClassDef):
+                    attrs = []
+                    for item in node.body:
+                        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                            attrs.append(item.name)
+                        elif isinstance(item, ast.Assign):
+                            attrs += [t.id for t in item.targets if isinstance(t, ast.Name)]
+                        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                            attrs.append(item.target.id)
+                    facts.members[node.name] = sorted({a for a in attrs if not a.startswith("_")})
+            elif isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        facts.own.setdefault(t.id, "")
+                        if t.id == "__all__" and isinstance(node.value, ast.List | ast.Tuple):
+                            facts.all_names = [e.value for e in node.value.elts
+                                               if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                facts.own.setdefault(node.target.id, "")
+            elif isinstance(node, ast.ImportFrom):
+                src = _resolve(module, is_package, node.level, node.module) if node.level else \
+                    (node.module or "")
+                for alias in node.names:
+                    if alias.name == "*":
+                        facts.stars.append(src)
+                    else:
+                        facts.imports[alias.asname or alias.name] = (src, alias.name)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        facts.imports[alias.asname] = (alias.name, None)
+            elif isinstance(node, ast.If | ast.Try):
+                top_level(node.body)
+                for handler in getattr(node, "handlers", []):
+                    top_level(handler.body)
+                top_level(node.orelse)
+
+    top_level(tree.body)
+
+    class Visitor(ast.NodeVisitor):
+        def __init__(self) -> None:
+            self.func: list[str] = []
+            self.conds: list[str] = []
+
+        def visit_ClassDef(self, node: ast.ClassDef) -> None:
+            self.func.append(node.name)
+            self.generic_visit(node)
+            self.func.pop()
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+            if "convert_map" in node.name:
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Dict) and len(sub.keys) >= 5:
+                        facts.converters += [k.value for k in sub.keys if isinstance(k, ast.Constant)
+                                             and isinstance(k.value, str)]
+            self.func.append(node.name)
+            saved, self.conds = self.conds, []
+            self.generic_visit(node)
+            self.conds = saved
+            self.func.pop()
+
+        visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+        def visit_If(self, node: ast.If) -> None:
+            self.visit(node.test)
+            cond = _unparse(node.test)
+            self.conds.append(cond)
+            for n in node.body:
+                self.visit(n)
+            self.conds[-1] = f"not ({cond})"
+            for n in node.orelse:
+                self.visit(n)
+            self.conds.pop()
+
+        def visit_Raise(self, node: ast.Raise) -> None:
+            exc = node.exc
+            kind = _exc_name(exc)
+            if kind and isinstance(exc, ast.Call):
+                msg = exc.args[0] if exc.args else None
+                pieces = _str_pieces(msg) if msg is not None else []
+                self.add(f"raise {kind}", node.lineno, self.conds[-1] if self.conds else "", pieces)
+
+        def visit_Assert(self, node: ast.Assert) -> None:
+            self.add("assert", node.lineno, _unparse(node.test), _str_pieces(node.msg))
+
+        def visit_Call(self, node: ast.Call) -> None:
+            name = _exc_name(node.func)
+            if name in ("register_func", "register_global_func") and node.args and isinstance(
+                    node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                facts.globals.append(node.args[0].value)
+            if name == "warn" and node.args and self.func:
+                pieces = _str_pieces(node.args[0])
+                text = "".join(p for p in pieces if p)
+                if "deprecat" in text.lower():
+                    facts.deprecated.append((".".join(self.func), _join(pieces)))
+            self.generic_visit(node)
+
+        def add(self, kind: str, line: int, cond: str, pieces: list[str | None]) -> None:
+            facts.sites.append((kind, ".".join(self.func), line, cond[:300], _join(pieces)))
+
+    Visitor().visit(tree)
+    return facts
+
+
+def _unparse(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001 - an odd node: no condition rather than no index
+        return ""
+
+
+def _join(pieces: list[str | None]) -> str:
+    """Pieces to the stored template: literals joined by WILD where a value goes; the first
+    line only (a log shows a message's first line where the cause is)."""
+    out: list[str] = []
+    for p in pieces:
+        if p is None:
+            if not out or out[-1] != WILD:
+                out.append(WILD)
+        else:
+            out.append(p)
+    text = "".join(out)
+    text = text.split("\n", 1)[0] if not text.startswith("\n") else text.lstrip("\n").split("\n", 1)[0]
+    return text.replace("\t", " ")[:400]
+
+
+# --- C++ sources --------------------------------------------------------------------------
+
+
+_TOKEN = re.compile(r"""
+ (?P<comment>//[^\n]*|/\*.*?\*/)
+|(?P<raw>R"(?P<delim>[^(\s"]{0,16})\((?P<rawbody>.*?)\)(?P=delim)")
+|(?P<str>(?:u8|[uUL])?"(?:\\.|[^"\\\n])*")
+|(?P<chr>'(?:\\.|[^'\\\n])*')
+|(?P<pp>^[ \t]*\#(?:[^\n]*\\\n)*[^\n]*)
+|(?P<word>[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)
+|(?P<shift><<)
+|(?P<op>->|&&|\|\||==|!=|<=|>=|>>|\+\+|--|\+=|-=)
+|(?P<punct>[{}()\[\];,=])
+|(?P<num>\d[\w.']*)
+|(?P<other>\S)
+""", re.S | re.M | re.X)
+
+_CHECK = re.compile(r"(?:TVM_FFI_)?I?CHECK(?:_(?P<op>EQ|NE|LT|LE|GT|GE|NOTNULL))?")
+_OPS = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
+_CONTROL = {"if", "for", "while", "switch", "catch", "return", "else", "do", "sizeof",
+            "decltype", "alignof", "static_assert", "defined", "noexcept", "throw"}
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\", "0": ""}
+
+
+def _unescape(lit: str) -> str:
+    body = lit[lit.index('"') + 1:-1] if lit.endswith('"') else lit[1:-1]
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
+
+
+def _text(tokens: list[Token], src: str) -> str:
+    """The source text the tokens span, whitespace collapsed (as the preprocessor's ``#``
+    prints a macro argument)."""
+    if not tokens:
+        return ""
+    return " ".join(src[tokens[0][3]:tokens[-1][4]].split())
+
+
+Token = tuple[str, str, int, int, int]  # kind, text, line, start, end
+
+
+@dataclass
+class CppFacts:
+    globals: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)  # object type keys ("ir.Call")
+    sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, template)
+
+
+def parse_cpp(text: str) -> CppFacts:
+    """Registrations and error sites of one C++ file, with the function each sits in.
+
+    A single pass over tokens keeps a scope stack: ``{`` opens a namespace, class, function,
+    lambda or block, decided by the tokens since the last ``;``/``{``/``}``."""
+    facts = CppFacts()
+    toks: list[Token] = []
+    line_of = 1
+    last = 0
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind in ("comment", "pp", "delim", "rawbody"):
+            continue
+        tok = m.group(0)
+        line_of += text.count("\n", last, m.start())
+        last = m.start()
+        if kind == "raw":
+            kind, tok = "str", '"' + m.group("rawbody").replace("\\", "\\\\").replace('"', '\\"') + '"'
+        toks.append((kind, tok, line_of, m.start(), m.end()))
+    scopes: list[tuple[str, str, str]] = []  # (kind, name, condition)
+    head_start = 0
+    i, n = 0, len(toks)
+    in_global_def = -1  # the token index of a GlobalDef() chain's start, while in it
+    depth_at_def = 0
+    paren = 0
+    while i < n:
+        kind, tok, line = toks[i][:3]
+        if kind == "punct":
+            if tok in "([":
+                paren += 1
+            elif tok in ")]":
+                paren = max(0, paren - 1)
+            elif tok == "{":
+                scopes.append(_classify_scope(toks[head_start:i], scopes, text))
+                head_start = i + 1
+            elif tok == "}":
+                if scopes:
+                    scopes.pop()
+                head_start = i + 1
+            elif tok == ";" and paren == 0:
+                head_start = i + 1
+                if in_global_def >= 0 and len(scopes) <= depth_at_def:
+                    in_global_def = -1
+        elif kind == "word":
+            if tok in ("TVM_REGISTER_GLOBAL", "TVM_FFI_REGISTER_GLOBAL", "TVM_REGISTER_API") and \
+                    i + 2 < n and \
+                    toks[i + 2][0] == "str":
+                facts.globals.append(_unescape(toks[i + 2][1]))
+            elif tok.endswith("GlobalDef") and i + 2 < n and toks[i + 1][1] == "(":
+                in_global_def, depth_at_def = i, len(scopes)
+            elif in_global_def >= 0 and tok in ("def", "def_packed", "def_method") and i + 2 < n \
+                    and toks[i - 1][1] == "." and toks[i + 1][1] == "(" and toks[i + 2][0] == "str" \
+                    and len(scopes) == depth_at_def:
+                facts.globals.append(_unescape(toks[i + 2][1]))
+            site = _site(toks, i, scopes, text)
+            if site is not None:
+                facts.sites.append(site)
+        i += 1
+    _schedule_errors(toks, facts)
+    facts.types = sorted(set(_TYPE_KEY.findall(text)))
+    return facts
+
+
+_TYPE_KEY = re.compile(r'(?:_type_key\s*=\s*|TVM_FFI_DECLARE_OBJECT_INFO(?:_FINAL)?\(\s*)"([\w.]+)"')
+_CMAKE_IF = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*?)\)?\s*$", re.I)
+_CMAKE_SRC = re.compile(r"\b((?:src|3rdparty)/[\w/.*+-]+)")
+
+
+def parse_cmake(text: str) -> list[tuple[str, str]]:
+    """(option, source directory) for each source path a CMake file adds under ``if(USE_X)``:
+    the build option without which that directory is not compiled."""
+    out: list[tuple[str, str]] = []
+    stack: list[str] = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        m = _CMAKE_IF.match(line)
+        if m:
+            word = m.group(1).lower()
+            option = re.search(r"\b(USE_\w+)", m.group(2) or "")
+            if word == "if":
+                stack.append(option.group(1) if option else "")
+            elif word == "endif" and stack:
+                stack.pop()
+            elif word == "elseif" and stack:
+                stack[-1] = option.group(1) if option else ""
+            elif word == "else" and stack:
+                stack[-1] = ""
+            continue
+        option = next((o for o in stack if o), "")
+        if option:
+            for path in _CMAKE_SRC.findall(line):
+                directory = path.split("*", 1)[0].rstrip("/")
+                if "." in directory.rsplit("/", 1)[-1]:
+                    directory = directory.rsplit("/", 1)[0]
+                out.append((option, directory))
+    return out
+
+
+def _classify_scope(head: list[Token], scopes: list[tuple[str, str, str]], src: str
+                    ) -> tuple[str, str, str]:
+    """What a ``{`` opens, from the tokens since the previous ``;``, ``{`` or ``}``."""
+    words = [t[1] for t in head if t[0] == "word"]
+    toks = [t[1] for t in head]
+    if words[:1] == ["namespace"] or words[:2] == ["extern", '"C"']:
+        return ("ns", "", "")
+    # The first top-level "(" (its name is the function's) and what comes before it.
+    depth, at = 0, -1
+    for j, t in enumerate(toks):
+        if t == "(" and depth == 0:
+            at = j
+            break
+        if t == "[":
+            depth += 1
+        elif t == "]":
+            depth -= 1
+    before = toks[:at] if at >= 0 else toks
+    for j, t in enumerate(toks):  # a lambda: [captures](args) {
+        if t == "[" and (j == 0 or toks[j - 1] in ("(", ",", "=", "return", "{", "?", ":")):
+            return ("lambda", "", "")
+    if "=" in before or "return" in before or toks.count("(") > toks.count(")"):
+        return ("block", "", "")  # an initializer list, a braced value, a macro's argument
+    for kw in ("class", "struct", "union", "enum"):
+        if kw in before:
+            after = words[words.index(kw) + 1:]
+            name = next((w for w in after if not w.isupper() and w not in ("final", "public",
+                                                                           "private", "class")), "")
+            return ("class", name, "")
+    if at > 0:
+        k = at - 1
+        if toks[k] == ">":  # a specialisation: TryConstFold<tir::Div>(...)
+            nest = 0
+            while k >= 0:
+                nest += toks[k] == ">"
+                nest -= toks[k] == "<"
+                if nest == 0:
+                    break
+                k -= 1
+            k -= 1
+        name = toks[k] if k >= 0 else ""
+        if name in ("if", "while"):
+            close = _matching(toks, at)
+            return ("block", "", _text(head[at + 1:close], src))
+        if name in _CONTROL or not re.match(r"[A-Za-z_~]", name):
+            return ("block", "", "")
+        owner = next((s[1] for s in reversed(scopes) if s[0] == "class"), "")
+        short = name.rsplit("::", 1)[-1]
+        qual = name if "::" in name or not owner else f"{owner}::{short}"
+        return ("func", qual, "")
+    return ("block", "", "")
+
+
+def _matching(toks: list[str], at: int) -> int:
+    depth = 0
+    for j in range(at, len(toks)):
+        if toks[j] in "([":
+            depth += 1
+        elif toks[j] in ")]":
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(toks)
+
+
+def _function(scopes: list[tuple[str, str, str]]) -> str:
+    return next((s[1] for s in reversed(scopes) if s[0] == "func"), "")
+
+
+def _condition(scopes: list[tuple[str, str, str]], toks: list[Token], i: int, src: str) -> str:
+    """The condition under which a statement at token ``i`` runs: ``if (c) STATEMENT`` on
+    the statement itself, else the innermost enclosing ``if`` block's."""
+    j = i - 1
+    if j > 0 and toks[j][1] == ")":
+        depth = 0
+        while j >= 0:
+            if toks[j][1] == ")":
+                depth += 1
+            elif toks[j][1] == "(":
+                depth -= 1
+                if depth == 0:
+                    break
+            j -= 1
+        if j > 0 and toks[j - 1][1] in ("if", "while"):
+            return _text(toks[j + 1:i - 1], src)
+    for s in reversed(scopes):
+        if s[0] == "func":
+            break
+        if s[2]:
+            return s[2]
+    return ""
+
+
+def _site(toks: list[Token], i: int, scopes: list[tuple[str, str, str]], src: str
+          ) -> tuple | None:
+    kind, tok, line = toks[i][:3]
+    n = len(toks)
+    if i + 1 >= n:
+        return None
+    check = _CHECK.fullmatch(tok)
+    if check and toks[i + 1][1] == "(":
+        close = _matching([t[1] for t in toks[i + 1:min(n, i + 400)]], 0) + i + 1
+        args = _split_args(toks[i + 2:close])
+        if not args:
+            return None
+        op = check.group("op")
+        if op and op != "NOTNULL" and len(args) >= 2:
+            cond = f"{_text(args[0], src)} {_OPS[op]} {_text(args[1], src)}"
+        else:
+            cond = _text(args[0], src)
+        return ("check", _function(scopes), line, cond[:300], _stream(toks, close + 1))
+    if tok == "LOG" and i + 3 < n and toks[i + 1][1] == "(" and toks[i + 2][1] == "FATAL":
+        return ("fatal", _function(scopes), line, _condition(scopes, toks, i, src),
+                _stream(toks, i + 4))
+    if tok == "TVM_FFI_THROW" and toks[i + 1][1] == "(" and i + 3 < n:
+        return (f"throw {toks[i + 2][1]}", _function(scopes), line,
+                _condition(scopes, toks, i, src), _stream(toks, i + 4))
+    if tok.endswith("Diagnostic::Error") and toks[i + 1][1] == "(":
+        close = _matching([t[1] for t in toks[i + 1:min(n, i + 200)]], 0) + i + 1
+        return ("diagnostic", _function(scopes), line, _condition(scopes, toks, i, src),
+                _stream(toks, close + 1))
+    if tok == "throw" and i + 2 < n and toks[i + 1][0] == "word" and toks[i + 2][1] == "(":
+        close = _matching([t[1] for t in toks[i + 2:min(n, i + 400)]], 0) + i + 2
+        args = _split_args(toks[i + 3:close])
+        exc = toks[i + 1][1].rsplit("::", 1)[-1]
+        if exc.endswith("Error") and args:
+            # ffi::Error(kind, message, backtrace): the message is the second argument
+            msg = args[1] if exc == "Error" and len(args) >= 3 else args[0]
+            return (f"throw {exc}", _function(scopes), line, _condition(scopes, toks, i, src),
+                    _join(_expr_pieces(msg)))
+    return None
+
+
+def _split_args(toks: list[Token]) -> list[list[Token]]:
+    args: list[list[Token]] = [[]]
+    depth = 0
+    for tok in toks:
+        t = tok[1]
+        if t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+        if t == "," and depth == 0:
+            args.append([])
+            continue
+        args[-1].append(tok)
+    return [a for a in args if a]
+
+
+def _expr_pieces(expr: list[Token]) -> list[str | None]:
+    """``"a" + x + "b"`` (or one literal) as pieces; anything else is a hole."""
+    pieces: list[str | None] = []
+    depth = 0
+    current: list[tuple[str, str]] = []
+    for k, t in [*(tok[:2] for tok in expr), ("punct", "+")]:
+        if t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+        if t == "+" and depth == 0:
+            if current and all(k2 == "str" for k2, _ in current):
+                pieces.append("".join(_unescape(t2) for _, t2 in current))
+            elif current and len(current) >= 4 and current[0][1].endswith("string") and \
+                    current[2][0] == "str":
+                pieces.append(_unescape(current[2][1]))
+            else:
+                pieces.append(None)
+            current = []
+        else:
+            current.append((k, t))
+    return pieces
+
+
+def _stream(toks: list[Token], start: int) -> str:
+    """The message a ``<<`` chain streams, from token ``start`` to the end of the statement."""
+    pieces: list[str | None] = []
+    depth = 0
+    current: list[tuple[str, str]] = []
+    for j in range(start, min(len(toks), start + 600)):
+        k, t = toks[j][:2]
+        if t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+            if depth < 0:
+                break
+        if depth == 0 and (t == ";" or t == "<<"):
+            if current:
+                if all(k2 in ("str", "chr") for k2, _ in current):
+                    pieces.append("".join(_unescape(t2) for _, t2 in current))
+                elif current in ([("word", "std::endl")], [("word", "endl")]):
+                    pieces.append("\n")
+                else:
+                    pieces.append(None)
+            current = []
+            if t == ";":
+                break
+            continue
+        current.append((k, t))
+    return _join(pieces)
+
+
+def _schedule_errors(toks: list[Token], facts: CppFacts) -> None:
+    """ScheduleError subclasses: the messages their FastErrorString/DetailRenderTemplate
+    return (``{0}``-style holes for the IR they name), under the class's name."""
+    owner = ""
+    for i, (kind, tok, *_rest) in enumerate(toks):
+        if kind == "word" and tok in ("class", "struct") and i + 1 < len(toks):
+            owner = toks[i + 1][1]
+        if kind == "word" and tok in ("FastErrorString", "DetailRenderTemplate") and \
+                i + 1 < len(toks) and toks[i + 1][1] == "(":
+            j = i
+            while j < len(toks) and toks[j][1] != "{":
+                j += 1
+            depth, k = 0, j
+            body_lines: list[list[str | None]] = []
+            current: list[str | None] = []
+            while k < len(toks):
+                t = toks[k][1]
+                if t == "{":
+                    depth += 1
+                elif t == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                if toks[k][0] == "str":
+                    lit = _unescape(t)
+                    if current and current[-1] is not None:
+                        current[-1] += lit
+                    else:
+                        current.append(lit)
+                elif t == ";":
+                    if current:
+                        body_lines.append(current)
+                    current = []
+                elif t == "<<" and current and current[-1] is not None and k + 1 < len(toks) and \
+                        toks[k + 1][0] != "str":
+                    current.append(None)
+                k += 1
+            if not body_lines:
+                continue
+            pieces: list[str | None] = []
+            for b in body_lines:
+                pieces.extend(b)
+            text = _join(pieces)
+            text = re.sub(r"\{\d+\}", WILD, text)
+            text = re.sub(r"^ScheduleError: ", "", text)
+            facts.sites.append((f"schedule {tok}", owner, toks[i][2], "", text))
+
+
+# --- one blob -----------------------------------------------------------------------------
+
+
+def parse_blob(args: tuple[str, str, bytes]) -> tuple[str, str, object]:
+    path, sha, data = args
+    text = data.decode("utf-8", errors="replace")
+    if path.endswith(".cmake") or path.endswith("CMakeLists.txt"):
+        return path, sha, parse_cmake(text)
+    if path.endswith(".py"):
+        root = "python/" if path.startswith("python/") else f"{SUBMODULE}/python/"
+        module = module_of(path[path.index(root):], root) if root in path else None
+        if module is None:
+            module = "?"
+        return path, sha, parse_python(text, module, path.endswith("__init__.py"))
+    return path, sha, parse_cpp(text)
+
+
+# --- versions ------------------------------------------------------------------------------
+
+
+def version_files(git: Git, ffi: Git | None, rev: str) -> list[tuple[str, str, Git]]:
+    """(path, sha, repository) of the sources indexed at ``rev``: tvm's own python/tvm, src
+    and include, and the vendored tvm-ffi's python/tvm_ffi, src and include."""
+    out = []
+    submodule = None
+    for kind, sha, path in git.tree(rev):
+        if kind == "commit" and path == SUBMODULE:
+            submodule = sha
+        if kind != "blob":
+            continue
+        if path.startswith("python/tvm/") and path.endswith(".py") or \
+                path.startswith(("src/", "include/")) and path.endswith(CPP_EXT) or \
+                path == "CMakeLists.txt" or path.startswith("cmake/") and path.endswith(".cmake"):
+            out.append((path, sha, git))
+    if submodule and ffi is not None and ffi.has(submodule):
+        for kind, sha, path in ffi.tree(submodule):
+            if kind == "blob" and (path.startswith("python/tvm_ffi/") and path.endswith(".py") or
+                                   path.startswith(("src/", "include/")) and path.endswith(CPP_EXT)):
+                out.append((f"{SUBMODULE}/{path}", sha, ffi))
+    return out
+
+
+def python_module(path: str) -> tuple[str | None, bool]:
+    root = f"{SUBMODULE}/python/" if path.startswith(SUBMODULE) else "python/"
+    return module_of(path, root), path.endswith("__init__.py")
+
+
+def exports(modules: dict[str, PyFacts]) -> dict[str, dict[str, tuple[str, str]]]:
+    """Per module, every public name it offers and the (module, name) that defines it."""
+    done: dict[str, dict[str, tuple[str, str]]] = {}
+
+    def origin(mod: str, name: str, seen: set[tuple[str, str]]) -> tuple[str, str]:
+        facts = modules.get(mod)
+        if facts is None or (mod, name) in seen:
+            return (mod, name)
+        seen.add((mod, name))
+        if name in facts.own:
+            return (mod, name)
+        if name in facts.imports:
+            src, real = facts.imports[name]
+            if real is None:
+                return (src, "")
+            if f"{src}.{real}" in modules:
+                return (f"{src}.{real}", "")
+            return origin(src, real, seen)
+        return (mod, name)
+
+    def resolve(mod: str, stack: set[str]) -> dict[str, tuple[str, str]]:
+        if mod in done:
+            return done[mod]
+        facts = modules[mod]
+        names: dict[str, tuple[str, str]] = {}
+        stack.add(mod)
+        for star in facts.stars:
+            if star in modules and star not in stack:
+                sub = resolve(star, stack)
+                allowed = modules[star].all_names
+                for k, v in sub.items():
+                    if allowed is None or k in allowed:
+                        names.setdefault(k, v)
+        stack.discard(mod)
+        for name in facts.own:
+            names[name] = (mod, name)
+        for alias, (src, _real) in facts.imports.items():
+            if src.split(".")[0] in ("tvm", "tvm_ffi"):
+                names[alias] = origin(mod, alias, set())
+        done[mod] = {k: v for k, v in names.items() if not k.startswith("_")}
+        return done[mod]
+
+    for mod in modules:
+        resolve(mod, set())
+    return done
+
+
+def collect(git: Git, ffi: Git | None, versions: list[tuple[str, str]], jobs: int) -> dict:
+    parsed: dict[tuple[str, str], object] = {}
+    per_version: list[list[tuple[str, str]]] = []
+    started = time.time()
+    for label, rev in versions:
+        files = version_files(git, ffi, rev)
+        per_version.append([(p, s) for p, s, _ in files])
+        todo_by_repo: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        repos = {}
+        for path, sha, repo in files:
+            if (path, sha) not in parsed:
+                todo_by_repo[id(repo)].append((path, sha))
+                repos[id(repo)] = repo
+        todo = []
+        for key, items in todo_by_repo.items():
+            data = repos[key].blobs(sorted({s for _, s in items}))
+            todo += [(p, s, data.get(s, b"")) for p, s in items]
+        if jobs > 1:
+            with multiprocessing.Pool(jobs) as pool:
+                results = pool.map(parse_blob, todo, chunksize=16)
+        else:
+            results = [parse_blob(t) for t in todo]
+        for path, sha, facts in results:
+            parsed[(path, sha)] = facts
+        print(f"  {label}: {len(files)} files, {len(todo)} new, {time.time() - started:.0f} s",
+              file=sys.stderr, flush=True)
+    return {"parsed": parsed, "per_version": per_version}
+
+
+def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str, str, dict]:
+    git = Git(git_dir)
+    ffi = Git(ffi_dir) if ffi_dir else None
+    versions = release_versions(git, since)
+    if not versions:
+        raise SystemExit(f"no release tags from {since} on and no main in {git_dir}")
+    got = collect(git, ffi, versions, jobs)
+    parsed, per_version = got["parsed"], got["per_version"]
+    count = len(versions)
+    masks: dict[tuple[str, str], int] = defaultdict(int)  # (kind, name) -> versions bitmask
+    sites: dict[tuple, list] = {}  # key -> [mask, line]
+    defs: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)  # defpath -> v -> (sig, module)
+    aliases: list[dict[str, tuple[str, str]]] = []  # per version: public path -> origin
+    notes: dict[tuple[str, str, str], int] = defaultdict(int)  # deprecations and shims
+    extra: dict[tuple[str, str], str] = {}  # (kind, name) -> where: a global's file, an alias' module
+    for v, files in enumerate(per_version):
+        bit = 1 << v
+        modules: dict[str, PyFacts] = {}
+        for path, sha in files:
+            facts = parsed[(path, sha)]
+            if isinstance(facts, list):  # CMake: which option compiles which directory
+                for option, directory in facts:
+                    masks[("O", f"{directory}\0{option}")] |= bit
+                continue
+            if isinstance(facts, PyFacts):
+                mod, _pkg = python_module(path)
+                if mod is not None:
+                    modules[mod] = facts
+                for key in facts.converters:
+                    masks[("K", f"{mod}:{key}")] |= bit
+            else:
+                masks[("P", path)] |= bit
+                for t in facts.types:
+                    masks[("T", t)] |= bit
+            for g in facts.globals:
+                masks[("F", g)] |= bit
+                extra[("F", g)] = path
+            for kind, func, line, cond, template in facts.sites:
+                if not template.strip(WILD + " ") and not cond:
+                    continue
+                key = (kind, path, func, cond, template)
+                entry = sites.setdefault(key, [0, line])
+                entry[0] |= bit
+                entry[1] = line
+        public = exports(modules)
+        version_aliases: dict[str, tuple[str, str]] = {}
+        for mod, facts in modules.items():
+            masks[("M", mod)] |= bit
+            for name, (omod, oname) in public[mod].items():
+                path = f"{mod}.{name}"
+                if oname == "" and omod in modules:
+                    if path not in modules:  # a module offered under another name (tvm.nd)
+                        masks[("A", path)] |= bit
+                        extra[("A", path)] = omod
+                    continue
+                masks[("N", path)] |= bit
+                version_aliases[path] = (omod, oname)
+            for name, sig in facts.own.items():
+                if not name.startswith("_"):
+                    defs[f"{mod}.{name}"][v] = (sig, mod)
+            for cls, attrs in facts.members.items():
+                if cls.startswith("_"):
+                    continue
+                for a in attrs:
+                    masks[("C", f"{mod}.{cls}.{a}")] |= bit
+            for name, message in facts.deprecated:
+                notes[("D", f"{mod}.{name}", message)] |= bit
+            for old, new in facts.renamed:
+                notes[("S", f"{mod}: {old}", new)] |= bit
+        aliases.append(version_aliases)
+    renames = find_renames(masks, defs, aliases, count)
+    labels = [label for label, _ in versions]
+    return api_text(labels, masks, extra, renames, notes), sites_text(labels, sites), {
+        "versions": labels, "names": len(masks), "sites": len(sites), "renames": len(renames)}
+
+
+def find_renames(masks: dict[tuple[str, str], int], defs: dict[str, dict[int, tuple[str, str]]],
+                 aliases: list[dict[str, tuple[str, str]]], count: int) -> list[tuple[str, str, str, int]]:
+    """(old, new, how, version index of the move) for what can be established."""
+    out: list[tuple[str, str, str, int]] = []
+    by_short: dict[str, list[str]] = defaultdict(list)
+    for path in defs:
+        by_short[path.rsplit(".", 1)[-1]].append(path)
+    moved: dict[tuple[str, str], str] = {}  # (old defpath, ...) -> new defpath
+    for path, seen in defs.items():
+        last = max(seen)
+        if last == count - 1 or (last + 1) in seen:
+            continue
+        sig, _mod = seen[last]
+        if not sig:
+            continue
+        nxt = last + 1
+        found = [p for p in by_short[path.rsplit(".", 1)[-1]]
+                 if p != path and nxt in defs[p] and same_definition(sig, defs[p][nxt][0])
+                 and last not in defs[p]]
+        if len(found) == 1:
+            moved[(path, str(nxt))] = found[0]
+            out.append((path, found[0], "definition moved", nxt))
+    # Public names that re-exported a moved definition: to the shortest name re-exporting
+    # the new one.
+    for (old_def, nxt_s), new_def in moved.items():
+        nxt = int(nxt_s)
+        old_mod, old_name = old_def.rsplit(".", 1)
+        new_mod, new_name = new_def.rsplit(".", 1)
+        olds = [a for a, o in aliases[nxt - 1].items() if o == (old_mod, old_name)
+                and a not in aliases[nxt]]
+        news = sorted((a for a, o in aliases[nxt].items() if o == (new_mod, new_name)),
+                      key=lambda a: (a.count("."), len(a)))
+        if news:
+            for a in olds:
+                if a != old_def:
+                    out.append((a, news[0], "re-exported definition moved", nxt))
+    # Modules whose definitions moved together.
+    module_moves: dict[tuple[str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    module_sizes: dict[tuple[str, int], int] = defaultdict(int)
+    for (old_def, nxt_s), new_def in moved.items():
+        key = (old_def.rsplit(".", 1)[0], int(nxt_s))
+        module_moves[key][new_def.rsplit(".", 1)[0]] += 1
+    for path, seen in defs.items():
+        for v in seen:
+            if (v + 1) < count:
+                module_sizes[(path.rsplit(".", 1)[0], v + 1)] += 1
+    for (old_mod, nxt), targets in module_moves.items():
+        new_mod, hits = max(targets.items(), key=lambda kv: kv[1])
+        # One moved definition is enough when the module kept its name under a new package
+        # (tvm.module -> tvm.runtime.module) and its definitions went nowhere else.
+        same_name = new_mod.rsplit(".", 1)[-1] == old_mod.rsplit(".", 1)[-1] and len(targets) == 1
+        enough = hits >= 2 and hits * 2 >= module_sizes[(old_mod, nxt)] or same_name
+        if enough and not masks.get(("M", old_mod), 0) >> nxt & 1:
+            out.append((old_mod, new_mod, "module's definitions moved", nxt))
+    # Packages whose modules moved: tvm.dlight.gpu -> tvm.s_tir.dlight.gpu says tvm.dlight
+    # became tvm.s_tir.dlight, when tvm.dlight is gone and tvm.s_tir.dlight exists then.
+    pkg_moves: dict[tuple[str, str, int], int] = defaultdict(int)
+    for old, new, how, nxt in out:
+        if how != "module's definitions moved":
+            continue
+        o_parts, n_parts = old.split("."), new.split(".")
+        tail = 0
+        while tail < min(len(o_parts), len(n_parts)) - 1 and o_parts[-1 - tail] == n_parts[-1 - tail]:
+            tail += 1
+        for keep in range(tail, 0, -1):
+            o_pkg, n_pkg = ".".join(o_parts[:-keep]), ".".join(n_parts[:-keep])
+            if not masks.get(("M", o_pkg), 0) >> nxt & 1 and masks.get(("M", n_pkg), 0) >> nxt & 1 \
+                    and masks.get(("M", o_pkg), 0) >> (nxt - 1) & 1:
+                pkg_moves[(o_pkg, n_pkg, nxt)] += 1
+                break
+    for (old, new, nxt), hits in pkg_moves.items():
+        if hits >= 2:
+            out.append((old, new, "package's modules moved", nxt))
+    # FFI globals whose name changed only in its first part (tir.X -> s_tir.X).
+    globals_by_rest: dict[str, list[str]] = defaultdict(list)
+    for kind, name in masks:
+        if kind == "F" and "." in name:
+            globals_by_rest[name.split(".", 1)[1]].append(name)
+    for names in globals_by_rest.values():
+        for old in names:
+            mask = masks[("F", old)]
+            last = mask.bit_length() - 1
+            if last == count - 1:
+                continue
+            nxt = last + 1
+            found = [g for g in names if g != old and masks[("F", g)] >> nxt & 1
+                     and not masks[("F", g)] >> last & 1]
+            if len(found) == 1:
+                out.append((f"ffi:{old}", f"ffi:{found[0]}", "global renamed", nxt))
+    return sorted(set(out))
+
+
+def ranges(mask: int) -> str:
+    """A bitmask as version-index ranges: ``0-11,13``."""
+    out, v = [], 0
+    while mask >> v:
+        if mask >> v & 1:
+            start = v
+            while mask >> (v + 1) & 1:
+                v += 1
+            out.append(f"{start}-{v}" if v > start else str(start))
+        v += 1
+    return ",".join(out)
+
+
+def api_text(labels: list[str], masks: dict[tuple[str, str], int], extra: dict[tuple[str, str], str],
+             renames: list[tuple[str, str, str, int]],
+             notes: dict[tuple[str, str, str], int]) -> str:
+    lines = ["V\t" + "\t".join(labels)]
+    for (kind, name), mask in sorted(masks.items()):
+        if kind == "O":
+            directory, option = name.split("\0")
+            lines.append(f"O\t{directory}\t{ranges(mask)}\t{option}")
+            continue
+        where = extra.get((kind, name))
+        lines.append(f"{kind}\t{name}\t{ranges(mask)}" + (f"\t{where}" if where else ""))
+    for old, new, how, nxt in renames:
+        lines.append(f"R\t{old}\t{new}\t{how}\t{nxt}")
+    for (kind, name, message), mask in sorted(notes.items()):
+        lines.append(f"{kind}\t{name}\t{ranges(mask)}\t{message.replace(chr(9), ' ')[:300]}")
+    return "\n".join(lines) + "\n"
+
+
+def sites_text(labels: list[str], sites: dict[tuple, list]) -> str:
+    lines = ["V\t" + "\t".join(labels)]
+    for (kind, path, func, cond, template), (mask, line) in sorted(sites.items()):
+        cond = " ".join(cond.split())
+        lines.append(f"{kind}\t{path}\t{func}\t{ranges(mask)}\t{line}\t{cond}\t{template}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("git_dir", help="a clone of apache/tvm (bare is enough)")
+    parser.add_argument("--ffi-git-dir", help="a clone of apache/tvm-ffi, for the submodule")
+    parser.add_argument("--since", default="v0.6.0", help="the oldest release tag indexed")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent
+                                             / "toolkit" / "data" / "explain"))
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    args = parser.parse_args()
+    if not Path(args.git_dir).exists():
+        print(f"explain_index: no such git directory: {args.git_dir}", file=sys.stderr)
+        return 2
+    started = time.time()
+    api, sites, summary = build(args.git_dir, args.ffi_git_dir, args.since, args.jobs)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in (("api.txt.gz", api), ("sites.txt.gz", sites)):
+        # mtime=0: the same history gives the same bytes
+        (out / name).write_bytes(gzip.compress(text.encode(), compresslevel=9, mtime=0))
+    sizes = ", ".join(f"{p.name} {p.stat().st_size / 1e6:.2f} MB" for p in
+                      (out / "api.txt.gz", out / "sites.txt.gz"))
+    print(f"{len(summary['versions'])} versions ({summary['versions'][0]}..{summary['versions'][-1]}),"
+          f" {summary['names']} names, {summary['renames']} renames, {summary['sites']} sites; "
+          f"{sizes}; {time.time() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""The public corpus of real failure logs (tests/fixtures/explain/corpus) and how an answer is
+judged: SOURCES.md there says where each log came from, the cause its thread established, the
+terms an answer must contain and whether the log is held out of development."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS = Path(__file__).parent / "fixtures" / "explain" / "corpus"
+HELD_OUT, DEV = "held out", "dev"
+
+
+@dataclass(frozen=True)
+class Case:
+    log: Path
+    thread: str
+    cause: str
+    terms: tuple[tuple[str, ...], ...]  # every group must match; any term of a group does
+    split: str
+
+
+def cases() -> list[Case]:
+    """Every row of SOURCES.md's table, in its order."""
+    out = []
+    for line in (CORPUS / "SOURCES.md").read_text().splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) != 5 or not cells[0].endswith(".log"):
+            continue
+        log, thread, cause, must, split = cells
+        groups = tuple(tuple(t.strip() for t in g.replace("\\|", "|").split("|") if t.strip())
+                       for g in must.split(";"))
+        out.append(Case(CORPUS / log, thread, cause, groups, split))
+    return out
+
+
+def answer_text(findings) -> str:
+    """What tk says about a log: every finding's title, cause and fix (not the excerpt it
+    quotes from the log)."""
+    return "\n".join(f"{f.title}\n{f.cause}\n{f.fix}" for f in findings)
+
+
+def named(case: Case, answer: str) -> list[tuple[str, ...]]:
+    """The term groups the answer misses ([] when it names the cause)."""
+    low = answer.lower()
+    return [g for g in case.terms if not any(t.lower() in low for t in g)]

@@ -1,0 +1,307 @@
+"""TVM's own history, as tk ships it: which versions have a name, and where TVM raises an error.
+
+``toolkit/data/explain/`` holds two gzip'd text files that ``scripts/explain_index.py``
+generates from the apache/tvm repository (every release tag from v0.6.0, and main); the NOTICE
+beside them credits the source. They are read on first use only (``tk --help`` and most
+commands never load them).
+
+``api.txt.gz``: a ``V`` line naming the versions, then one line per fact,
+``KIND<TAB>NAME<TAB>RANGES[<TAB>EXTRA]`` where RANGES are version indexes (``3-11,14``):
+
+- ``M`` a Python module, ``N`` a name a module offers (defined or re-exported), ``A`` a module
+  offered under another name (EXTRA: the module it is, as ``tvm.nd`` was
+  ``tvm.runtime.ndarray``), ``C`` a public class member (``module.Class.attr``);
+- ``F`` a registered FFI global (EXTRA: the source file that registers it), ``T`` an object
+  type key, ``K`` a frontend converter (``module:op``), ``P`` a C++ source file;
+- ``O`` a source directory compiled only with a CMake option (EXTRA: the option);
+- ``R`` a rename, ``OLD<TAB>NEW<TAB>HOW<TAB>INDEX`` (the first version with NEW instead);
+  ``D`` a deprecation warning and ``S`` a ``@deprecated(old, new)`` shim.
+
+``sites.txt.gz``: ``KIND<TAB>FILE<TAB>FUNCTION<TAB>RANGES<TAB>LINE<TAB>CONDITION<TAB>TEMPLATE``
+for every ``CHECK``/``ICHECK``/``LOG(FATAL)``/``TVM_FFI_THROW``/``throw``/``raise``/``assert``;
+the template's literal pieces are joined by ``\\x1f`` where a value is formatted in.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from bisect import bisect_left
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "explain"
+WILD = "\x1f"
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+
+
+def parse_ranges(text: str) -> int:
+    """``0-11,13`` -> a bitmask of version indexes."""
+    mask = 0
+    for part in filter(None, text.split(",")):
+        lo, _, hi = part.partition("-")
+        for v in range(int(lo), int(hi or lo) + 1):
+            mask |= 1 << v
+    return mask
+
+
+def indexes(mask: int) -> list[int]:
+    return [v for v in range(mask.bit_length()) if mask >> v & 1]
+
+
+@dataclass(frozen=True)
+class Versions:
+    """The versions the index covers, oldest first (``main`` last)."""
+
+    labels: tuple[str, ...]
+
+    def span(self, mask: int) -> str:
+        """``v0.10.0–v0.19.0`` (several spans joined by ", "); ``main`` stays ``main``."""
+        out, run = [], []
+        for v in indexes(mask):
+            if run and v != run[-1] + 1:
+                out.append(self._run(run))
+                run = []
+            run.append(v)
+        if run:
+            out.append(self._run(run))
+        return ", ".join(out)
+
+    def _run(self, run: list[int]) -> str:
+        first, last = self.labels[run[0]], self.labels[run[-1]]
+        return first if first == last else f"{first}–{last}"
+
+    def first(self, mask: int) -> str:
+        return self.labels[indexes(mask)[0]]
+
+    def after_last(self, mask: int) -> str | None:
+        """The first version without it, after its last one; None if main has it."""
+        last = mask.bit_length() - 1
+        return self.labels[last + 1] if last + 1 < len(self.labels) else None
+
+    def index_of(self, major_minor: tuple[int, int]) -> float:
+        """Where ``0.N`` sits among the labels: an index, or a half step between two (a
+        ``0.N.dev`` build, or a release the index does not hold)."""
+        numbers = [_label_key(x) for x in self.labels]
+        i = bisect_left(numbers, major_minor)
+        if i < len(numbers) and numbers[i] == major_minor:
+            return float(i)
+        return i - 0.5
+
+    @property
+    def all(self) -> int:
+        return (1 << len(self.labels)) - 1
+
+
+def _label_key(label: str) -> tuple[int, int]:
+    m = re.match(r"v(\d+)\.(\d+)", label)
+    return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)
+
+
+@dataclass
+class Rename:
+    old: str
+    new: str
+    how: str
+    at: int  # index of the first version with the new name
+
+
+@dataclass
+class ApiHistory:
+    versions: Versions
+    facts: dict[str, dict[str, tuple[int, str]]]  # kind -> name -> (mask, extra)
+    renames: dict[str, list[Rename]]
+    deprecations: dict[str, str]  # name -> warning text
+    members: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # "Class.attr"
+    classes: dict[str, list[str]] = field(default_factory=dict)  # short class -> module.Class
+    by_parent: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # see _children
+
+    def get(self, kind: str, name: str) -> tuple[int, str] | None:
+        return self.facts.get(kind, {}).get(name)
+
+    def python(self, dotted: str) -> int:
+        """Versions in which ``dotted`` (a module, a name in one, or a module alias) exists."""
+        mask = 0
+        for kind in ("M", "N", "A"):
+            hit = self.get(kind, dotted)
+            if hit:
+                mask |= hit[0]
+        parent, _, attr = dotted.rpartition(".")
+        alias = self.get("A", parent)
+        if alias and attr:  # tvm.nd.array -> tvm.runtime.ndarray.array, where tvm.nd was it
+            mask |= self.python(f"{alias[1]}.{attr}") & alias[0]
+        return mask
+
+    def rename_of(self, dotted: str) -> Rename | None:
+        """What ``dotted`` became: its own rename, else its package's (tvm.dlight.gpu.X ->
+        tvm.s_tir.dlight.gpu.X when tvm.dlight became tvm.s_tir.dlight)."""
+        best = None
+        for r in self.renames.get(dotted, []):
+            best = r if best is None or r.at > best.at else best
+        if best is not None:
+            return best
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            prefix, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
+            for r in self.renames.get(prefix, []):
+                if "module" in r.how or "package" in r.how:
+                    candidate = f"{r.new}.{rest}"
+                    if self.python(candidate) >> r.at & 1:
+                        return Rename(dotted, candidate, f"{prefix} became {r.new}", r.at)
+        return None
+
+    def near(self, kind: str, name: str, limit: int = 3) -> list[str]:
+        """Names of ``kind`` under the same parent that look like ``name``: those the newest
+        version still has first (the current API), then those sharing its last word."""
+        import difflib
+
+        parent, _, last = name.rpartition(".")
+        facts = self.facts.get(kind, {})
+        pool = self._children(kind).get(parent, [])
+        newest = len(self.versions.labels) - 1
+
+        def score(n: str) -> tuple[bool, bool, float]:
+            other = n.rpartition(".")[2]
+            return (bool(facts[n][0] >> newest & 1), other.split("_")[-1] == last.split("_")[-1],
+                    difflib.SequenceMatcher(None, last, other).ratio())
+
+        close = [n for n in pool if n != name and score(n)[2] >= 0.4]
+        return sorted(close, key=score, reverse=True)[:limit]
+
+    def _children(self, kind: str) -> dict[str, list[str]]:
+        """Names of ``kind`` by their parent (built once per kind, on first use)."""
+        if kind not in self.by_parent:
+            grouped: dict[str, list[str]] = defaultdict(list)
+            for n in self.facts.get(kind, {}):
+                grouped[n.rpartition(".")[0]].append(n)
+            self.by_parent[kind] = dict(grouped)
+        return self.by_parent[kind]
+
+    def option_for(self, source: str) -> tuple[str, int] | None:
+        """The CMake option (and versions) without which ``source`` is not compiled."""
+        best = None
+        for directory, (mask, option) in self.facts.get("O", {}).items():
+            if directory.count("/") < 1:
+                continue  # "3rdparty" alone: a path the index could not read in full
+            if source.startswith(directory + "/") and (best is None or len(directory) > best[0]):
+                best = (len(directory), option, mask)
+        return (best[1], best[2]) if best else None
+
+
+@cache
+def api(data: Path = DATA) -> ApiHistory:
+    """The API history in ``data``, loaded once per process (about 0.1 s)."""
+    facts: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)
+    renames: dict[str, list[Rename]] = defaultdict(list)
+    deprecations: dict[str, str] = {}
+    labels: tuple[str, ...] = ()
+    with gzip.open(data / "api.txt.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            kind = parts[0]
+            if kind == "V":
+                labels = tuple(parts[1:])
+            elif kind == "R":
+                renames[parts[1]].append(Rename(parts[1], parts[2], parts[3], int(parts[4])))
+            elif kind == "D":
+                deprecations[parts[1]] = parts[3]
+            elif kind == "O":
+                facts["O"][parts[1]] = (parse_ranges(parts[2]), parts[3])
+            elif kind != "S":
+                facts[kind][parts[1]] = (parse_ranges(parts[2]), parts[3] if len(parts) > 3 else "")
+    history = ApiHistory(Versions(labels), dict(facts), dict(renames), deprecations)
+    members: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    classes: dict[str, list[str]] = defaultdict(list)
+    for name, (mask, _) in facts.get("C", {}).items():
+        owner, _, attr = name.rpartition(".")
+        short = owner.rpartition(".")[2]
+        members[f"{short}.{attr}"].append((owner, mask))
+        if not classes[short] or classes[short][-1] != owner:
+            classes[short].append(owner)
+    history.members, history.classes = dict(members), dict(classes)
+    return history
+
+
+# --- error sites -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where TVM raises an error: its message template, condition and the versions with it."""
+
+    kind: str  # check, fatal, throw ValueError, raise ValueError, assert, diagnostic, schedule
+    file: str
+    function: str
+    mask: int
+    line: int  # in the newest version that has it
+    condition: str
+    template: str  # literal pieces joined by WILD
+
+    def pieces(self) -> list[str]:
+        return self.template.split(WILD)
+
+    def literal(self) -> str:
+        return "".join(self.pieces())
+
+
+@dataclass
+class SiteIndex:
+    versions: Versions
+    sites: list[Site]
+    by_condition: dict[str, list[int]]  # condition without whitespace -> sites
+    by_anchor: dict[str, list[int]]  # a template's rarest word -> sites
+
+
+def squeeze(text: str) -> str:
+    return "".join(text.split())
+
+
+@cache
+def sites(data: Path = DATA) -> SiteIndex:
+    """The error-site index in ``data``, loaded once per process (about 0.2 s)."""
+    out: list[Site] = []
+    labels: tuple[str, ...] = ()
+    with gzip.open(data / "sites.txt.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if parts[0] == "V":
+                labels = tuple(parts[1:])
+                continue
+            kind, file, func, ranges, no, cond, template = parts
+            out.append(Site(kind, file, func, parse_ranges(ranges), int(no), cond, template))
+    frequency: dict[str, int] = defaultdict(int)
+    words_of: list[set[str]] = []
+    for site in out:
+        words = set(_WORD.findall(site.literal()))
+        words_of.append(words)
+        for w in words:
+            frequency[w] += 1
+    by_anchor: dict[str, list[int]] = defaultdict(list)
+    by_condition: dict[str, list[int]] = defaultdict(list)
+    for i, site in enumerate(out):
+        if words_of[i]:
+            by_anchor[min(words_of[i], key=lambda w: (frequency[w], w))].append(i)
+        if site.condition and site.kind in ("check", "assert"):
+            by_condition[squeeze(site.condition)].append(i)
+    return SiteIndex(Versions(labels), out, dict(by_condition), dict(by_anchor))
+
+
+def matches_template(template: str, text: str) -> int:
+    """Literal characters of ``template`` found in ``text`` in order (formatted parts may be
+    anything), or -1 when a piece is missing. Greedy leftmost search is exact for
+    wildcard-only patterns and linear in the text."""
+    pos, total = 0, 0
+    pieces = template.split(WILD)
+    for i, piece in enumerate(pieces):
+        if not piece:
+            continue
+        piece = piece.strip() if i == len(pieces) - 1 else piece
+        if not piece:
+            continue
+        at = text.find(piece, pos)
+        if at < 0:
+            return -1
+        pos, total = at + len(piece), total + len(piece)
+    return total
