@@ -106,10 +106,12 @@ class Watchdog:
             failed = False
         except (PeerLost, KeyboardInterrupt):
             raise
-        except Exception as e:  # noqa: BLE001 - a TVM error may be the peer's death
+        except Exception:  # noqa: BLE001 - a TVM error may be the peer's death
             why = self._verdict or self._closed_by_peer()
             if why is not None:
-                raise self._lost(doing, why) from e
+                # TVM's error says only that its socket went (tk cut it, or the peer closed
+                # it): no cause to explain or chain, and no TVM bug.
+                raise self._lost(doing, why) from None
             raise
         finally:
             with self._lock:

@@ -249,10 +249,10 @@ def tuning_runner(remote: Remote) -> Iterator[Any]:
 
     try:
         yield WatchedRunner()
-    except TvmFailure as e:
+    except TvmFailure:
         if watch.lost is None:
             raise
         # PeerLost, raised in a wait above, came back through TVM's C++ as its own error.
-        raise watch.lost from e.__cause__
+        raise watch.lost from None
     finally:
         watch.close()
