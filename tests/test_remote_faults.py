@@ -126,6 +126,7 @@ def test_an_orphaned_session_worker_that_never_answers_is_cut_at_the_bound():
     assert seconds < 60, seconds
 
 
+@pytest.mark.slow
 def test_a_long_profile_on_a_live_server_is_not_cut_short():
     # Rounds come a few seconds' worth per call: a run many times the bound goes through.
     port = free_port()
@@ -168,6 +169,7 @@ def test_a_peer_that_accepts_and_never_answers(command, tmp_path):
     assert seconds < 120, seconds  # tk's start (importing TVM) and the 3 s bound
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["tracker killed", "server stopped"])
 def test_a_peer_lost_during_tuning(fault, tmp_path):
     tracker_port = free_port()
