@@ -17,11 +17,15 @@ one run, per workload:
   over calls; goal <= 10 us) and tk's timing hook's, both on thread CPU time.
 
     python benchmarks/profile_accuracy.py [--target llvm|cuda] [--repeat N] [--threads N] [--wall]
-                                          [WORKLOAD ...]
+                                          [--json FILE] [--no-cuda-bindings] [WORKLOAD ...]
 
 ``--target cuda`` needs a CUDA GPU and says so when there is none. On a GPU the checks are
 the issue's: kernel device time <= end to end and >= 0.85 of it, every kernel of 10 us or
 more within 15% of itself alone, "unaccounted" (idle gaps) >= 0.
+``--no-cuda-bindings`` times as if cuda-bindings were not installed: the host-side fallback,
+which the report must name (TVM then compiles CUDA with nvcc, TVM_CUDA_COMPILE_MODE=nvcc:
+its default, NVRTC, needs cuda-bindings too). ``--json FILE`` also writes every figure, per workload and per
+timed-alone kernel, for benchmarks/gpu/run.
 ``--threads`` (default 1) sets TVM_NUM_THREADS: on a shared machine a worker thread that
 loses its core makes a whole parallel kernel wait for it, which turns run times bimodal.
 """
@@ -29,6 +33,7 @@ loses its core makes a whole parallel kernel wait for it, which turns run times 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -113,7 +118,17 @@ def main() -> int:
     parser.add_argument("--wall", action="store_true",
                         help="time on the wall clock even where tk profile uses thread CPU "
                              "time (to see what that choice buys under load)")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--no-cuda-bindings", action="store_true",
+                        help="hide cuda-bindings, as if not installed (the host-side fallback)")
     args = parser.parse_args()
+    if args.no_cuda_bindings:
+        # None in sys.modules makes every later import of the package raise ImportError,
+        # exactly what an interpreter without it does. TVM (0.27) compiles CUDA with NVRTC
+        # through cuda-bindings by default; without it, only with nvcc, as a user must.
+        sys.modules["cuda.bindings"] = sys.modules["cuda.bindings.driver"] = None
+        sys.modules["cuda.bindings.nvrtc"] = None
+        os.environ.setdefault("TVM_CUDA_COMPILE_MODE", "nvcc")
     if args.threads:
         os.environ["TVM_NUM_THREADS"] = args.threads  # before tvm starts its thread pool
     sys.path.insert(0, str(REPO))
@@ -142,6 +157,7 @@ def main() -> int:
     print(head)
     print("-" * len(head))
     failed = 0
+    records = []
     for workload in args.workloads:
         start = time.perf_counter()
         p = prepare(workloads.load(workload), target)
@@ -159,8 +175,9 @@ def main() -> int:
         # time_evaluator reads wall time: beside thread CPU time on a loaded machine it
         # would compare the load, not the profiler.
         alone = alone_us(p, rep.operators) if s["clock"] == "wall" else {}
-        close = [abs(r.median_us / alone[f"{(r.name, r.args)}"] - 1) <= ALONE_TOLERANCE
-                 for r in rep.operators.itertuples() if f"{(r.name, r.args)}" in alone]
+        pairs = [(r, alone[f"{(r.name, r.args)}"]) for r in rep.operators.itertuples()
+                 if f"{(r.name, r.args)}" in alone]
+        close = [abs(r.median_us / us - 1) <= ALONE_TOLERANCE for r, us in pairs]
         hook, calls = hook_overhead(p, _noop, args.repeat)
         timer, _ = hook_overhead(p, timing.CallTimer(None, p.kernels), args.repeat)
         if p.gpu:
@@ -174,6 +191,18 @@ def main() -> int:
               f"   ({time.perf_counter() - start:.0f} s)")
         for line in s["warnings"]:
             print(f"{'':18} warning: {line}")
+        records.append({
+            "workload": workload, "calls": calls, "e2e_us": e2e, "parts_us": busy + host,
+            "ratio": s["accounted_ratio"], "kernels": kernels, "rest_us": rest,
+            "split_us": s["split_us"], "alone": [
+                {"kernel": r.name, "args": r.args, "profile_us": r.median_us, "alone_us": us,
+                 "ratio": r.median_us / us, "within": ok_one}
+                for (r, us), ok_one in zip(pairs, close)],
+            "hook_us": hook, "timer_us": timer, "clock": s["clock"],
+            "device_timer": s["device_timer"], "verdict": s["verdict"],
+            "warnings": s["warnings"], "ok": ok, "seconds": time.perf_counter() - start})
+        if args.json:  # after each workload: what was measured survives a later failure
+            write_json(args, records)
     print(f"device times: {s['device_timer']}")
     print("ratio = (kernels + builtins | GPU busy + host overhead) / end-to-end median; kernels ="
           " kernel time / end to end; rest = the third part (VM and other | idle gaps); alone ok ="
@@ -182,6 +211,16 @@ def main() -> int:
           "0.85-1, every kernel alone ok, rest >= 0; "
           f"load average now {os.getloadavg()[0]:.1f}")
     return 1 if failed else 0
+
+
+def write_json(args: argparse.Namespace, records: list[dict]) -> None:
+    args.json.write_text(json.dumps({
+        "target": args.target, "repeat": args.repeat, "warmup": args.warmup,
+        "threads": os.environ.get("TVM_NUM_THREADS"), "hidden_cuda_bindings":
+        args.no_cuda_bindings, "cuda_compile_mode": os.environ.get("TVM_CUDA_COMPILE_MODE"),
+        "alone_min_us": ALONE_MIN_US, "alone_tolerance": ALONE_TOLERANCE,
+        "load_average": os.getloadavg()[0], "cores": os.cpu_count(), "workloads": records},
+        indent=2) + "\n")
 
 
 def _noop(*_: object) -> int:

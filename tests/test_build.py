@@ -345,6 +345,7 @@ def test_env_says_when_a_build_was_never_checked(tk, tmp_path, cache):
 
 
 @pytest.mark.slow
+@pytest.mark.gpu
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="needs the CUDA toolkit (nvcc)")
 def test_cuda_build_has_cuda(tk, tmp_path, cache):
     fork = make_minifork(tmp_path / "tvm")

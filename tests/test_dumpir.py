@@ -367,6 +367,7 @@ mod = Module
 '''
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_verify_surfaces_what_ptxas_rejects_without_a_gpu(tmp_path: Path):
     workload = tmp_path / "big_shared.py"

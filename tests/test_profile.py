@@ -510,6 +510,7 @@ def _cuda_ready() -> str | None:
     return None
 
 
+@pytest.mark.gpu
 def test_cuda_kernels_timed_on_the_device(tk, tmp_path: Path) -> None:
     """On a GPU: kernel times come from CUDA events behind a filler, every timed run was
     issued with the stream backed up, the split is all non-negative and adds up."""
