@@ -126,6 +126,55 @@ def test_an_orphaned_session_worker_that_never_answers_is_cut_at_the_bound():
     assert seconds < 60, seconds
 
 
+# A remote tensor's free is a remote call, made from its destructor with the GIL held: no
+# thread of the process can run while it waits.
+FREE_ON_A_STOPPED_SERVER = """
+import os, signal, sys, time
+import numpy as np
+import tvm
+from toolkit.stack import remote
+from toolkit.watchdog import Bounds, PeerLost
+
+address, worker_of = sys.argv[1], sys.argv[2]
+with remote.connect(remote.Remote(rpc=address, bounds=Bounds(timeout=3, probe=0.5))) as session:
+    tensor = tvm.runtime.tensor(np.ones(16, "float32"), session.rpc.cpu(0))
+    print("stop", flush=True)
+    assert sys.stdin.readline() == "stopped\\n"
+    start = time.monotonic()
+    try:
+        with session.step("freeing a remote tensor"):
+            del tensor
+    except PeerLost as e:
+        print(f"{time.monotonic() - start:.1f} s: {e}", flush=True)
+"""
+
+
+def test_a_wait_that_holds_the_gil_is_cut_all_the_same():
+    port = free_port()
+    with tvm_process("tvm.exec.rpc_server", port=port) as server:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        proc = subprocess.Popen([sys.executable, "-c", FREE_ON_A_STOPPED_SERVER,
+                                 f"127.0.0.1:{port}", str(server.pid)], env=env, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert proc.stdout.readline() == "stop\n"
+        (listener,) = children(server.pid)
+        (worker,) = children(listener)
+        os.kill(worker, signal.SIGSTOP)
+        proc.stdin.write("stopped\n")
+        proc.stdin.flush()
+        try:
+            out, _ = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+            os.kill(worker, signal.SIGKILL)
+    took, _, message = out.strip().partition(" s: ")
+    assert message.startswith(f"the RPC server at 127.0.0.1:{port} stopped answering (no reply "
+                              f"in 3 s, the --rpc-timeout; its port "), out
+    assert message.endswith(") while freeing a remote tensor"), out
+    assert float(took) < 30
+
+
 @pytest.mark.slow
 def test_a_long_profile_on_a_live_server_is_not_cut_short():
     # Rounds come a few seconds' worth per call: a run many times the bound goes through.

@@ -23,7 +23,7 @@ from typing import Any
 from toolkit.cause import one_line
 from toolkit.errors import DeviceAbsent, TvmFailure, UserError
 from toolkit.stack import target as targets
-from toolkit.watchdog import Bounds, PeerLost, Watchdog
+from toolkit.watchdog import Bounds, OutsideWatchdog, PeerLost, Watchdog
 
 CONNECT_TIMEOUT_S = 5.0
 POLL_S = 0.1  # how often a wait for a tuning measurement looks at its watchdog
@@ -69,7 +69,7 @@ class Session:
     address: str  # what the user named: HOST:PORT, or KEY@TRACKER
     rpc: Any  # tvm.rpc.RPCSession
     remote: Remote
-    watch: Watchdog  # every call on ``rpc`` waits in one of its steps
+    watch: OutsideWatchdog  # every call on ``rpc`` waits in one of its steps
 
     def step(self, doing: str) -> contextlib.AbstractContextManager[None]:
         """Wait on the server for ``doing`` (words that follow "while"), within the bounds."""
@@ -136,22 +136,24 @@ def connect(remote: Remote) -> Session:
             raise UserError("--key goes with --tracker; --rpc names the server itself")
         host, port = parse_address(remote.rpc, "--rpc")
         _probe(host, port, "the RPC server")
-        watch = Watchdog(f"the RPC server at {remote.rpc}", (host, port), remote.bounds)
+        what = f"the RPC server at {remote.rpc}"
+        watch = Watchdog(what, (host, port), remote.bounds)
         try:
             with watch.step("connecting"):
                 session = tvm_rpc.connect(host, port)
         except PeerLost:
-            watch.close()
             raise
         except Exception as e:  # noqa: BLE001 - something answered, but not an RPC server
-            watch.close()
             why = one_line(e)
             if "matches key" in str(e):  # it takes only clients its tracker sends
                 raise UserError(f"the RPC server at {remote.rpc} is registered with a tracker "
                                 f"and serves only through it: use --tracker HOST:PORT --key KEY"
                                 ) from None
             raise UserError(f"--rpc {remote.rpc}: not a TVM RPC server ({why})") from None
-        return Session(remote.rpc, session, remote, watch)
+        finally:
+            watch.close()
+        return Session(remote.rpc, session, remote,
+                       OutsideWatchdog(what, (host, port), remote.bounds, watch.owned))
     with _tracker(remote) as (client, watch):
         try:
             with watch.step(f"leasing a {remote.key!r} server"):
@@ -166,8 +168,9 @@ def connect(remote: Remote) -> Session:
         handed = watch.handed()
     assert handed is not None, "a leased session is a connection to the server"
     (host, port), owned = handed
-    server = Watchdog(f"the RPC server at {host}:{port} (key {remote.key!r}, leased from the "
-                      f"tracker at {remote.tracker})", (host, port), remote.bounds, owned)
+    server = OutsideWatchdog(f"the RPC server at {host}:{port} (key {remote.key!r}, leased "
+                             f"from the tracker at {remote.tracker})", (host, port),
+                             remote.bounds, owned)
     return Session(f"{remote.key}@{remote.tracker}", session, remote, server)
 
 
@@ -238,7 +241,7 @@ def tuning_runner(remote: Remote) -> Iterator[Any]:
 
         def result(self) -> Any:
             with watch.step(doing):
-                while not self.future.done() and watch.verdict is None:
+                while not self.future.done() and watch.verdict() is None:
                     time.sleep(POLL_S)
             return self.future.result()
 
