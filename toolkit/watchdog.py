@@ -140,8 +140,9 @@ class _Watch(abc.ABC):
     @contextlib.contextmanager
     def step(self, doing: str) -> Iterator[None]:
         """Wait on the peer for ``doing`` (words that follow "while")."""
-        if self.verdict() is not None:  # an earlier step cut the connection
-            raise self._lost(doing, str(self.verdict()))
+        why = self.verdict()
+        if why is not None:  # an earlier step cut the connection
+            raise self._lost(doing, why)
         self._begin()
         failed = True
         try:
