@@ -479,3 +479,13 @@ def test_a_long_run_of_spaces_is_read_in_linear_time() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=Path(__file__).resolve().parent.parent)
     assert proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_a_typo_in_the_users_own_file_is_not_blamed_on_the_toolchain() -> None:
+    """A compile error in a user's ``src/my_pass.cc`` was answered "does not compile against
+    the headers found ... a compiler TVM supports": the rule is for TVM's own sources."""
+    log = ("/home/u/ext/src/my_pass.cc:12:10: error: 'retrun' was not declared in this scope\n"
+           "   12 |   return retrun mod;\n")
+    assert not [f for f in explain(log) if f.id == "tvm-source-compile-error"]
+    theirs = log.replace("ext/src/my_pass.cc", "tvm/src/relax/transform/legalize_ops.cc")
+    assert [f for f in explain(theirs) if f.id == "tvm-source-compile-error"]

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "env": ("toolkit.cli.build:env_cmd", "Print shell exports that put a stored build in use."),
     "image": ("toolkit.cli.image:image_group", "Make offline base images for container builds."),
     "bisect": ("toolkit.cli.bisect:bisect_group", "Find the commit, then the pass, that broke a check."),
+    "fork": ("toolkit.cli.fork:fork_group", "Keep a fork alive: its changes, rebases, out-of-tree moves."),
     "ext": ("toolkit.cli.ext:ext_group", "Scaffold, build, check and load TVM extensions."),
     "explain": ("toolkit.cli.explain:explain_cmd", "Explain TVM failure messages in a log."),
 }
@@ -46,7 +47,8 @@ def debug_enabled() -> bool:
 
 
 @click.group(
-    cls=LazyGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=LazyGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Manual: docs/README.md, and a page per command (docs/tk-COMMAND.md).",
 )
 @click.version_option(__version__, prog_name="tk")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks on failure.")

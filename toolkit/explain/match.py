@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from toolkit.cause import exception_text, first_cause
-from toolkit.explain.rules import RULES, Rule
+from toolkit.explain.rules import NOT_THIS, RULES, Rule
 from toolkit.explain.scan import WINDOW, matches
 from toolkit.explain.tvm_version import LogVersion
 
@@ -65,8 +65,10 @@ def explain(text: str) -> list[Finding]:
             counted = m.start()
             if line in seen_lines:
                 continue
-            seen_lines.add(line)
-            findings.append(_finding(rule, m, text, line))
+            found = _finding(rule, m, text, line)
+            if found is not None:
+                seen_lines.add(line)
+                findings.append(found)
     from toolkit.explain import tvm_version
 
     version = tvm_version.infer(text)
@@ -135,11 +137,13 @@ def from_traceback(text: str, version: LogVersion | None, answered: set[int]) ->
                     {"file": file, "function": function}, origin=TRACEBACK)]
 
 
-def _finding(rule: Rule, m: re.Match[str], text: str, line: int) -> Finding:
+def _finding(rule: Rule, m: re.Match[str], text: str, line: int) -> Finding | None:
     groups = {k: v for k, v in m.groupdict().items() if v is not None}
     cause, fix = rule.cause, rule.fix
     if rule.refine is not None:
         refined = rule.refine(groups, text[max(0, m.start() - WINDOW):m.end() + WINDOW])
+        if refined == NOT_THIS:
+            return None
         if refined:
             cause, fix = refined
     return Finding(rule.id, rule.family, rule.title, cause, fix, line, m.group(0).strip()[:300],

@@ -16,10 +16,15 @@ from dataclasses import dataclass
 
 from toolkit.explain import toolchain
 
+# What a rule's ``refine`` returns when the text its pattern matched is not its failure after
+# all (a compile error in the user's own file, not TVM's): no finding is made.
+NOT_THIS = ("", "")
+
 
 @dataclass(frozen=True)
 class Rule:
-    """A failure TVM users meet. ``refine`` may rewrite cause/fix from the matched groups."""
+    """A failure TVM users meet. ``refine`` may rewrite cause/fix from the matched groups, or
+    decline the match (``NOT_THIS``)."""
 
     id: str
     family: str
@@ -1196,7 +1201,7 @@ RULES: list[Rule] = [
         "update the submodules (git submodule update --init --recursive) and use dependency "
         "versions this TVM supports.",
         "gcc/clang/nvcc diagnostics (FILE:LINE:COL: error: ...); captured with g++ 12 here",
-        toolchain.compile_error,
+        lambda groups, text: toolchain.compile_error(groups, text) or NOT_THIS,
         rank=48,  # below rules that know the exact message (stale-dlpack, missing-header)
     ),
     Rule(

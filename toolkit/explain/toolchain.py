@@ -19,6 +19,7 @@ Every function here takes a rule's matched groups and the text near the match an
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # (name, what it is, path or name patterns, the fix) - the first whose pattern is in the
 # error's file path or message names the dependency. Vendored code comes first: a header of
@@ -249,9 +250,23 @@ def tvm_name(message: str) -> tuple[str, str] | None:
     return None  # in every version: the history says nothing about this error
 
 
+@cache
+def _tvm_directories() -> frozenset[str]:
+    from toolkit.explain.history import sites
+
+    return frozenset(f.rsplit("/", 1)[0] for f in sites().by_file if "/" in f)
+
+
+def _tvm_directory(path: str) -> bool:
+    """Whether ``path`` (relative to a tree) lies in a directory of TVM's own sources - a
+    user's ``src/my_pass.cc`` does not (TVM keeps no source file in ``src/`` itself)."""
+    return "/" in path and path.rsplit("/", 1)[0] in _tvm_directories()
+
+
 def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """A compile error in TVM's sources: a TVM name of another version, or which dependency's
-    API or vendored code moved."""
+    API or vendored code moved; None when the file is not one of TVM's and nothing names the
+    dependency (the user's own code)."""
     file, message = groups.get("file") or groups.get("file2") or "", groups.get("msg", "")
     # The path inside the TVM tree: a TVM vendored by another project (mlc-llm/3rdparty/tvm)
     # is still TVM's own source, not a vendored library.
@@ -262,6 +277,8 @@ def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
         return f"{where} does not compile: {message.strip()[:160]}. " + known[0], known[1]
     found = dependency(in_tree, message)
     if found is None:
+        if not _tvm_directory(where):
+            return None  # not a file of TVM's: a user's own code (a typo, not a toolchain)
         return (f"{where} does not compile: {message.strip()[:200]}. TVM's sources meet a "
                 "compiler or header they were not written for (a compiler too old for the C++ "
                 "standard TVM uses, or another version of a dependency's headers).",
