@@ -34,6 +34,7 @@ import contextlib
 import errno
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -47,6 +48,8 @@ from toolkit.errors import TkError
 TCP_ESTABLISHED = 1  # <netinet/tcp.h>: tcp_info's first byte while the connection is up
 GONE_AFTER = 2  # refused probes in a row that make a peer gone (one may be a restart's gap)
 TICK_S = 0.1  # how often a watchdog looks at the step in flight
+PAUSED_S = 2.0  # a gap between a watchdog's looks that it was stopped for, not waiting
+SETTLE_S = 0.5  # how long a port that answered as its peer closed is given to follow
 # The outside watchdog's pipe: a step began, a step ended (progress); its one answer, the
 # reason it cut the connections, is a line back.
 BEGIN, END = b"b", b"e"
@@ -103,6 +106,7 @@ class Verdicts:
     def __init__(self, bounds: Bounds, probing: Callable[[], str]) -> None:
         self.bounds, self._probing = bounds, probing
         self.gone, self.next_probe = 0, 0.0
+        self._since = self._last = self._paused = 0.0
 
     def idle(self) -> None:
         self.gone, self.next_probe = 0, 0.0
@@ -111,15 +115,25 @@ class Verdicts:
         """For a step that began or last made progress at ``since``, when it is to be cut:
         whether it stalled (else the peer is gone), and what the peer's port said."""
         now = time.monotonic()
-        if now >= self.next_probe:
-            self.next_probe = now + self.bounds.probe
-            port = self._probing()
-            self.gone = self.gone + 1 if port.startswith((REFUSED, UNREACHABLE)) else 0
-            if self.gone >= GONE_AFTER:
-                return False, port
-        if now - since > self.bounds.timeout:
-            return True, self._probing()
-        return None
+        if since != self._since:
+            self._since, self._paused = since, 0.0
+        # A long gap between two looks is time this process was stopped (Ctrl-Z stops tk
+        # with its watchdog) or not run, not time the peer failed to answer.
+        gap = now - max(self._last, since)
+        if gap > PAUSED_S:
+            self._paused += gap
+        try:
+            if now >= self.next_probe:
+                self.next_probe = now + self.bounds.probe
+                port = self._probing()
+                self.gone = self.gone + 1 if port.startswith((REFUSED, UNREACHABLE)) else 0
+                if self.gone >= GONE_AFTER:
+                    return False, port
+            if now - since - self._paused > self.bounds.timeout:
+                return True, self._probing()
+            return None
+        finally:
+            self._last = time.monotonic()
 
     def why(self, stalled: bool, port: str, probed: str = "") -> str:
         """The verdict in words; ``probed`` names the peer whose port it was, where the
@@ -175,7 +189,14 @@ class _Watch(abc.ABC):
         is the peer's answer, and its own)."""
         if all(_established(ino) for ino in self.owned):
             return None
-        return f"it closed the connection; {probe(self.address, min(self.bounds.probe, 5.0))}"
+        wait = min(self.bounds.probe, 5.0)
+        port = probe(self.address, wait)
+        if not port.startswith((REFUSED, UNREACHABLE)):
+            # Its other processes may be dying with the one that closed (a kill of the
+            # server's group): until then the kernel still queues connections to the port.
+            time.sleep(SETTLE_S)
+            port = probe(self.address, wait)
+        return f"it closed the connection; {port}"
 
     @abc.abstractmethod
     def verdict(self) -> str | None:
@@ -346,6 +367,9 @@ class OutsideWatchdog(_Watch):
 def _outside(host: str, port: str, timeout: str, probe_s: str, *fds: str) -> None:
     """The outside watchdog's process: steps come as bytes on stdin; a verdict goes out as a
     line on stdout, then every connection it was given is shut down."""
+    # A Ctrl-C is tk's to handle (with TK_NO_FORK=1 the terminal sends it here too): this
+    # process leaves when tk closes the pipe, whatever tk does with the signal.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     address = (host, int(port))
     bounds = Bounds(float(timeout), float(probe_s))
     verdicts = Verdicts(bounds, lambda: probe(address, min(bounds.probe, 5.0)))
