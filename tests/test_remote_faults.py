@@ -279,3 +279,51 @@ def test_a_remote_failure_repeats_the_remote_and_run_options(tk, tmp_path):
     assert f"running builtin:mlp on cpu:0 at {address} failed: " in ran.stderr
     repro = ran.stderr.split("reproduce: ", 1)[1].splitlines()[0]
     assert f"--inputs {inputs}" in repro and f"--rpc {address}" in repro, repro
+
+
+def watchdogs(port: int) -> list[int]:
+    """The live outside watchdogs (``python -m toolkit.watchdog``) following port ``port``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if b"toolkit.watchdog" in argv and str(port).encode() in argv and state != b"Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.parametrize("ending", ["finished", "SIGINT", "SIGTERM", "SIGKILL"])
+def test_no_watchdog_outlives_tk(ending):
+    port = free_port()
+    with tvm_process("tvm.exec.rpc_server", port=port) as server:
+        tk = start_tk("profile", "builtin:mlp", "--rpc", f"127.0.0.1:{port}",
+                      "-n", "3" if ending == "finished" else "5000")
+        if ending != "finished":
+            profiling_started(server)
+            assert len(watchdogs(port)) == 1  # what the test looks for is there to find
+            tk.send_signal(getattr(signal, ending))
+        code, err, _ = finish(tk)
+        # The sweeper ends what a killed tk left, a moment after it died.
+        wait_until(lambda: not watchdogs(port), "the watchdog's exit", timeout=10)
+    assert code == {"finished": 0, "SIGINT": 130, "SIGTERM": 143, "SIGKILL": -9}[ending], err
+    assert "Traceback" not in err, err
+
+
+def test_time_a_watchdog_was_stopped_is_not_time_without_a_reply():
+    # A watchdog looks every TICK_S; a gap of seconds between two looks is this process
+    # stopped (Ctrl-Z stops tk and its watchdog alike), and the peer had no turn to answer.
+    from toolkit.watchdog import ACCEPTS, TICK_S, Bounds, Verdicts
+
+    verdicts = Verdicts(Bounds(timeout=2, probe=60), lambda: ACCEPTS)
+    since = time.monotonic()
+    assert verdicts.check(since) is None
+    time.sleep(3)  # stopped: no look at all
+    assert verdicts.check(since) is None
+    deadline = time.monotonic() + 10
+    while (verdict := verdicts.check(since)) is None and time.monotonic() < deadline:
+        time.sleep(TICK_S)  # waiting, and looking: the bound runs
+    assert verdict == (True, ACCEPTS)
+    assert verdicts.why(*verdict) == f"no reply in 2 s, the --rpc-timeout; {ACCEPTS}"
