@@ -119,3 +119,58 @@ def wait_for_key(tracker_port: int, key: str) -> None:
             return
         time.sleep(0.5)
     pytest.fail(f"no server registered {key!r} with the tracker within {START_TIMEOUT_S} s")
+
+
+class ThrottledProxy:
+    """A TCP proxy on 127.0.0.1 in front of ``port``: what clients send reaches the server at
+    ``rate`` bytes a second (a slow link), what it answers comes back at once. ``sent``
+    records when each chunk went on, and its size."""
+
+    CHUNK = 1024
+
+    def __init__(self, port: int, rate: float) -> None:
+        self.target, self.rate = port, rate
+        self.sent: list[tuple[float, int]] = []  # (monotonic time, bytes) per chunk sent on
+        self._listener = socket.socket()
+        # A small receive buffer: the client's bytes are acknowledged as this proxy reads
+        # them, not all at once into a large buffer.
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * self.CHUNK)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(16)
+        self.port = self._listener.getsockname()[1]
+        self._open: list[socket.socket] = [self._listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def close(self) -> None:
+        for sock in self._open:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):  # closed: the test is over
+            while True:
+                client = self._listener.accept()[0]
+                server = socket.create_connection(("127.0.0.1", self.target))
+                self._open += [client, server]
+                for src, dst, slow in ((client, server, True), (server, client, False)):
+                    threading.Thread(target=self._pump, args=(src, dst, slow),
+                                     daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, slow: bool) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(self.CHUNK if slow else 1 << 16):
+                if slow:
+                    time.sleep(len(data) / self.rate)
+                    self.sent.append((time.monotonic(), len(data)))
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+
+@contextmanager
+def throttled_proxy(port: int, rate: float) -> Iterator[ThrottledProxy]:
+    proxy = ThrottledProxy(port, rate)
+    try:
+        yield proxy
+    finally:
+        proxy.close()

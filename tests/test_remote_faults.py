@@ -20,7 +20,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import REPO
-from rpc_helpers import children, free_port, silent_server, tvm_process, wait_for_key
+from rpc_helpers import (
+    children,
+    free_port,
+    silent_server,
+    throttled_proxy,
+    tvm_process,
+    wait_for_key,
+)
 from workload_files import te_matmul
 
 pytest.importorskip("tornado", reason="TVM's RPC tracker needs tornado (pip install tornado)")
@@ -327,3 +334,19 @@ def test_time_a_watchdog_was_stopped_is_not_time_without_a_reply():
         time.sleep(TICK_S)  # waiting, and looking: the bound runs
     assert verdict == (True, ACCEPTS)
     assert verdicts.why(*verdict) == f"no reply in 2 s, the --rpc-timeout; {ACCEPTS}"
+
+
+def test_a_slow_upload_is_progress_not_a_stall():
+    # Through a slow link (a proxy that passes tk's bytes on at 128 KiB/s), sending the
+    # parameters (fc1's weight alone is 784 KiB, one call) takes many times the bound: bytes
+    # go through all along, and the run is not cut.
+    port = free_port()
+    with tvm_process("tvm.exec.rpc_server", port=port), \
+            throttled_proxy(port, rate=128 * 1024) as proxy:
+        code, err, _ = finish(start_tk("run", "builtin:mlp", "--rpc", f"127.0.0.1:{proxy.port}",
+                                       "--rpc-timeout", "2", "--rpc-probe", "0.5"))
+    assert code == 0, err
+    # What the test claims: one stretch of sending lasted longer than the bound.
+    gaps = [b[0] - a[0] for a, b in zip(proxy.sent, proxy.sent[1:])]
+    assert max(gaps) < 2, max(gaps)  # it was steady...
+    assert proxy.sent[-1][0] - proxy.sent[0][0] > 3 * 2  # ...and long

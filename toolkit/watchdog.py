@@ -8,9 +8,10 @@ killed. So each wait on a peer is a *step* that a watchdog follows, with two bou
 - liveness: while a step waits, the peer's port is probed every ``Bounds.probe`` seconds; a
   port that refuses connections (or whose host is unreachable) twice in a row means the
   peer is gone.
-- progress: a step that gets no reply for ``Bounds.timeout`` seconds has stalled. Callers
-  ask for long work in short calls (a profile's time_evaluator rounds come a few seconds'
-  worth at a time), so this bounds one call, never a whole run however long.
+- progress: a step that gets no reply for ``Bounds.timeout`` seconds has stalled (once a
+  session is up, bytes that go through either way count as progress: a long upload is not
+  stalled). Callers ask for long work in short calls (a profile's time_evaluator rounds come
+  a few seconds' worth at a time), so this bounds one call, never a whole run however long.
 
 Either verdict shuts the step's connections down (``socket.shutdown``: the C++ ``recv``
 blocked on one then returns, and TVM raises), and the step ends in ``PeerLost``: one line
@@ -36,6 +37,7 @@ import os
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -46,6 +48,8 @@ from dataclasses import dataclass
 from toolkit.errors import TkError
 
 TCP_ESTABLISHED = 1  # <netinet/tcp.h>: tcp_info's first byte while the connection is up
+# <linux/tcp.h>: tcp_info's tcpi_bytes_acked and tcpi_bytes_received (u64 each) end here
+TCP_INFO_BYTES_END = 136
 GONE_AFTER = 2  # refused probes in a row that make a peer gone (one may be a restart's gap)
 TICK_S = 0.1  # how often a watchdog looks at the step in flight
 PAUSED_S = 2.0  # a gap between a watchdog's looks that it was stopped for, not waiting
@@ -373,7 +377,8 @@ def _outside(host: str, port: str, timeout: str, probe_s: str, *fds: str) -> Non
     address = (host, int(port))
     bounds = Bounds(float(timeout), float(probe_s))
     verdicts = Verdicts(bounds, lambda: probe(address, min(bounds.probe, 5.0)))
-    depth, since = 0, 0.0
+    socks = [socket.socket(fileno=int(fd)) for fd in fds]
+    depth, since, moved = 0, 0.0, _traffic(socks)
     stdin = sys.stdin.fileno()
     while True:
         if select.select([stdin], [], [], TICK_S)[0]:
@@ -382,6 +387,11 @@ def _outside(host: str, port: str, timeout: str, probe_s: str, *fds: str) -> Non
                 return  # tk closed the session, or is gone
             depth += told.count(BEGIN) - told.count(END)
             since = time.monotonic()
+        # Bytes that went through count as progress: a large upload on a slow link is a
+        # call without a reply for as long as it takes, and never stalled.
+        now_moved = _traffic(socks)
+        if now_moved != moved:
+            since, moved = time.monotonic(), now_moved
         if depth <= 0:
             verdicts.idle()
             continue
@@ -389,12 +399,27 @@ def _outside(host: str, port: str, timeout: str, probe_s: str, *fds: str) -> Non
         if verdict is not None:
             sys.stdout.write(verdicts.why(*verdict) + "\n")
             sys.stdout.flush()
-            for fd in fds:
-                with contextlib.suppress(OSError), socket.socket(fileno=int(fd)) as sock:
+            for sock in socks:
+                with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
             while os.read(stdin, 4096):  # until tk is done with the session
                 pass
             return
+
+
+def _traffic(socks: list[socket.socket]) -> int | None:
+    """Bytes the peer acknowledged and sent on ``socks`` so far; None where the kernel does
+    not count them (before Linux 4.2)."""
+    total = 0
+    for sock in socks:
+        try:
+            info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_BYTES_END)
+        except OSError:
+            return None
+        if len(info) < TCP_INFO_BYTES_END:
+            return None
+        total += sum(struct.unpack_from("=QQ", info, TCP_INFO_BYTES_END - 16))
+    return total
 
 
 # --- this process's sockets, from /proc -------------------------------------------------
