@@ -30,9 +30,11 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import shutil
 import sys
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -262,12 +264,10 @@ def check_record(record: BuildRecord, ref: Reference, manifest: dict[str, Any],
             raise Untrusted(f"{ref}: library link {art.name} -> {art.link} leaves its directory")
         if "/" in art.name or art.name in ("", ".", ".."):
             raise Untrusted(f"{ref}: {art.name!r} is not a library's file name")
+    if record.python is not None and not re.fullmatch(r"[\w.+-]+\.whl",
+                                                      Path(record.python.wheel).name):
+        raise Untrusted(f"{ref}: {Path(record.python.wheel).name!r} is not a wheel's file name")
     return plan
-
-
-def builders_root(record: BuildRecord) -> Path:
-    """The store a record was written in (``<root>/builds/<id>/build.log``)."""
-    return Path(record.log).parent.parent.parent
 
 
 @dataclass
@@ -293,36 +293,10 @@ def install(found: Found, source: SourceRecord, events: Handler = ignore) -> Fet
     total = sum(d["size"] for d in found.layers.values() if d.get("mediaType") != RECORD_TYPE)
     events(Stage(f"pulling {theirs.id} from {found.reference} ({total} bytes)"))
     try:
-        artifacts = []
-        for art in theirs.artifacts:
-            dst = lib / art.name
-            if art.link is not None:
-                dst.symlink_to(art.link)
-                artifacts.append(dataclasses.replace(art, path=str(dst)))
-                continue
-            fetch_object(found, f"sha256:{art.sha256}", dst, fetched)
-            artifacts.append(dataclasses.replace(art, path=str(dst)))
-        record.artifacts = artifacts
-        if theirs.python is not None:
-            rel = Path(theirs.python.wheel).relative_to(builders_root(theirs))
-            if rel.parts[0] != "wheels" or ".." in rel.parts or rel.suffix != ".whl":
-                raise Untrusted(f"{found.reference}: its wheel {rel} is not in a store's wheels/")
-            wheel = store.wheels_root() / rel.relative_to("wheels")
-            wheel.parent.mkdir(parents=True, exist_ok=True)
-            fetch_object(found, f"sha256:{theirs.python.sha256}", wheel, fetched)
-            ffi = lib / "libtvm_ffi.so"
-            pypkg.install(wheel, entry / "python", ffi if ffi.is_file() else None,
-                          theirs.python.sha256)
-            record.python = dataclasses.replace(theirs.python, wheel=str(wheel),
-                                                site=str(entry / "python"))
-    except ValueError:  # relative_to: a wheel outside the builder's store
-        raise Untrusted(f"{found.reference}: its wheel {theirs.python.wheel} is not in its "
-                        "builder's store") from None
-    except OSError as e:
-        if e.errno not in ENVIRONMENT:
-            raise
-        raise UserError(f"the build store {cache_root()} cannot take {theirs.id}: "
-                        f"{e.strerror} (free room there, or set TK_CACHE)") from None
+        _lay_out(found, record, fetched, lib, entry)
+    except BaseException:
+        discard(theirs.id, fetched)
+        raise
     store.stamp_verified(theirs.id, record.artifacts)
     fetched.seconds = time.monotonic() - started
     log = entry / "build.log"
@@ -340,6 +314,44 @@ def install(found: Found, source: SourceRecord, events: Handler = ignore) -> Fet
     record.timings = {**theirs.timings, "pull": round(fetched.seconds, 3)}
     record.env = store.env_of(record)
     return fetched
+
+
+def _lay_out(found: Found, record: BuildRecord, fetched: Fetched, lib: Path, entry: Path) -> None:
+    """The entry's lib/ (and python/) from the registry's blobs, and ``record``'s paths to them."""
+    theirs = found.record
+    try:
+        artifacts = []
+        for art in theirs.artifacts:
+            dst = lib / art.name
+            if art.link is not None:
+                dst.symlink_to(art.link)
+                artifacts.append(dataclasses.replace(art, path=str(dst)))
+                continue
+            fetch_object(found, f"sha256:{art.sha256}", dst, fetched)
+            artifacts.append(dataclasses.replace(art, path=str(dst)))
+        record.artifacts = artifacts
+        if theirs.python is not None:
+            # Under its digest: a wheel this machine built from the same tvm-ffi sources
+            # keeps its own name and bytes (pip's wheels are not byte-for-byte reproducible).
+            wheel = store.wheels_root() / "pulled" / theirs.python.sha256 / \
+                Path(theirs.python.wheel).name
+            wheel.parent.mkdir(parents=True, exist_ok=True)
+            fetch_object(found, f"sha256:{theirs.python.sha256}", wheel, fetched)
+            with zipfile.ZipFile(wheel) as zf:
+                outside = [n for n in zf.namelist() if n.startswith("/") or ".." in n.split("/")]
+            if outside:
+                raise Untrusted(f"{found.reference}: its wheel writes outside its directory "
+                                f"({outside[0]})")
+            ffi = lib / "libtvm_ffi.so"
+            pypkg.install(wheel, entry / "python", ffi if ffi.is_file() else None,
+                          theirs.python.sha256)
+            record.python = dataclasses.replace(theirs.python, wheel=str(wheel),
+                                                site=str(entry / "python"))
+    except OSError as e:
+        if e.errno not in ENVIRONMENT:
+            raise
+        raise UserError(f"the build store {cache_root()} cannot take {theirs.id}: "
+                        f"{e.strerror} (free room there, or set TK_CACHE)") from None
 
 
 @store.serialised
