@@ -36,6 +36,11 @@ def check_remote(url: str) -> None:
     if scheme not in SCHEMES:
         raise UserError(f"--ccache-remote {redact(url)}: not a storage ccache knows (redis://HOST"
                         "[:PORT], redis+unix:PATH, http://HOST[:PORT]/PATH or file:DIR)")
+    if re.match(r"^redis://:[^@/]*@", url):
+        # ccache 4.7 logs in as nobody with this common form, then counts every compile a
+        # remote error: say how it reads a password instead.
+        raise UserError(f"--ccache-remote {redact(url)}: ccache reads a redis password as "
+                        "redis://PASSWORD@HOST:PORT or redis://USER:PASSWORD@HOST:PORT")
     out = tool_output(("ccache", "--version"))
     if out is None:
         raise UserError(f"--ccache-remote {redact(url)}: ccache is not installed here "
@@ -84,14 +89,14 @@ class CcacheStats:
                 "hit_rate": round(self.hit_rate, 4), "remote_rate": round(self.remote_rate, 4)}
 
 
-def read_stats(stats_log: Path, remote: str | None = None) -> CcacheStats | None:
+def read_stats(stats_log: Path, remote: str | None = None) -> CcacheStats:
     """Count ccache's stats log: one ``# <source>`` line per call, then the counters it
-    bumped (``direct_cache_hit``, ``remote_storage_hit``, ``cache_miss``, ...). None when
-    ccache wrote none (it did not run)."""
+    bumped (``direct_cache_hit``, ``remote_storage_hit``, ``cache_miss``, ...). No log: ccache
+    was not called (Ninja had nothing to compile)."""
     try:
         text = stats_log.read_text(errors="replace")
     except FileNotFoundError:
-        return None
+        text = ""
     calls: list[set[str]] = []
     for line in text.splitlines():
         if line.startswith("#"):

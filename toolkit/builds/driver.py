@@ -207,6 +207,9 @@ def from_registry(plan: BuildPlan, tree: SourceTree, key: str, where: str, event
     except (oci.RegistryUnavailable, oci.RegistryRefused) as e:
         events(Stage(f"{e}: building here"))
         return None
+    except oci.Untrusted as e:
+        raise oci.Untrusted(f"{e}; tk build --force builds it here without the "
+                            "registry") from None
 
 
 def fetch(found: registry.Found, plan: BuildPlan, tree: SourceTree, events: Handler,
@@ -221,7 +224,7 @@ def fetch(found: registry.Found, plan: BuildPlan, tree: SourceTree, events: Hand
         events(Stage("checking the pulled build in its own environment"))
         t = time.monotonic()
         record.check = post_build_check(record, plan)
-        record.timings["check"] = round(time.monotonic() - t, 3)
+        record.pulled.timings["check"] = round(time.monotonic() - t, 3)
         if not record.check.ok:
             raise oci.Untrusted(f"{found.reference} fails its post-build check here: "
                                      f"{'; '.join(record.check.problems)} (not stored)")

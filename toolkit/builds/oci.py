@@ -451,10 +451,14 @@ class Registry:
             raise RegistryUnavailable(f"registry {self.ref.registry} went away mid-pull, "
                                       f"{n} of {size} bytes into {digest[:19]}: "
                                       f"{reason(e)}") from None
+        announced = resp.headers.get("Content-Length")
+        if n < size and (announced is None or announced == str(size)):
+            # http.client ends a body cut short without a word: the connection ended early.
+            raise RegistryUnavailable(f"registry {self.ref.registry} went away mid-pull, "
+                                      f"{n} of {size} bytes into {digest[:19]}")
         if n != size or "sha256:" + h.hexdigest() != digest:
-            got = f"{n} bytes" if n != size else "sha256:" + h.hexdigest()
-            raise Untrusted(f"blob {digest} of {self.ref.name} is not what its manifest says "
-                            f"(got {got})")
+            got = f"{n} bytes, not {size}" if n != size else f"sha256:{h.hexdigest()[:12]}"
+            raise Untrusted(f"blob {digest[:19]} is not what its digest says (got {got})")
 
 
 def reason(e: BaseException) -> str:

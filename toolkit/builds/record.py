@@ -122,7 +122,8 @@ class PostBuildCheck:
 class Pulled:
     """Where a build fetched from a team's registry came from (``toolkit.builds.registry``):
     the libraries are the builder's, checked against their digests and by this machine's own
-    post-build check; its build directory and log stayed with the builder."""
+    post-build check; its build directory and log stayed with the builder (the record's
+    ``timings`` are the builder's too; this machine's are here)."""
 
     reference: str  # registry/repository:tag@digest
     digest: str  # the manifest's
@@ -131,6 +132,7 @@ class Pulled:
     build_dir: str
     entry: str
     provenance: Provenance | None = None  # what the builder's check found of its sources
+    timings: dict[str, float] = field(default_factory=dict)  # here: pull, check (seconds)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Pulled:

@@ -82,14 +82,14 @@ def describe(desc: dict[str, Any]) -> str:
 @dataclass
 class Pushed:
     reference: Reference  # with its tag and the manifest's digest
-    layers: int
+    blobs: int  # its layers and its (empty) config
     uploaded: int  # blobs the registry did not have yet
     bytes_uploaded: int
     seconds: float
 
     def to_json(self) -> dict[str, Any]:
         return {"reference": str(self.reference), "digest": self.reference.digest,
-                "layers": self.layers, "uploaded": self.uploaded,
+                "blobs": self.blobs, "uploaded": self.uploaded,
                 "bytes_uploaded": self.bytes_uploaded, "seconds": round(self.seconds, 3)}
 
 
@@ -138,7 +138,7 @@ def push(record: BuildRecord, repo: Reference, events: Handler = ignore) -> Push
                 "annotations": annotations(record, platform_tag(python))}
     tag = tag_for(record.id, python)
     digest = client.put_manifest(tag, json.dumps(manifest, indent=2).encode())
-    return Pushed(repo.at(tag, digest), len(blobs), uploaded, sent, time.monotonic() - started)
+    return Pushed(repo.at(tag, digest), len(blobs) + 1, uploaded, sent, time.monotonic() - started)
 
 
 def opener(path: Path) -> oci.Body:
@@ -309,9 +309,9 @@ def install(found: Found, source: SourceRecord, events: Handler = ignore) -> Fet
         at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         source_dir=theirs.source.dir, build_dir=theirs.build_dir,
         entry=str(Path(theirs.log).parent),
-        provenance=theirs.check.provenance if theirs.check else None)
+        provenance=theirs.check.provenance if theirs.check else None,
+        timings={"pull": round(fetched.seconds, 3)})
     record.check = None
-    record.timings = {**theirs.timings, "pull": round(fetched.seconds, 3)}
     record.env = store.env_of(record)
     return fetched
 
@@ -370,6 +370,9 @@ def fetch_object(found: Found, digest: str, dst: Path, fetched: Fetched) -> None
                 found.client.fetch_blob(digest, size, tmp)
                 tmp.chmod(0o555)  # read-only, as every stored object
                 tmp.replace(obj)
+            except Untrusted as e:
+                raise Untrusted(f"{found.reference}: {describe(found.layers[digest])}: {e}: "
+                                "refused, nothing of it stored") from None
             finally:
                 tmp.unlink(missing_ok=True)
             fetched.added.append(obj)

@@ -62,8 +62,10 @@ def outcome_text(r: BuildRecord, from_store: bool, pulled: bool = False,
     """What a build (or the store, or the team's registry) delivered, and how to use it."""
     t = r.timings
     if pulled:
-        head = (f"build {r.id} pulled from {r.pulled.reference} in {t.get('pull', 0):.1f} s "
-                f"(built {r.created}, compile {t.get('compile', 0):.1f} s there)")
+        here = r.pulled.timings
+        head = (f"build {r.id} pulled from {r.pulled.reference} in {here.get('pull', 0):.1f} s, "
+                f"checked here in {here.get('check', 0):.1f} s (built {r.created}; compile "
+                f"{t.get('compile', 0):.1f} s there)")
     elif from_store:
         head = (f"build {r.id} served from the store (built {r.created}; nothing "
                 f"build-relevant changed)")
@@ -104,7 +106,8 @@ def outcome_text(r: BuildRecord, from_store: bool, pulled: bool = False,
 def ccache_text(s: CcacheStats) -> str:
     """What ccache did for one build's compiles."""
     if not s.compiles:
-        return f"no compile went through ccache ({s.uncacheable} other calls)"
+        return "nothing was compiled" if not s.uncacheable else \
+            f"no compile ccache could cache ({s.uncacheable} other calls)"
     text = f"{s.hits} of {s.compiles} compiles hit ({100 * s.hit_rate:.0f}%)"
     if s.remote:
         text += f", {s.remote_hits} from {s.remote} ({100 * s.remote_rate:.0f}%)"
@@ -188,6 +191,8 @@ def record_text(r: BuildRecord) -> str:
         lines += [f"  {rt.kind}: {runtime_text(rt)}" for rt in chk.runtimes]
     if r.pulled:
         lines.append(f"pulled: from {r.pulled.reference} at {r.pulled.at}; built in "
-                     f"{r.pulled.build_dir} from {r.pulled.source_dir}")
+                     f"{r.pulled.build_dir} from {r.pulled.source_dir} (timings above are "
+                     "its builder's; here: " + ", ".join(f"{k} {v:.2f} s" for k, v in
+                                                        r.pulled.timings.items()) + ")")
     lines.append(f"log: {r.log}")
     return "\n".join(lines)

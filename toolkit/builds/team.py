@@ -107,6 +107,6 @@ def redact(url: str) -> str:
     m = USERINFO.match(url)
     if not m:
         return url
-    user = m.group("user")
-    shown = f"{user.split(':', 1)[0]}:***" if ":" in user else "***"
+    name = m.group("user").split(":", 1)[0] if ":" in m.group("user") else ""
+    shown = f"{name}:***" if name else "***"
     return f"{m.group('scheme')}{shown}@{url[m.end():]}"

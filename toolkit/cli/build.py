@@ -96,7 +96,7 @@ def push_cmd(term: Terminal, build_id: str, repository: str | None, as_json: boo
     record = store.find(build_id)
     pushed = registry.push(record, repo, events=term.handle)
     term.result(pushed.to_json(), lambda _: (
-        f"pushed {record.id} to {pushed.reference}\n  {pushed.layers} blobs, "
+        f"pushed {record.id} to {pushed.reference}\n  {pushed.blobs} blobs, "
         f"{pushed.uploaded} uploaded ({report.size(pushed.bytes_uploaded)}), the rest there "
         f"already; {pushed.seconds:.1f} s"))
 

@@ -1,0 +1,200 @@
+"""Real servers on 127.0.0.1 for the team-build tests: Debian's ``docker-registry`` (the
+distribution registry) and ``redis-server``, each in a directory of the test's own, started and
+killed by the test (never as system services), and a relay that makes the registry go away in
+the middle of a blob.
+
+A test that needs a binary that is absent skips, saying which package brings it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+START_TIMEOUT_S = 60
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def need(binary: str, package: str) -> str:
+    path = shutil.which(binary)
+    if path is None:
+        pytest.skip(f"{binary} is not installed (apt-get install {package})")
+    return path
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    port: int
+    root: Path  # where it keeps its data
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def serving(argv: list[str], port: int, root: Path, what: str) -> Iterator[Server]:
+    log = (root / "server.log").open("w")
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=root,
+                            start_new_session=True)
+    server = Server(proc, port, root)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not answers(port):
+            if proc.poll() is not None:
+                pytest.fail(f"{what} exited: {(root / 'server.log').read_text()[-500:]}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"{what} did not listen on {port} in {START_TIMEOUT_S} s")
+            time.sleep(0.1)
+        yield server
+    finally:
+        server.kill()
+        log.close()
+
+
+def bcrypt(password: str) -> str:
+    """The bcrypt hash the registry's htpasswd file wants, from the system's libcrypt."""
+    lib = ctypes.CDLL(ctypes.util.find_library("crypt") or "libcrypt.so.1")
+    lib.crypt.restype = ctypes.c_char_p
+    hashed = lib.crypt(password.encode(), b"$2b$05$" + b"tktesttktesttktesttkte")
+    if not hashed or not hashed.startswith(b"$2b$"):
+        pytest.skip("this libcrypt has no bcrypt (the registry's htpasswd needs it)")
+    return hashed.decode()
+
+
+@contextlib.contextmanager
+def registry(root: Path, users: dict[str, str] | None = None) -> Iterator[Server]:
+    """Debian's docker-registry on a free port, storing under ``root``; ``users``: basic auth
+    (htpasswd) with these names and passwords."""
+    binary = need("docker-registry", "docker-registry")
+    root.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    config = [
+        "version: 0.1", "log:", "  level: warn", "storage:", "  filesystem:",
+        f"    rootdirectory: {root / 'data'}", "  delete:", "    enabled: true", "http:",
+        f"  addr: 127.0.0.1:{port}", "  secret: tk-test-upload-state",
+    ]
+    if users:
+        (root / "htpasswd").write_text("".join(f"{u}:{bcrypt(p)}\n" for u, p in users.items()))
+        config += ["auth:", "  htpasswd:", "    realm: tk-test",
+                   f"    path: {root / 'htpasswd'}"]
+    (root / "config.yml").write_text("\n".join(config) + "\n")
+    with serving([binary, "serve", str(root / "config.yml")], port, root,
+                 "docker-registry") as server:
+        yield server
+
+
+@contextlib.contextmanager
+def redis(root: Path, password: str | None = None) -> Iterator[Server]:
+    binary = need("redis-server", "redis-server")
+    root.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", str(root)]
+    if password:
+        argv += ["--requirepass", password]
+    with serving(argv, port, root, "redis-server") as server:
+        yield server
+
+
+def blob_data(registry_root: Path, sha256: str) -> Path:
+    """Where the registry keeps a blob's bytes (the filesystem driver's layout)."""
+    return (registry_root / "data" / "docker" / "registry" / "v2" / "blobs" / "sha256"
+            / sha256[:2] / sha256 / "data")
+
+
+@contextlib.contextmanager
+def dying_relay(server: Server, when: bytes, body_bytes: int = 1000) -> Iterator[str]:
+    """``127.0.0.1:PORT`` relayed to ``server``; once a request holding ``when`` has gone
+    through, its response is passed on up to ``body_bytes`` of its body, then the server is
+    killed and every connection cut: the registry goes away mid-pull."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    conns: list[socket.socket] = []
+    fired = threading.Event()
+
+    def die() -> None:
+        server.kill()
+        listener.close()
+        for s in conns:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def pipe(client: socket.socket, upstream: socket.socket, doomed: threading.Event) -> None:
+        try:
+            while data := client.recv(1 << 16):
+                if when in data:
+                    doomed.set()
+                upstream.sendall(data)
+        except OSError:
+            pass
+
+    def back(upstream: socket.socket, client: socket.socket, doomed: threading.Event) -> None:
+        seen = b""
+        try:
+            while data := upstream.recv(1 << 16):
+                if doomed.is_set():
+                    seen += data
+                    head = seen.find(b"\r\n\r\n")
+                    if head != -1 and len(seen) >= head + 4 + body_bytes:
+                        client.sendall(data[:len(data) - (len(seen) - head - 4 - body_bytes)])
+                        fired.set()
+                        die()
+                        return
+                client.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                client.shutdown(socket.SHUT_WR)
+
+    def accept() -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", server.port))
+            conns.extend([client, upstream])
+            doomed = threading.Event()
+            threading.Thread(target=pipe, args=(client, upstream, doomed), daemon=True).start()
+            threading.Thread(target=back, args=(upstream, client, doomed), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        if not fired.is_set():
+            die()
