@@ -46,7 +46,7 @@ EMPTY_TYPE = "application/vnd.oci.empty.v1+json"  # OCI 1.1's config of an artif
 EMPTY = b"{}"
 MAX_MANIFEST = 4 << 20  # what registries accept; more is not a manifest
 CHUNK = 1 << 20
-TIMEOUT = 60.0  # seconds a registry may leave a connection silent before it counts as gone
+TIMEOUT = 30.0  # seconds a registry may leave a connection silent before it counts as gone
 
 HOST = re.compile(r"^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d+)?$")
 PATH_COMPONENT = re.compile(r"^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*$")
@@ -261,7 +261,12 @@ class Registry:
             sent = dict(headers or {})
             if self._authorization:
                 sent["Authorization"] = self._authorization
-            resp = self._send(method, url, sent, body() if body else None)
+            data = body() if body else None
+            try:
+                resp = self._send(method, url, sent, data)
+            finally:
+                if hasattr(data, "close"):
+                    data.close()
             if resp.status == 401 and attempt == 0:
                 header = resp.headers.get("WWW-Authenticate", "")
                 resp.close()

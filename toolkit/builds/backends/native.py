@@ -56,7 +56,8 @@ def build(job: BuildJob) -> BackendResult:
         if rc != 0 or cmake_error(job.log, start):
             raise BuildFailed(step, job, reproduce=line)
     if cached:
-        result.extra["ccache"] = ccache.read_stats(stats_log, job.ccache_remote)
+        result.extra["ccache"] = ccache.read_stats(
+            stats_log, job.ccache_remote or os.environ.get("CCACHE_REMOTE_STORAGE"))
     cxx = read_cmake_cache(job.build_dir).get("CMAKE_CXX_COMPILER")
     if cxx:
         result.toolchain["cxx"] = first_line([cxx, "--version"])
