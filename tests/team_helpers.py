@@ -8,9 +8,12 @@ A test that needs a binary that is absent skips, saying which package brings it.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import ctypes
 import ctypes.util
+import http.server
+import json
 import os
 import shutil
 import signal
@@ -18,8 +21,9 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -95,9 +99,10 @@ def bcrypt(password: str) -> str:
 
 
 @contextlib.contextmanager
-def registry(root: Path, users: dict[str, str] | None = None) -> Iterator[Server]:
+def registry(root: Path, users: dict[str, str] | None = None,
+             token: TokenService | None = None) -> Iterator[Server]:
     """Debian's docker-registry on a free port, storing under ``root``; ``users``: basic auth
-    (htpasswd) with these names and passwords."""
+    (htpasswd) with these names and passwords; ``token``: bearer tokens from that service."""
     binary = need("docker-registry", "docker-registry")
     root.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -110,6 +115,10 @@ def registry(root: Path, users: dict[str, str] | None = None) -> Iterator[Server
         (root / "htpasswd").write_text("".join(f"{u}:{bcrypt(p)}\n" for u, p in users.items()))
         config += ["auth:", "  htpasswd:", "    realm: tk-test",
                    f"    path: {root / 'htpasswd'}"]
+    elif token:
+        config += ["auth:", "  token:", f"    realm: {token.realm}",
+                   f"    service: {token.service}", f"    issuer: {token.issuer}",
+                   f"    rootcertbundle: {token.cert}"]
     (root / "config.yml").write_text("\n".join(config) + "\n")
     with serving([binary, "serve", str(root / "config.yml")], port, root,
                  "docker-registry") as server:
@@ -127,6 +136,83 @@ def redis(root: Path, password: str | None = None) -> Iterator[Server]:
         argv += ["--requirepass", password]
     with serving(argv, port, root, "redis-server") as server:
         yield server
+
+
+@dataclass
+class TokenService:
+    realm: str
+    cert: Path
+    service: str = "tk-test-registry"
+    issuer: str = "tk-test-issuer"
+    issued: list[str] = field(default_factory=list)  # the scopes it granted tokens for
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+@contextlib.contextmanager
+def token_service(root: Path, users: dict[str, str]) -> Iterator[TokenService]:
+    """The token service a registry's bearer auth sends clients to, as GHCR's or Harbor's:
+    ``GET /token?service=...&scope=...`` with basic credentials of ``users`` answers a JWT
+    (RS256, its certificate in the ``x5c`` header, the registry trusting that certificate)
+    granting the scope asked for; without them, 401. A thread of the test's process."""
+    openssl = need("openssl", "openssl")
+    root.mkdir(parents=True, exist_ok=True)
+    key, cert = root / "token.key", root / "token.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=tk-test-token"],
+                   check=True, capture_output=True)
+    der = subprocess.run([openssl, "x509", "-in", str(cert), "-outform", "DER"],
+                         check=True, capture_output=True).stdout
+    service = TokenService(realm="", cert=cert)
+
+    def sign(claims: dict) -> str:
+        header = {"typ": "JWT", "alg": "RS256", "x5c": [base64.b64encode(der).decode()]}
+        signed = f"{b64url(json.dumps(header).encode())}.{b64url(json.dumps(claims).encode())}"
+        signature = subprocess.run([openssl, "dgst", "-sha256", "-sign", str(key)],
+                                   input=signed.encode(), check=True,
+                                   capture_output=True).stdout
+        return f"{signed}.{b64url(signature)}"
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            auth = self.headers.get("Authorization", "")
+            user, _, password = (base64.b64decode(auth[6:]).decode().partition(":")
+                                 if auth.startswith("Basic ") else ("", "", ""))
+            if not user or users.get(user) != password:
+                self.send_response(401)
+                self.end_headers()
+                return
+            access = []
+            for scope in query.get("scope", []):
+                kind, name, actions = scope.split(":")
+                access.append({"type": kind, "name": name, "actions": actions.split(",")})
+                service.issued.append(scope)
+            now = int(time.time())
+            token = sign({"iss": service.issuer, "sub": user, "aud": service.service,
+                          "exp": now + 300, "nbf": now - 10, "iat": now,
+                          "jti": f"{now}-{len(service.issued)}", "access": access})
+            body = json.dumps({"token": token, "expires_in": 300}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    service.realm = f"http://127.0.0.1:{server.server_address[1]}/token"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield service
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def blob_data(registry_root: Path, sha256: str) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from minifork import add_source_commit, make_minifork
-from team_helpers import blob_data, dying_relay, redis, registry
+from team_helpers import blob_data, dying_relay, redis, registry, token_service
 
 from toolkit.builds import oci
 from toolkit.builds.team import TeamSettings, redact
@@ -119,7 +119,10 @@ def test_a_second_machine_gets_the_build_from_the_registry_without_compiling(
     stats = rebuilt["ccache"]
     assert rebuilt["from"] == "built" and stats["compiles"] == 4
     assert stats["remote_hits"] / stats["compiles"] >= 0.95, stats
-    assert rebuilt["check"]["provenance"]["outside_count"] == 0  # its own tree's sources
+    # Its own check, of its own build directory: its tree's sources.
+    assert rebuilt["pulled"] is None
+    assert rebuilt["check"]["provenance"] == {"objects": 4, "outside": [], "outside_count": 0,
+                                              "note": ""}
     assert rebuilt["check"]["ok"]
 
 
@@ -291,6 +294,29 @@ def test_credentials_come_from_dockers_config_and_helpers_and_are_never_written(
         for path in Path(home["TK_CACHE"]).rglob("*"):
             if path.is_file():
                 assert secret.encode() not in path.read_bytes(), path
+
+
+def test_a_registry_with_bearer_tokens_is_pushed_to_and_pulled_from(tk, tmp_path):
+    """The auth GHCR, Harbor and the clouds' registries use: a 401 names a token service,
+    which grants a token for the scope asked, to the credentials given."""
+    secret = "token-service-password"
+    fork = make_minifork(tmp_path / "one" / "tvm")
+    with token_service(tmp_path / "token", {"bob": secret}) as tokens, \
+            registry(tmp_path / "registry", token=tokens) as reg:
+        repo = f"{reg.address}/{REPO}"
+        one = machine(tmp_path, "one")
+        built = ok_json(tk, "build", "-C", str(fork), env=one)
+        r = tk("build", "push", built["id"], repo, env=one)  # no credentials: no token
+        assert r.returncode == 1
+        [line] = error_lines(r.stderr)
+        assert f"the token service of {reg.address} refused" in line and "no credentials" in line
+        creds = {"TK_REGISTRY_USER": "bob", "TK_REGISTRY_PASSWORD": secret}
+        sent = ok_json(tk, "build", "push", built["id"], repo, env={**one, **creds})
+        assert f"repository:{REPO}:pull,push" in tokens.issued
+        two = machine(tmp_path, "two", TK_REGISTRY=repo, **creds)
+        got = ok_json(tk, "build", "-C", str(make_minifork(tmp_path / "two" / "tvm")), env=two)
+        assert got["from"] == "registry" and got["pulled"]["reference"] == sent["reference"]
+        assert f"repository:{REPO}:pull" in tokens.issued
 
 
 def test_the_remote_ccache_password_is_never_shown_or_recorded(tk, tmp_path):

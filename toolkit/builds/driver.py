@@ -362,6 +362,8 @@ def checked_before(earlier: BuildRecord | None, record: BuildRecord) -> bool:
     code, which is the same tree key here."""
     if earlier is None or earlier.check is None or not earlier.check.ok:
         return False
+    if earlier.pulled is not None:
+        return False  # its check could not read a build directory here: this one can
     def files(r: BuildRecord) -> list[tuple[str, str | None, str | None]]:
         return sorted((a.name, a.sha256, a.link) for a in r.artifacts)
 
