@@ -342,6 +342,13 @@ def _lay_out(found: Found, record: BuildRecord, fetched: Fetched, lib: Path, ent
             if outside:
                 raise Untrusted(f"{found.reference}: its wheel writes outside its directory "
                                 f"({outside[0]})")
+            # A build here of the same tvm-ffi sources looks for its wheel under the key of
+            # those sources, the directory the builder kept it in: it finds this one there.
+            home = Path(theirs.python.wheel).parent.name
+            if re.fullmatch(r"[0-9a-f]{16}-[\w.-]+", home) and \
+                    not any((store.wheels_root() / home).glob("*.whl")):
+                (store.wheels_root() / home).mkdir(parents=True, exist_ok=True)
+                store.link_object(wheel, store.wheels_root() / home / wheel.name)
             ffi = lib / "libtvm_ffi.so"
             pypkg.install(wheel, entry / "python", ffi if ffi.is_file() else None,
                           theirs.python.sha256)
