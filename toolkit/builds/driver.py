@@ -25,10 +25,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit import __version__, ownership
-from toolkit.builds import ccache, gc, oci, preflight, registry, store
+from toolkit.builds import ccache, gc, preflight, store
 from toolkit.builds import python as pypkg
 from toolkit.builds.backends import (
     PLAN_STAMP,
@@ -39,6 +39,7 @@ from toolkit.builds.backends import (
     read_build_options,
     read_cmake_cache,
 )
+from toolkit.builds.backends.native import ccache_args
 from toolkit.builds.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
 from toolkit.builds.record import (
     BuildRecord,
@@ -52,6 +53,12 @@ from toolkit.builds.source import SourceTree, detect_layout, inspect
 from toolkit.builds.team import TeamSettings, redact
 from toolkit.errors import TkError, UserError
 from toolkit.events import Handler, Stage, ignore
+
+if TYPE_CHECKING:
+    from toolkit.builds.registry import Found
+
+# The registry's client (urllib, http.client, ssl) is imported where a registry is used: a
+# store hit's process starts without it.
 
 LIBRARY = re.compile(r"^lib[\w.+-]*\.so(\.[\d.]+)?$")
 CACHE_FIELDS = ("CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CXX_FLAGS", "CMAKE_GENERATOR",
@@ -185,24 +192,19 @@ def from_registry(plan: BuildPlan, tree: SourceTree, key: str, where: str, event
     """The build ``key`` from the team's registry, fetched and verified; None when it has
     none or does not answer (then this machine builds it). One it has that is not what it
     claims is refused: building over it would hide that someone's store was tampered with."""
+    from toolkit.builds import oci, registry
+
     repo = oci.Reference.parse(where)
     ref = repo.at(registry.local_tag(key, builds_python(plan, tree)))
     try:
         found = registry.find(ref)
-    except (oci.RegistryUnavailable, oci.RegistryRefused) as e:
-        events(Stage(f"{e}: building here"))
-        return None
-    except oci.Untrusted as e:
-        raise oci.Untrusted(f"{e}; tk build --force builds it here without the "
-                                 "registry") from None
-    if found is None:
-        events(Stage(f"{repo} has no build {ref.tag}: building here"))
-        return None
-    theirs = found.record
-    if theirs.id != key or theirs.plan_hash != plan.hash or theirs.source.tree_key != tree.key:
-        raise oci.Untrusted(f"{found.reference} holds build {theirs.id} (plan "
-                                 f"{theirs.plan_hash}, tree {theirs.source.tree_key}), not {key}")
-    try:
+        if found is None:
+            events(Stage(f"{repo} has no build {ref.tag}: building here"))
+            return None
+        theirs = found.record
+        if (theirs.id, theirs.plan_hash, theirs.source.tree_key) != (key, plan.hash, tree.key):
+            raise oci.Untrusted(f"{found.reference} holds build {theirs.id} (plan "
+                                f"{theirs.plan_hash}, tree {theirs.source.tree_key}), not {key}")
         return fetch(found, plan, tree, events, pack)
     except (oci.RegistryUnavailable, oci.RegistryRefused) as e:
         events(Stage(f"{e}: building here"))
@@ -212,12 +214,14 @@ def from_registry(plan: BuildPlan, tree: SourceTree, key: str, where: str, event
                             "registry") from None
 
 
-def fetch(found: registry.Found, plan: BuildPlan, tree: SourceTree, events: Handler,
+def fetch(found: Found, plan: BuildPlan, tree: SourceTree, events: Handler,
           pack: bool = True) -> Outcome:
     """Store a build found in a registry for ``tree``: its files fetched and checked against
     their digests, then the post-build check a local build gets, run here; the record is saved
     last. A build that fails any of it leaves nothing in the store. The caller holds the
     entry's lock."""
+    from toolkit.builds import oci, registry
+
     fetched = registry.install(found, source_record(tree), events)
     record = fetched.record
     try:
@@ -227,7 +231,7 @@ def fetch(found: registry.Found, plan: BuildPlan, tree: SourceTree, events: Hand
         record.pulled.timings["check"] = round(time.monotonic() - t, 3)
         if not record.check.ok:
             raise oci.Untrusted(f"{found.reference} fails its post-build check here: "
-                                     f"{'; '.join(record.check.problems)} (not stored)")
+                                f"{'; '.join(record.check.problems)} (not stored)")
         store.save(record)
     except BaseException:
         registry.discard(record.id, fetched)
@@ -240,6 +244,8 @@ def fetch(found: registry.Found, plan: BuildPlan, tree: SourceTree, events: Hand
 def pull(ref: str, tree: SourceTree, events: Handler = ignore) -> Outcome:
     """``tk build pull REF``: the build ``ref`` names, for ``tree`` (the tree it was built
     from, or one whose build key is the same), into the store."""
+    from toolkit.builds import oci, registry
+
     reference = oci.Reference.parse(ref)
     if not reference.tag and not reference.digest:
         raise UserError(f"{ref}: name the build, REGISTRY/REPOSITORY:TAG or @sha256:DIGEST "
@@ -250,7 +256,7 @@ def pull(ref: str, tree: SourceTree, events: Handler = ignore) -> Outcome:
     theirs = found.record
     if theirs.source.tree_key != tree.key:
         raise oci.Untrusted(f"{found.reference} is the build of another tree (tree key "
-                                 f"{theirs.source.tree_key}; {tree.root}'s is {tree.key})")
+                            f"{theirs.source.tree_key}; {tree.root}'s is {tree.key})")
     entry = store.entry_dir(theirs.id)
     entry.mkdir(parents=True, exist_ok=True)
     with locked(entry / store.LOCK):
@@ -259,6 +265,13 @@ def pull(ref: str, tree: SourceTree, events: Handler = ignore) -> Outcome:
             events(Stage(f"{theirs.id} is in the store already: served from there"))
             return Outcome(stored, from_store=True)
         return fetch(found, found.plan, tree, events)
+
+
+def compiles_through_ccache(plan: BuildPlan) -> bool:
+    """Whether the native backend's compiles go through ccache, so that its remote storage
+    is used: tk's launchers, TVM's own (USE_CCACHE=ON), or a recipe's ccache launcher."""
+    return bool(ccache_args(plan)) or plan.options.get("USE_CCACHE", "").upper() == "ON" or any(
+        k.endswith("_COMPILER_LAUNCHER") and "ccache" in v for k, v in plan.cmake.items())
 
 
 def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
@@ -272,6 +285,10 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         if plan.backend != "native":
             say(f"warning: the {plan.backend} backend compiles with its own ccache: the remote "
                 f"storage {redact(ccache_remote)} is not used")
+        elif not compiles_through_ccache(plan):
+            say(f"warning: this plan does not compile through ccache (USE_CCACHE=OFF, no ccache "
+                f"here, or another launcher): the remote storage {redact(ccache_remote)} is "
+                "not used")
     checks = preflight.run(plan, tree)
     failed = [c for c in checks if not c.ok]
     if failed:

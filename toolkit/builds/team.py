@@ -26,11 +26,6 @@ from pathlib import Path
 
 from toolkit.errors import UserError, suggest
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 # setting -> (environment variable, key in the [team] table)
 SOURCES = {"registry": ("TK_REGISTRY", "registry"),
            "ccache_remote": ("TK_CCACHE_REMOTE", "ccache-remote")}
@@ -80,6 +75,10 @@ def read_config() -> dict[str, object]:
         return {}
     except OSError as e:
         raise UserError(f"{path}: cannot read tk's config file: {e.strerror}") from None
+    try:  # imported here: most machines have no config file, and every build reads it
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
