@@ -71,7 +71,7 @@ def one_round(root: Path, trees: tuple[Path, Path], args: list[str]) -> dict[str
         b_wall, b_cpu, built = tk(one, "build", "-C", str(trees[0]), *args,
                                   "--ccache-remote", remote)
         assert built["from"] == "built", built["from"]
-        s_wall, _, sent = tk(one, "build", "push", built["id"], repo)
+        s_wall, s_cpu, sent = tk(one, "build", "push", built["id"], repo)
         p_wall, p_cpu, pulled = tk(two, "build", "-C", str(trees[1]), *args, "--registry", repo)
         assert pulled["from"] == "registry" and pulled["id"] == built["id"], pulled["from"]
         assert not list(trees[1].glob("build-*")), "machine two compiled"
@@ -79,7 +79,7 @@ def one_round(root: Path, trees: tuple[Path, Path], args: list[str]) -> dict[str
                                     "--ccache-remote", remote)
     stats = rebuilt["ccache"]
     return {"build": b_wall, "build_cpu": b_cpu, "compile": built["timings"]["compile"],
-            "push": s_wall, "bytes": sent["bytes_uploaded"],
+            "push": s_wall, "push_cpu": s_cpu, "bytes": sent["bytes_uploaded"],
             "pull": p_wall, "pull_cpu": p_cpu, "pull_only": pulled["pulled"]["timings"]["pull"],
             "check": pulled["pulled"]["timings"]["check"],
             "rebuild": r_wall, "rebuild_cpu": r_cpu, "compiles": stats["compiles"],
@@ -97,8 +97,8 @@ def report(what: str, runs: list[dict[str, float]], loads: tuple[str, str]) -> N
     print(f"  machine one: build through the remote ccache  {med['build']:8.2f} s wall "
           f"{med['build_cpu']:8.2f} s CPU  (compile {med['compile']:.1f} s, "
           f"{med['cold_misses']:.0f} compiles, all misses)")
-    print(f"  machine one: tk build push                    {med['push']:8.2f} s wall  "
-          f"({med['bytes'] / 1e6:.1f} MB uploaded)")
+    print(f"  machine one: tk build push                    {med['push']:8.2f} s wall "
+          f"{med['push_cpu']:8.2f} s CPU  ({med['bytes'] / 1e6:.1f} MB uploaded)")
     print(f"  machine two: tk build, pulled from registry   {med['pull']:8.2f} s wall "
           f"{med['pull_cpu']:8.2f} s CPU  (fetch {med['pull_only']:.2f} s, post-build check "
           f"{med['check']:.1f} s) = {med['pull'] / med['build']:.3f}x of the build")

@@ -354,6 +354,21 @@ def test_a_remote_ccache_cannot_use_is_refused_before_building(tk, tmp_path, url
     assert not list(fork.glob("build-*"))
 
 
+def test_a_plan_that_does_not_compile_through_ccache_says_the_remote_is_not_used(
+        tk, tmp_path):
+    fork = make_minifork(tmp_path / "tvm")
+    env = machine(tmp_path, "one")
+    r = tk("build", "-C", str(fork), "--set", "USE_CCACHE=OFF", "--ccache-remote",
+           "redis://127.0.0.1:6379", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert ("warning: this plan does not compile through ccache (USE_CCACHE=OFF, no ccache "
+            "here, or another launcher): the remote storage redis://127.0.0.1:6379 is not "
+            "used") in r.stderr
+    built = json.loads(r.stdout)
+    assert built["from"] == "built" and built["ccache"] is None
+    assert "ccache" not in built["toolchain"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["push", "abc", "not-a-registry"], "'not-a-registry' is not a registry reference"),
     (["push", "abc", "127.0.0.1:5000/Team/TVM"], "is not a repository name"),
