@@ -476,3 +476,30 @@ def test_a_bisection_on_another_machine_pulls_its_steps_builds(tk, tmp_path, ser
         assert ok_json(tk, "build", "show", b["id"], env=two)["pulled"] is not None
     # Nothing was configured, let alone compiled, on this machine.
     assert not list((tmp_path / "two").rglob("CMakeCache.txt"))
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_container_build_is_pulled_by_a_machine_whose_engine_is_away(tk, tmp_path, servers):
+    """A bisection slot or a developer on another engine: the registry is asked before the
+    backend, so a build made in a container comes from there without an engine."""
+    from toolkit.builds import image
+    from toolkit.errors import UserError
+
+    try:
+        image.connect()
+    except UserError as e:
+        pytest.skip(f"no Docker engine: {e}")
+    reg, _ = servers
+    one = machine(tmp_path, "one")
+    built = ok_json(tk, "build", "-C", str(make_minifork(tmp_path / "one" / "tvm")),
+                    "--backend", "docker", env=one)
+    assert built["backend"] == "docker"
+    sent = ok_json(tk, "build", "push", built["id"], f"{reg.address}/{REPO}", env=one)
+    two = machine(tmp_path, "two", TK_REGISTRY=f"{reg.address}/{REPO}",
+                  DOCKER_HOST="unix:///nonexistent/docker.sock")
+    fork = make_minifork(tmp_path / "two" / "elsewhere" / "tvm")
+    got = ok_json(tk, "build", "-C", str(fork), "--backend", "docker", env=two)
+    assert got["from"] == "registry" and got["id"] == built["id"]
+    assert got["pulled"]["reference"] == sent["reference"] and got["check"]["ok"]
+    assert not list(fork.glob("build-*"))
