@@ -79,8 +79,6 @@ def outcome_text(r: BuildRecord, from_store: bool, pulled: bool = False,
             lines.append(f"  pulled     from {r.pulled.reference} at {r.pulled.at}")
     else:
         lines.append(f"  build dir  {r.build_dir}")
-    if ccache is not None:
-        lines.append(f"  ccache     {ccache_text(ccache)}")
     lines.append(f"  libraries  {' '.join(a.name for a in r.artifacts)}  ->  {r.lib_dir}")
     if r.python:
         lines.append(f"  python     {r.python.name} {r.python.version} (from the tree) -> "
@@ -99,6 +97,8 @@ def outcome_text(r: BuildRecord, from_store: bool, pulled: bool = False,
             lines.append(f"  sources    {provenance_text(chk.provenance, r)}")
         for rt in chk.runtimes:
             lines.append(f"  runtime    {rt.kind}: {runtime_text(rt)}")
+    if ccache is not None:
+        lines.append(f"  ccache     {ccache_text(ccache)}")
     lines.append(f"  use it     eval \"$(tk env {r.id})\"")
     return "\n".join(lines)
 
