@@ -222,16 +222,22 @@ def blob_data(registry_root: Path, sha256: str) -> Path:
 
 
 @contextlib.contextmanager
-def dying_relay(server: Server, when: bytes, body_bytes: int = 1000) -> Iterator[str]:
+def dying_relay(server: Server, when: bytes, body_bytes: int = 1000,
+                stall: bool = False) -> Iterator[str]:
     """``127.0.0.1:PORT`` relayed to ``server``; once a request holding ``when`` has gone
     through, its response is passed on up to ``body_bytes`` of its body, then the server is
-    killed and every connection cut: the registry goes away mid-pull."""
+    killed and every connection cut: the registry goes away mid-pull. ``stall``: the rest of
+    the body is held back instead, until the relay ends (the puller waits mid-blob)."""
     listener = socket.create_server(("127.0.0.1", 0))
     conns: list[socket.socket] = []
     fired = threading.Event()
+    released = threading.Event()
 
     def die() -> None:
         server.kill()
+        cut()
+
+    def cut() -> None:
         listener.close()
         for s in conns:
             with contextlib.suppress(OSError):
@@ -257,6 +263,9 @@ def dying_relay(server: Server, when: bytes, body_bytes: int = 1000) -> Iterator
                     if head != -1 and len(seen) >= head + 4 + body_bytes:
                         client.sendall(data[:len(data) - (len(seen) - head - 4 - body_bytes)])
                         fired.set()
+                        if stall:
+                            released.wait()
+                            return
                         die()
                         return
                 client.sendall(data)
@@ -282,5 +291,8 @@ def dying_relay(server: Server, when: bytes, body_bytes: int = 1000) -> Iterator
     try:
         yield f"127.0.0.1:{listener.getsockname()[1]}"
     finally:
+        released.set()
         if not fired.is_set():
             die()
+        elif stall:
+            cut()

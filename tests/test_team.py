@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -230,6 +231,39 @@ def test_the_registry_going_away_mid_pull_is_one_line_and_nothing_is_half_stored
     assert ok_json(tk, "build", "ls", env=two)["builds"] == []
     gc = tk("build", "gc", env=two)
     assert gc.returncode == 0, gc.stderr
+
+
+def test_a_pull_killed_mid_blob_leaves_no_build_and_gc_removes_what_it_wrote(
+        tk, tmp_path, servers, pushed):
+    reg, _ = servers
+    built, sent, _ = pushed
+    runtime = next(a for a in built["artifacts"] if a["name"] == "libtvm_runtime.so")
+    two = machine(tmp_path, "two")
+    fork = make_minifork(tmp_path / "two" / "tvm")
+    # TK_NO_FORK: the work in the process the test kills (not in tk's guarded worker).
+    env = {**os.environ, **two, "TK_NO_FORK": "1", "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    blob_get = f"GET /v2/{REPO}/blobs/sha256:{runtime['sha256']}".encode()
+    with dying_relay(reg, blob_get, stall=True) as relay:
+        ref = sent["reference"].replace(reg.address, relay)
+        proc = subprocess.Popen([sys.executable, "-m", "toolkit", "build", "pull", ref, "-C",
+                                 str(fork)], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not any(Path(two["TK_CACHE"]).rglob("*.tmp")):  # the blob being written
+                assert proc.poll() is None, proc.stderr.read()
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        finally:
+            proc.kill()  # as a machine that loses power mid-blob
+            proc.wait()
+            proc.stderr.close()
+    assert stored_files(two["TK_CACHE"]) != []  # the half blob, the entry it was for
+    assert ok_json(tk, "build", "ls", env=two)["builds"] == []
+    gc = tk("build", "gc", env=two)
+    assert gc.returncode == 0, gc.stderr
+    assert stored_files(two["TK_CACHE"]) == [], gc.stdout
 
 
 def test_tk_build_builds_here_when_the_registry_goes_away_mid_pull(

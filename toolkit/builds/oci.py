@@ -443,7 +443,9 @@ class Registry:
         h, n = hashlib.sha256(), 0
         try:
             with resp, dest.open("wb") as out:
-                while chunk := resp.read(CHUNK):
+                # read1: what has arrived, written as it comes (read() would wait for a
+                # whole chunk), so a blob cut short says how far it got.
+                while chunk := resp.read1(CHUNK):
                     n += len(chunk)
                     if n > size:
                         break
