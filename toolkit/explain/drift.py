@@ -102,7 +102,8 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
                 if history.get("F", candidate):
                     return _global(history, candidate, m, version)
             return None
-        return _python(history, name, m, version)
+        answer = _python(history, name, m, version)
+        return _gated(history, answer, version) if answer is not None else None
     if kind == "member":
         if "in __getattr__" in m.string[max(0, m.start() - 400):m.start()]:
             return None  # resolved at run time (a target's attributes): no static history
@@ -188,6 +189,33 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
     return Answer("python", name, m.start(), excerpt, f"{name} exists from {v.first(mask)}",
                   f"{when}; the log does not show which TVM it ran.",
                   f"use TVM {v.first(mask)} or newer")
+
+
+def _gated(history: ApiHistory, answer: Answer, version: LogVersion | None) -> Answer:
+    """``answer`` about a module that ``import tvm`` loads only in a build with an option
+    (``toolchain.BUILD_GATED``): where the log's TVM may be such a build, the option comes
+    first; a build without it lacks the module as if its version did."""
+    from toolkit.explain.toolchain import BUILD_GATED
+
+    gate = BUILD_GATED.get(answer.name)
+    if gate is None:
+        return answer
+    option, first, last = gate
+    labels = history.versions.labels
+    if first not in labels or last not in labels:
+        return answer
+    mask = sum(1 << i for i in range(labels.index(first), labels.index(last) + 1))
+    if version is not None and not version.mask & mask:
+        return answer
+    return Answer(answer.kind, answer.name, answer.start, answer.excerpt,
+                  f"{answer.name} is there only in a build with {option} ON ({first}–{last})",
+                  f"in TVM {first}–{last} `import tvm` loads {answer.name} only when the library "
+                  f"was built with {option} ON (python/tvm/__init__.py reads it from "
+                  f"tvm.support.libinfo()): a build without it has no {answer.name}. Beside "
+                  f"that, {answer.cause[0].lower()}{answer.cause[1:]}",
+                  f"set({option} ON) in config.cmake and rebuild TVM (check with python -c "
+                  f"\"import tvm; print(tvm.support.libinfo()['{option}'])\"); on a newer TVM: "
+                  f"{answer.fix}")
 
 
 def _renamed(history: ApiHistory, name: str, mask: int, rename, m: re.Match[str],
@@ -327,8 +355,8 @@ def _unbound(history: ApiHistory, ident: str, m: re.Match[str],
     read the name without binding it, and the versions with that bug."""
     v = history.versions
     places = history.undefined(ident)
-    if not places:
-        return None  # no TVM file reads it unbound: the user's code (or a fork's)
+    if not places:  # no TVM file reads it unbound: the user's code (or a fork's)
+        return _unbound_elsewhere(ident, m, version)
     # The file the traceback shows first, then those the log's version has, newest first.
     log = m.string
 
@@ -351,6 +379,31 @@ def _unbound(history: ApiHistory, ident: str, m: re.Match[str],
                   (f"upgrade TVM to {fixed} or newer" if fixed else
                    f"define or import {ident} in {path} (and report it to TVM)")
                   + "; until then avoid the code path (another rule or schedule)")
+
+
+def _unbound_elsewhere(ident: str, m: re.Match[str], version: LogVersion | None
+                       ) -> Answer | None:
+    """A NameError no TVM file explains, raised in the file of the traceback's innermost
+    frame when that is not TVM's: a bug in that file."""
+    from toolkit.explain.frames import PY_ANY, foreign
+
+    behind = m.string[max(0, m.start() - 2000):m.start()]
+    shown = list(PY_ANY.finditer(behind))
+    frame = shown[-1] if shown else None
+    if frame is None or not foreign(frame.group(1)):
+        return None
+    path, line, func = frame.group(1), frame.group(2), frame.group(3)
+    name = re.split(r"[/\\]", path)[-1]
+    where = f"{path} line {line}" + (f" (in {func})" if func and func != "<module>" else "")
+    return Answer("unbound", f"{path}:{ident}", m.start(), m.group(0),
+                  f"{name} reads {ident}, which it never defines",
+                  f"{where} reads {ident}, which nothing binds there; no Apache TVM release's "
+                  f"file reads {ident} unbound (tk's index of apache/tvm), and the innermost "
+                  f"frame is {name}, not TVM's: a bug in {name} (a typo or a missing "
+                  f"import){_yours(version)}.",
+                  f"fix {name} line {line} (define or import {ident}, or correct the name); if "
+                  f"{name} belongs to an installed package (MLC-LLM, TileLang, ...), update that "
+                  "package: a newer release may have fixed it")
 
 
 def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],

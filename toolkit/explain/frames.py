@@ -29,6 +29,15 @@ _MANGLED = re.compile(r"_ZNK?(3tvm\w+)")
 _PLACE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
                     r"(?::(\d+)|\", line (\d+))?")
 _PY = re.compile(r"File \"[^\"]*/(tvm/(?:\w+/)*\w+\.py)\", line (\d+)(?:, in (\w+))?")
+# Any Python frame, also one a user cut short ('prepare_model_lib.py", line 39, in main').
+PY_ANY = re.compile(r"(?:File \")?([^\"\s]*?[\w.-]+\.py)\", line (\d+)(?:, in ([\w<>.]+))?")
+
+
+def foreign(path: str) -> bool:
+    """Is the Python file ``path`` (as a traceback prints it) outside TVM and tvm_ffi: the
+    user's own code or another project's?"""
+    parts = re.split(r"[/\\]", path)
+    return not any(p in ("tvm", "tvm_ffi") for p in parts[:-1])
 
 
 @dataclass
@@ -41,6 +50,8 @@ class Frames:
     # line, the frame's function ("" when the frame does not say)
     files: set[str] = field(default_factory=set)  # src/..., include/..., python/tvm/...
     py_functions: dict[str, list[int]] = field(default_factory=dict)  # "FILE:function"
+    # every Python frame, TVM's or not: (path as printed, line, log line, function)
+    py_places: list[tuple[str, int, int, str]] = field(default_factory=list)
 
     def innermost(self, at: int) -> tuple[str, int, int, str] | None:
         """The frame nearest the error on log line ``at``: the last one before it (Python's
@@ -51,6 +62,12 @@ class Frames:
             return max(before, key=lambda p: p[2])
         after = [p for p in self.places if at < p[2] <= at + 40]
         return min(after, key=lambda p: p[2]) if after else None
+
+    def innermost_python(self, at: int) -> tuple[str, int, int, str] | None:
+        """The last Python frame at or before log line ``at`` (within 80 lines): the frame
+        that raised a Python exception printed there."""
+        before = [p for p in self.py_places if at - 80 <= p[2] <= at]
+        return max(before, key=lambda p: p[2]) if before else None
 
     def function_near(self, function: str, file: str, at: int) -> int | None:
         """How many log lines from ``at`` the nearest frame of ``function`` (a site's
@@ -103,6 +120,8 @@ def read(lines: list[str]) -> Frames:
                     out.places.append((m.group(1), int(number), i, function))
                     count += 1
         if '.py"' in line:
+            for m in PY_ANY.finditer(line):
+                out.py_places.append((m.group(1), int(m.group(2)), i, m.group(3) or ""))
             m = _PY.search(line)
             if m:
                 file = f"python/{m.group(1)}"

@@ -31,7 +31,8 @@ MAX_CHECKS = 400
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
 _ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "FATAL", "CHECK", "ailed",
              "not ", "Cannot", "cannot", "nvalid", "nsupported", "must ", "xpect")
-_IS_FALSE = re.compile(r"\((?P<cond>.*)\) is false(?::\s?(?P<msg>.*))?$")
+# Users retype checks without the spaces ("Check failed:(a == b)is false: ...").
+_IS_FALSE = re.compile(r"\((?P<cond>.*)\)\s*is false(?::\s?(?P<msg>.*))?$")
 _BINARY = re.compile(r"(?P<cond>.+?) \((?:.*) vs\. (?:.*)\)\s*:\s?(?P<msg>.*)$")
 
 
@@ -100,6 +101,12 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
     # message (an assert without one, a message made of formatted values only).
     frame = seen.innermost(at)
     exc = _EXCEPTION.search(line)
+    # A Python exception is raised by the innermost Python frame: when that is the user's
+    # (or another project's) file, no raise in TVM's Python made it, whatever its wording.
+    py_frame = seen.innermost_python(at)
+    if exc and exc.group(1) in _PYTHON_ONLY and py_frame and frames.foreign(py_frame[0]):
+        scored = {i: v for i, v in scored.items()
+                  if not index.sites[i].kind.startswith(("raise ", "assert"))}
     # Only a raised error has a raising frame: a compiler's "x.cc:12:3: error:" names the line
     # it could not compile, which some version's check may happen to stand at.
     if frame is not None and (exc or pos >= 0) and not _DIAGNOSTIC.search(line):

@@ -1048,6 +1048,7 @@ RULES: list[Rule] = [
         "add its directory to LD_LIBRARY_PATH, or load it by absolute path; "
         "`tk ext check LIB.so` resolves every dependency.",
         "glibc dynamic loader (dlopen error)",
+        toolchain.library,
         rank=20,
     ),
     # --- RPC.
@@ -1060,6 +1061,26 @@ RULES: list[Rule] = [
         "start it there (python -m tvm.exec.rpc_server --host 0.0.0.0 --port 9090) and check "
         "the port; through a tracker, use rpc.connect_tracker and request(key).",
         "src/runtime/rpc/rpc_socket_impl.cc (RPCConnect); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "rpc-session-ended", "rpc", ("kShutdown", "RPCSessionTimeoutError",
+                                     "timeout in RPC session", "RPCCode::kReturn"),
+        # the client's check after a call (rpc_endpoint.cc: `code == RPCCode::kReturn`, code
+        # 1 is kShutdown, printed as a number or, in older TVM, by name), and what the server
+        # says when its session timeout kills the session (python/tvm/rpc/server.py)
+        r"RPCCode::kReturn\)?\s*(?:is false)?\s*:?\s*code\s*=\s*(?:kShutdown|1)\b|"
+        r"code\s*=\s*kShutdown|RPCSessionTimeoutError[^\n]*|timeout in RPC session",
+        "RPC session ended by the server",
+        "the RPC server shut the session down while the client waited for a call's result "
+        "(RPCCode::kShutdown): its session timeout ran out during a long call (a measurement "
+        "of a slow kernel, a long compile on the device), or the server process died there "
+        "(killed for memory, a crash on the device).",
+        "raise the session timeout (rpc.connect(..., session_timeout=S), "
+        "tracker.request(key, session_timeout=S), MetaSchedule's RPCConfig(session_timeout_sec"
+        "=S), AutoTVM's RPCRunner(timeout=...)), or shorten the call; the server's log says "
+        "'timeout in RPC session, kill..' when the timeout ended it.",
+        "src/runtime/rpc/rpc_endpoint.cc (CallFunc's check), python/tvm/rpc/server.py",
+        rank=55,
     ),
     Rule(
         "rpc-tracker-unreachable", "rpc", "Failed to connect to server",

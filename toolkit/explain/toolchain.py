@@ -9,6 +9,9 @@ CUDA, ROCm, Vulkan, pip and importlib; the tables here turn what they matched in
   older or newer than the tree expects;
 - ``LLVM_TARGETS``: an LLVM triple's architecture and the LLVM target that compiles for it;
 - ``SYMBOLS``: what a symbol a loader or linker misses belongs to;
+- ``TVM_LIBRARIES``, ``LIBRARY_OWNERS``: which TVM generation ships which of its libraries,
+  and which GPU stack or toolkit another library belongs to (a library the loader misses);
+- ``BUILD_GATED``: Python modules TVM imports only when the library was built with an option;
 - ``DISTRIBUTIONS``, ``TOOLS``, ``GLIBCXX``, ``VK_RESULTS``: pip distributions, programs TVM
   runs, libstdc++ symbol versions and Vulkan result codes.
 
@@ -101,6 +104,49 @@ SYMBOLS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"^cl[A-Z]\w+"), "OpenCL",
      "the library calls OpenCL and no libOpenCL is loaded: install an OpenCL ICD loader"),
 ]
+
+# TVM's own shared libraries, by generation (apache/tvm's CMakeLists.txt at each release tag):
+# name -> (first release that builds it or "" for the earliest, last release or "" for main,
+# what it is). An
+# extension links the libraries of the TVM it was built against; meeting another generation,
+# the loader misses a library that generation never ships.
+TVM_LIBRARIES = {
+    "libtvm": ("", "v0.23.0", "TVM's single library (compiler and runtime in one)"),
+    "libtvm_runtime": ("", "", "TVM's runtime"),
+    "libtvm_compiler": ("v0.24.0", "", "TVM's compiler (libtvm.so split into it and "
+                        "libtvm_runtime.so in v0.24.0)"),
+    "libtvm_runtime_extra": ("v0.25.0", "", "TVM's optional runtime parts (disco, NCCL, ...)"),
+    "libtvm_runtime_cuda": ("v0.25.0", "", "TVM's CUDA runtime (a USE_CUDA build)"),
+    "libtvm_ffi": ("v0.21.0", "", "TVM's FFI (in-tree ffi/ in v0.21.0; from v0.22.0 the "
+                   "3rdparty/tvm-ffi submodule, shipped by the apache-tvm-ffi wheel)"),
+}
+
+# Other libraries a TVM build or package loads: (pattern on the file name, the GPU stack or
+# toolkit it belongs to, what provides it). A missing GPU library means the package was built
+# for that stack; on a machine of the other vendor the fix is another build, not a path.
+LIBRARY_OWNERS: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r"^lib(?:nvrtc|cudart|cublas(?:Lt)?|cufft|curand|cusparse|cusolver|nvJitLink|"
+                r"nvToolsExt|cupti)\b"), "CUDA",
+     "the CUDA toolkit's runtime libraries (or pip install nvidia-cuda-runtime-cu12 / "
+     "nvidia-cuda-nvrtc-cu12 ...)"),
+    (re.compile(r"^libcudnn\b"), "CUDA", "cuDNN (the NVIDIA cuDNN package for that CUDA)"),
+    (re.compile(r"^libnccl\b"), "CUDA", "NCCL (libnccl2, or pip install nvidia-nccl-cu12)"),
+    (re.compile(r"^lib(?:amdhip64|hiprtc|rocblas|hipblas(?:lt)?|miopen|MIOpen|hsa-runtime64|"
+                r"rccl|rocm_smi64)\b"), "ROCm",
+     "ROCm (its lib directory, /opt/rocm/lib, on the loader path)"),
+    (re.compile(r"^libvulkan\b"), "Vulkan", "the Vulkan loader (libvulkan1)"),
+    (re.compile(r"^libOpenCL\b"), "OpenCL", "an OpenCL ICD loader (ocl-icd-libopencl1)"),
+    (re.compile(r"^libLLVM"), "LLVM", "the LLVM shared library TVM was linked against"),
+]
+_OTHER_VENDOR = {"CUDA": "ROCm (an AMD GPU)", "ROCm": "CUDA (an NVIDIA GPU)"}
+
+
+# Python modules ``import tvm`` loads only when the library was built with an option
+# (python/tvm/__init__.py: ``if support.libinfo().get("USE_MICRO") == "ON": from . import
+# micro``, v0.8.0-v0.18.0 (apache/tvm#8715 to #17554); no other top-level module is gated so):
+# module -> (option, first release, last release).
+BUILD_GATED = {"tvm.micro": ("USE_MICRO", "v0.8.0", "v0.18.0")}
+
 
 # pip distribution -> (what it provides, how to install it).
 DISTRIBUTIONS = {
@@ -431,3 +477,54 @@ def codegen(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
             f"set({name} ON) in config.cmake (for llvm, the path of an llvm-config), then rebuild "
             "from a clean build directory and reinstall the Python package; tk doctor lists the "
             "codegens a build has")
+
+
+_NEEDED_BY = re.compile(r"ldd\s+(?P<dep>\S+\.so)|(?P<dep2>[\w./-]+\.so)[.\d]*: cannot open|"
+                        r"loading shared libraries: (?P<dep3>[\w./-]+\.so)")
+
+
+def library(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A shared library the loader did not find, by what ships it: a TVM library of another
+    generation than the extension needing it, or a GPU stack's library (the package was built
+    for that stack)."""
+    lib = groups.get("lib", "").rsplit("/", 1)[-1]
+    stem = re.sub(r"\.so[.\d]*$", "", lib)
+    needer = ""
+    for m in _NEEDED_BY.finditer(text):
+        dep = (m.group("dep") or m.group("dep2") or m.group("dep3")).rsplit("/", 1)[-1]
+        if not dep.startswith(stem + ".") and dep != lib:
+            needer = dep
+            break
+    by = f"{needer} needs {lib}" if needer else f"{lib} is needed"
+    if stem in TVM_LIBRARIES:
+        first, last, what = TVM_LIBRARIES[stem]
+        span = (f"{first}–{last}" if first and last else f"up to {last}" if last else
+                f"{first} on" if first else "of every release")
+        later = (f"; from {_next(last)} TVM ships libtvm_compiler.so and libtvm_runtime.so "
+                 "instead" if stem == "libtvm" else "")
+        who = needer or "the library that needs it"
+        return (f"{by}: {lib} is {what}, built by TVM {span}{later}. {who} was built against "
+                f"another TVM than the one installed (an older or newer TVM generation: a "
+                f"mismatch), or that TVM's library directory is not on the loader path.",
+                f"rebuild {who} against the installed TVM (or install the TVM it was built "
+                f"with); if {lib} exists, export TVM_LIBRARY_PATH / LD_LIBRARY_PATH=<its "
+                f"directory>. `tk ext check LIB.so` lists what a library needs.")
+    for pattern, owner, provider in LIBRARY_OWNERS:
+        if not pattern.search(stem):
+            continue
+        version = re.search(r"\.so\.(\d+)", lib)
+        of = f" {version.group(1)}" if version and owner == "CUDA" else ""
+        other = _OTHER_VENDOR.get(owner)
+        instead = (f"; on a machine with {other} instead, this build cannot run: install the "
+                   f"package's {other.split(' ')[0]} build or build it from source for "
+                   f"{other.split(' ')[0]}" if other else "")
+        return (f"{by}, a library of {owner}{of}: the package loading it is a {owner} build "
+                f"(built for {owner}{of}), and {owner}{of}'s libraries are not installed or "
+                "not on the loader path.",
+                f"install {provider} and put their directory on LD_LIBRARY_PATH{instead}.")
+    return None
+
+
+def _next(release: str) -> str:
+    major, minor, _ = release.lstrip("v").split(".")
+    return f"v{major}.{int(minor) + 1}.0"
