@@ -481,3 +481,52 @@ def test_a_python_error_raised_in_the_users_frame_is_not_put_on_a_tvm_raise() ->
     assert foreign("/home/u/proj/tools/pack.py") and foreign("C:\\proj\\x.py")
     assert not foreign("/usr/lib/python3/site-packages/tvm/relax/utils.py")
     assert not foreign("python/tvm_ffi/module.py")
+
+
+def test_a_backend_function_missing_from_a_build_without_the_backend_names_its_option() -> None:
+    # a tree under ~/src/: the tree's own src/ is found, not the home directory's
+    log = ("/home/u/src/tvm/src/target/metadata_module.cc:120:23: error: "
+           "‘CreateLLVMCrtMetadataModule’ was not declared in this scope\n")
+    said = _said(log)
+    assert "src/target/metadata_module.cc does not compile" in said and "USE_LLVM" in said
+    # LLVM's own C API missing is the dependency's version, not a gated TVM function
+    api_missing = _said("/home/u/src/tvm/src/target/llvm/llvm_instance.cc:10:3: error: "
+                        "‘LLVMInitializeFooTarget’ was not declared in this scope\n")
+    assert "USE_LLVM ON" not in api_missing and "LLVM" in api_missing
+
+
+def test_an_undefined_cuda_symbol_of_a_newer_cuda_names_that_cuda() -> None:
+    said = _said("OSError: /x/libext.so: undefined symbol: cuTensorMapEncodeTiled\n")
+    assert "CUDA 12.0" in said and "older" in said
+    plain = _said("OSError: /x/libext.so: undefined symbol: cudaFooBar\n")
+    assert "older than the CUDA the library was built with" in plain
+
+
+def test_a_wrapped_check_line_is_joined_before_matching() -> None:
+    log = ("RuntimeError: error with ~/tvm/src/tir/transforms/unify_thread_binding.cc:112: "
+           "Check failed: (ana.CanPro\nveEqual(dom->extent, new_iter_var->dom->extent)) is false: "
+           "ValueError: All loops that are bound to `threadIdx.y` should have the same extent.\n")
+    f = next(f for f in explain(log) if f.origin == "error-site index")
+    assert f.groups["file"].endswith("unify_thread_binding.cc")
+    assert f.groups["function"].endswith("UnifyThreadBindingImpl")
+
+
+def test_an_attribute_error_raised_by_tvms_own_file_names_the_file() -> None:
+    # pytest's FILE.py:LINE frame form; no TVM class Module ever had .func
+    said = _said("File tvm/python/tvm/script/parser.py:364\n"
+                 "AttributeError: 'Module' object has no attribute 'func'\n")
+    assert "python/tvm/script/parser.py line 364" in said and "ast.Module" in said
+    # the same error raised in the user's file is not put on TVM
+    user = _said('  File "/home/u/run.py", line 3, in <module>\n'
+                 "AttributeError: 'Module' object has no attribute 'func'\n")
+    assert "parser.py" not in user
+
+
+def test_a_version_older_than_the_index_is_not_claimed_as_its_oldest() -> None:
+    from toolkit.explain.tvm_version import LogVersion, infer
+
+    assert infer("Successfully installed apache-tvm==0.4.0\n") is None
+    assert infer("Successfully installed apache-tvm==0.18.0\n").describe() == "v0.18.0"
+    versions = api().versions
+    by_files = LogVersion(1, "from the TVM source file its traceback names", versions)
+    assert by_files.describe() == f"{versions.labels[0]} or older"

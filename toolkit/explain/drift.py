@@ -12,6 +12,7 @@ user is on.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -241,6 +242,10 @@ def _member(history: ApiHistory, cls: str, attr: str, m: re.Match[str],
             version: LogVersion | None) -> Answer | None:
     v = history.versions
     owners = history.members.get(f"{cls}.{attr}")
+    if not owners and cls != "NoneType":
+        raised = _raised_in_tvm(cls, attr, m, version)
+        if raised is not None:
+            return raised
     if cls not in history.classes:
         return None  # not a TVM class tk knows: the history has nothing to say
     if not owners:
@@ -273,6 +278,31 @@ def _member(history: ApiHistory, cls: str, attr: str, m: re.Match[str],
         title, fix = (f"{cls}.{attr} exists from {v.first(mask)}", f"use TVM {v.first(mask)} or newer")
     return Answer("member", f"{cls}.{attr}", m.start(), m.group(0), title,
                   f"{owner}.{attr} exists in {v.span(mask)}{_yours(version)}.", fix)
+
+
+def _raised_in_tvm(cls: str, attr: str, m: re.Match[str],
+                   version: LogVersion | None) -> Answer | None:
+    """``'X' object has no attribute 'y'`` raised by TVM's own Python (its innermost frame is a
+    file of TVM) when no TVM class X ever had y: TVM's code reads an attribute the object it
+    holds never has - a bug in that file, or an object of another type than it expects."""
+    from toolkit.explain.frames import foreign
+
+    frame = _raising_frame(m)
+    if frame is None or foreign(frame[0]):
+        return None
+    path, line, func = frame
+    file = "python/tvm/" + re.split(r"(?:^|[/\\])tvm[/\\]", path)[-1].replace("\\", "/")
+    name = file.rsplit("/", 1)[-1]
+    where = f"{file} line {line}" + (f" (in {func})" if func and func != "<module>" else "")
+    like = f", such as Python's ast.{cls}" if hasattr(ast, cls) else ""
+    return Answer("member", f"{file}:{cls}.{attr}", m.start(), m.group(0),
+                  f"TVM's {name} reads {attr} of a {cls} object, which has none",
+                  f"{where}, TVM's own code, reads .{attr} of a {cls} object, and no Apache TVM "
+                  f"release's {cls} class defines {attr} (tk's index of apache/tvm): the object "
+                  f"is not what {name} expects (another library's {cls}{like}), a bug in "
+                  f"{name} at this version{_yours(version)}.",
+                  f"read {file} line {line} in the TVM in use; if the input is valid, update TVM "
+                  "(a newer release may have fixed the line) or report it")
 
 
 def _global(history: ApiHistory, name: str, m: re.Match[str],
@@ -381,18 +411,25 @@ def _unbound(history: ApiHistory, ident: str, m: re.Match[str],
                   + "; until then avoid the code path (another rule or schedule)")
 
 
+def _raising_frame(m: re.Match[str]) -> tuple[str, int, str] | None:
+    """The innermost Python frame printed before the error ``m`` (within a bounded window):
+    where a Python exception was raised."""
+    from toolkit.explain.frames import python_frames
+
+    shown = python_frames(m.string[max(0, m.start() - 2000):m.start()])
+    return shown[-1] if shown else None
+
+
 def _unbound_elsewhere(ident: str, m: re.Match[str], version: LogVersion | None
                        ) -> Answer | None:
     """A NameError no TVM file explains, raised in the file of the traceback's innermost
     frame when that is not TVM's: a bug in that file."""
-    from toolkit.explain.frames import PY_ANY, foreign
+    from toolkit.explain.frames import foreign
 
-    behind = m.string[max(0, m.start() - 2000):m.start()]
-    shown = list(PY_ANY.finditer(behind))
-    frame = shown[-1] if shown else None
-    if frame is None or not foreign(frame.group(1)):
+    frame = _raising_frame(m)
+    if frame is None or not foreign(frame[0]):
         return None
-    path, line, func = frame.group(1), frame.group(2), frame.group(3)
+    path, line, func = frame
     name = re.split(r"[/\\]", path)[-1]
     where = f"{path} line {line}" + (f" (in {func})" if func and func != "<module>" else "")
     return Answer("unbound", f"{path}:{ident}", m.start(), m.group(0),

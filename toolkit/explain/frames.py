@@ -29,8 +29,16 @@ _MANGLED = re.compile(r"_ZNK?(3tvm\w+)")
 _PLACE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
                     r"(?::(\d+)|\", line (\d+))?")
 _PY = re.compile(r"File \"[^\"]*/(tvm/(?:\w+/)*\w+\.py)\", line (\d+)(?:, in (\w+))?")
-# Any Python frame, also one a user cut short ('prepare_model_lib.py", line 39, in main').
-PY_ANY = re.compile(r"(?:File \")?([^\"\s]*?[\w.-]+\.py)\", line (\d+)(?:, in ([\w<>.]+))?")
+# Any Python frame, also one a user cut short ('prepare_model_lib.py", line 39, in main'), and
+# pytest's and editors' FILE.py:LINE form ('tvm/python/tvm/script/parser.py:364').
+PY_ANY = re.compile(r"(?:File \")?(?P<path>[^\"\s]*?[\w.-]+\.py)\", line (?P<line>\d+)"
+                    r"(?:, in (?P<func>[\w<>.]+))?|(?P<path2>[\w./\\-]+\.py):(?P<line2>\d+)\b")
+
+
+def python_frames(text: str) -> list[tuple[str, int, str]]:
+    """The Python frames ``text`` shows, in order: (path as printed, line, function or "")."""
+    return [(m.group("path") or m.group("path2"), int(m.group("line") or m.group("line2")),
+             m.group("func") or "") for m in PY_ANY.finditer(text)]
 
 
 def foreign(path: str) -> bool:
@@ -119,9 +127,9 @@ def read(lines: list[str]) -> Frames:
                     function = named.get(i) or (named.get(i - 1, "") if "at " in line else "")
                     out.places.append((m.group(1), int(number), i, function))
                     count += 1
-        if '.py"' in line:
-            for m in PY_ANY.finditer(line):
-                out.py_places.append((m.group(1), int(m.group(2)), i, m.group(3) or ""))
+        if '.py' in line:
+            for path, number, function in python_frames(line):
+                out.py_places.append((path, number, i, function))
             m = _PY.search(line)
             if m:
                 file = f"python/{m.group(1)}"

@@ -68,7 +68,7 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
     found: list[Raised] = []
     at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
     for i in candidates:
-        hit = _match_line(index, lines[i][:MAX_LINE], i, seen, version, at_place)
+        hit = _match_line(index, _unwrapped(lines, i)[:MAX_LINE], i, seen, version, at_place)
         if hit is not None:
             hit.line, hit.excerpt = i + 1, lines[i].strip()[:300]
             found.append(hit)
@@ -76,6 +76,20 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
         return []
     best = max(found, key=lambda r: (r.by_condition, r.score, -r.line))
     return [best]
+
+
+def _unwrapped(lines: list[str], i: int) -> str:
+    """Line ``i``, joined with up to two following lines when it is a ``Check failed: (...``
+    whose parenthesis a pasted log wrapped (``(ana.CanPro`` / ``veEqual(a, b)) is false``)."""
+    line = lines[i]
+    pos = line.find("Check failed:")
+    if pos < 0:
+        return line
+    for nxt in lines[i + 1:i + 3]:
+        if line.count("(", pos) <= line.count(")", pos):
+            break
+        line += nxt[:MAX_LINE]
+    return line
 
 
 def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,

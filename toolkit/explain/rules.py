@@ -1226,6 +1226,19 @@ RULES: list[Rule] = [
         rank=48,  # below rules that know the exact message (stale-dlpack, missing-header)
     ),
     Rule(
+        "wasm-initial-memory", "toolchain", "initial memory too small",
+        r"wasm-ld: error: initial memory too small(?:, (?P<need>\d+) bytes needed)?",
+        "WebAssembly module larger than its initial memory",
+        "wasm-ld places the module's static data and stack in the initial memory emcc gives it, "
+        "and this module does not fit: a WebGPU/wasm build of a large model (in MLC-LLM the "
+        "prefill chunk and the context window size the buffers compiled into the module).",
+        "make the module smaller: for MLC-LLM compile with a smaller prefill chunk (mlc_llm "
+        "compile ... --overrides \"prefill_chunk_size=1024\", or the older build.py's "
+        "--prefill_chunk_size 1024) or context_window_size; for an emcc link of your own, pass "
+        "-sINITIAL_MEMORY=<bytes> (at least what wasm-ld says is needed).",
+        "wasm-ld (LLVM lld for WebAssembly, run by emcc)",
+    ),
+    Rule(
         "llvm-target-not-built", "toolchain", ("No available targets are compatible with triple",
                                                "unable to get target for"),
         r"No available targets are compatible with triple \"(?P<triple>[^\"]+)\"|"

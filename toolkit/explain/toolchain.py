@@ -93,8 +93,10 @@ SYMBOLS: list[tuple[re.Pattern[str], str, str]] = [
      "ABI beside a library built with the new one): build both with the same "
      "-D_GLIBCXX_USE_CXX11_ABI value"),
     (re.compile(r"^(?:cu[A-Z]\w+|cuda\w+|nvrtc\w+|cublas\w+|cudnn\w+)"), "CUDA",
-     "the library calls CUDA, and no CUDA library that defines it is linked or loaded: a build "
-     "with USE_CUDA needs libcuda/libcudart/nvrtc (of that CUDA version) on the loader path"),
+     "the library calls CUDA, and no CUDA library that defines it is linked or loaded, or the "
+     "CUDA loaded is older than the CUDA the library was built with (a newer CUDA added the "
+     "symbol): put the libcuda/libcudart/nvrtc of that CUDA version (or newer) on the loader "
+     "path and update the driver, or rebuild the library against the CUDA here"),
     (re.compile(r"^(?:hip\w+|rocblas\w+|miopen\w+|hsa_\w+)"), "ROCm",
      "the library calls ROCm (HIP), and the ROCm libraries it was built with are not on the "
      "loader path: export LD_LIBRARY_PATH=/opt/rocm/lib, or rebuild against the ROCm here"),
@@ -296,6 +298,39 @@ def tvm_name(message: str) -> tuple[str, str] | None:
     return None  # in every version: the history says nothing about this error
 
 
+# Backends whose code TVM compiles only with an option: a token of an undeclared name -> (the
+# option, the backend). The names follow TVM's own (CreateLLVMCrtMetadataModule, BuildCUDA).
+_GATED_TOKENS = [("LLVM", "USE_LLVM", "LLVM"), ("CUDA", "USE_CUDA", "CUDA"),
+                 ("NVRTC", "USE_CUDA", "CUDA"), ("ROCM", "USE_ROCM", "ROCm"),
+                 ("AMDGPU", "USE_ROCM", "ROCm"), ("Vulkan", "USE_VULKAN", "Vulkan"),
+                 ("SPIRV", "USE_VULKAN", "Vulkan"), ("Metal", "USE_METAL", "Metal"),
+                 ("OpenCL", "USE_OPENCL", "OpenCL"), ("Hexagon", "USE_HEXAGON", "Hexagon")]
+
+
+def _gated_name(message: str) -> tuple[str, str, str] | None:
+    """(name, option, backend) when the name a compile error misses is a backend's code by its
+    name (a CamelCase part such as ``LLVM`` in ``CreateLLVMCrtMetadataModule``)."""
+    m = _MISSING_NAME.search(message)
+    name = m and (m.group("name") or m.group("name2"))
+    if not name:
+        return None
+    for token, option, backend in _GATED_TOKENS:
+        # inside the name (CreateLLVM..., BuildCUDA): LLVMInitialize* and cudaMalloc are the
+        # libraries' own API, which a dependency's version explains instead
+        if re.search(rf"[a-z_]{token}(?:[A-Z_]|$)", name):
+            return name, option, backend
+    return None
+
+
+def _tree_path(path: str) -> str:
+    """``path`` from its TVM tree's root: the first ``src/``, ``include/`` or ``3rdparty/``
+    that starts a TVM source directory (``/home/u/src/tvm/src/target/x.cc`` ->
+    ``src/target/x.cc``), else the first one at all."""
+    starts = [m.start() for m in re.finditer(r"(?:^|/)(?:src|include|3rdparty)/", path)]
+    tails = [path[i + (path[i] == "/"):] for i in starts]
+    return next((t for t in tails if _tvm_directory(t)), tails[0] if tails else "")
+
+
 @cache
 def _tvm_directories() -> frozenset[str]:
     from toolkit.explain.history import sites
@@ -317,10 +352,20 @@ def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     # The path inside the TVM tree: a TVM vendored by another project (mlc-llm/3rdparty/tvm)
     # is still TVM's own source, not a vendored library.
     in_tree = file.split("/3rdparty/tvm/")[-1]
-    where = re.sub(r"^.*?(?=(?:src|include|3rdparty)/)", "", in_tree) or file
+    where = _tree_path(in_tree) or file
     known = tvm_name(message)
     if known is not None:
         return f"{where} does not compile: {message.strip()[:160]}. " + known[0], known[1]
+    gated = _gated_name(message)
+    if gated is not None and _tvm_directory(where):
+        name, option, backend = gated
+        return (f"{where} does not compile: {message.strip()[:160]}. {name} is TVM's {backend} "
+                f"code, which TVM compiles only in a build with {option} (its definition sits "
+                f"under src/target/ or src/runtime/ files CMake adds for {option}, or an #ifdef): "
+                f"this build, without {backend} ({option} OFF), reaches a call to it that is not "
+                "guarded.",
+                f"build with {option} ON (if {backend} is wanted); otherwise the unguarded call is "
+                "a TVM bug of this tree - update TVM (a newer TVM guards it)")
     found = dependency(in_tree, message)
     if found is None:
         if not _tvm_directory(where):
@@ -355,12 +400,27 @@ def llvm_target(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
             f"the common ones) and rebuild TVM with USE_LLVM pointing at its llvm-config")
 
 
+# CUDA API functions and the CUDA release that added them (NVIDIA's CUDA Driver/Runtime API
+# reference of each release): a library calling one meets an older CUDA when it is undefined.
+CUDA_SINCE = {"cuTensorMapEncodeTiled": "12.0", "cuTensorMapEncodeIm2col": "12.0",
+              "cuTensorMapReplaceAddress": "12.0", "cuLaunchKernelEx": "12.0",
+              "cudaLaunchKernelExC": "12.0", "cuLibraryLoadData": "12.0",
+              "cudaGetDriverEntryPointByVersion": "12.5"}
+
+
 def missing_symbol(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     sym = groups.get("sym", "")
     lib = (groups.get("lib") or "").rsplit("/", 1)[-1]
     for pattern, owner, fix in SYMBOLS:
         if pattern.search(sym):
             whose = f"{lib} needs" if lib else "the link needs"
+            since = CUDA_SINCE.get(re.sub(r"_v\d+$", "", sym)) if owner == "CUDA" else None
+            if since:
+                return (f"{whose} {sym}, which CUDA {since} added: the CUDA this process loads (the "
+                        f"driver's libcuda or the toolkit's libraries) is older than CUDA {since}, "
+                        f"the CUDA the library was built with.",
+                        f"use CUDA {since} or newer (toolkit and an NVIDIA driver that supports "
+                        f"it), or rebuild the library against the older CUDA here")
             return (f"{whose} {sym}, a symbol of {owner}, and nothing loaded or linked defines "
                     f"it in that version.", fix)
     return None
