@@ -530,3 +530,17 @@ def test_a_version_older_than_the_index_is_not_claimed_as_its_oldest() -> None:
     versions = api().versions
     by_files = LogVersion(1, "from the TVM source file its traceback names", versions)
     assert by_files.describe() == f"{versions.labels[0]} or older"
+
+
+def test_a_missing_header_of_tvms_own_says_where_tvm_has_it() -> None:
+    # a relative include that resolves where no TVM version has the file: the include is stale
+    said = _said("/w/tvm/src/contrib/torch/tvm_module_wrapper/RuntimeModuleWrapperTVM.cc:32:10: "
+                 "fatal error: ../../support/base64.h: No such file or directory\n")
+    assert "src/support/base64.h" in said and "src/contrib/support/base64.h" in said
+    # a header only older TVM ships: the code was written for an older TVM
+    old = _said("/w/ext/src/my_op.cc:3:10: fatal error: tvm/runtime/packed_func.h: No such "
+                "file or directory\n")
+    assert "include/tvm/runtime/packed_func.h" in old and "removed in" in old
+    # not TVM's: the generic answer stays
+    other = _said("/w/m.cc:1:10: fatal error: tk_absent_header.h: No such file or directory\n")
+    assert "not installed or not on the include path" in other

@@ -1024,6 +1024,7 @@ RULES: list[Rule] = [
         "missing -dev package, or a submodule not checked out).",
         "install the package that provides it, or git submodule update --init --recursive.",
         "gcc/clang; as printed in ninja logs",
+        toolchain.header,
     ),
     Rule(
         "tvm-library-not-found", "library", "Cannot find ",
@@ -1224,6 +1225,28 @@ RULES: list[Rule] = [
         "gcc/clang/nvcc diagnostics (FILE:LINE:COL: error: ...); captured with g++ 12 here",
         lambda groups, text: toolchain.compile_error(groups, text) or NOT_THIS,
         rank=48,  # below rules that know the exact message (stale-dlpack, missing-header)
+    ),
+    Rule(
+        "llvm-crash", "toolchain", ("free(): ", "double free", "Segmentation fault", "SIGSEGV",
+                                    "SIGABRT", "Aborted"),
+        # glibc's heap abort or a signal, then a debugger's or backtrace's frame in libLLVM
+        r"(?:free\(\): [^\n]*|double free[^\n]*|Segmentation fault|SIGSEGV|SIGABRT|Aborted)"
+        r"(?:[^\n]*\n){1,12}?[^\n]*?in (?P<fn>llvm::[\w:~]+)[^\n]*?libLLVM-?(?P<ver>\d+)",
+        "Crash inside LLVM",
+        "the process crashed in LLVM's own code while TVM drove it.",
+        "use another LLVM release for TVM.",
+        "glibc heap checks and gdb/backtrace frames naming libLLVM",
+        toolchain.llvm_crash,
+        rank=45,
+    ),
+    Rule(
+        "python-dependency-attribute", "packaging", "has no attribute",
+        r"(?:module )?'?(?P<mod>[A-Za-z_][\w.]*)'? has no attribute '?(?P<attr>\w+)'?",
+        "A package TVM uses lacks an attribute",
+        "a package TVM imports is of another version than TVM was written for.",
+        "install the version TVM requires.",
+        "CPython's AttributeError; the packages of python/tvm's requirements",
+        lambda groups, text: toolchain.dependency_attribute(groups, text) or NOT_THIS,
     ),
     Rule(
         "wasm-initial-memory", "toolchain", "initial memory too small",

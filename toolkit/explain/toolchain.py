@@ -12,6 +12,8 @@ CUDA, ROCm, Vulkan, pip and importlib; the tables here turn what they matched in
 - ``TVM_LIBRARIES``, ``LIBRARY_OWNERS``: which TVM generation ships which of its libraries,
   and which GPU stack or toolkit another library belongs to (a library the loader misses);
 - ``BUILD_GATED``: Python modules TVM imports only when the library was built with an option;
+- ``PYTHON_DEPENDENCIES``: the Python packages TVM imports (a missing attribute of one is a
+  version of it that TVM was not written for);
 - ``DISTRIBUTIONS``, ``TOOLS``, ``GLIBCXX``, ``VK_RESULTS``: pip distributions, programs TVM
   runs, libstdc++ symbol versions and Vulkan result codes.
 
@@ -21,6 +23,7 @@ Every function here takes a rule's matched groups and the text near the match an
 
 from __future__ import annotations
 
+import posixpath
 import re
 from functools import cache
 
@@ -148,6 +151,17 @@ _OTHER_VENDOR = {"CUDA": "ROCm (an AMD GPU)", "ROCm": "CUDA (an NVIDIA GPU)"}
 # micro``, v0.8.0-v0.18.0 (apache/tvm#8715 to #17554); no other top-level module is gated so):
 # module -> (option, first release, last release).
 BUILD_GATED = {"tvm.micro": ("USE_MICRO", "v0.8.0", "v0.18.0")}
+
+
+# Python packages TVM's own code imports (python/tvm's requirements) -> what TVM uses them for.
+PYTHON_DEPENDENCIES = {
+    "numpy": "arrays and dtypes", "ml_dtypes": "the low-precision dtypes (bfloat16, float8, "
+    "float4)", "scipy": "the frontends and tests", "psutil": "RPC and MetaSchedule",
+    "cloudpickle": "MetaSchedule's workers", "decorator": "older TVM's decorators",
+    "attrs": "older TVM's objects", "typing_extensions": "type hints", "tornado": "the RPC "
+    "tracker's web proxy", "packaging": "version checks", "onnx": "the ONNX frontend",
+    "torch": "the PyTorch frontend", "tensorflow": "the TensorFlow frontend",
+}
 
 
 # pip distribution -> (what it provides, how to install it).
@@ -588,3 +602,88 @@ def library(groups: dict[str, str], text: str) -> tuple[str, str] | None:
 def _next(release: str) -> str:
     major, minor, _ = release.lstrip("v").split(".")
     return f"v{major}.{int(minor) + 1}.0"
+
+
+def dependency_attribute(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """A package TVM imports lacks an attribute TVM's code reads: its installed version is
+    older (or newer) than the one this TVM was written for."""
+    module, attr = groups.get("mod", ""), groups.get("attr", "")
+    top = module.split(".")[0]
+    if top not in PYTHON_DEPENDENCIES:
+        return NOT_A_DEPENDENCY
+    return (f"{module} has no {attr}: {top} is a package TVM imports (for "
+            f"{PYTHON_DEPENDENCIES[top]}), and the {top} installed is older (or newer) than the "
+            f"version this TVM was written for - {attr} came (or went) with another {top} "
+            "release.",
+            f"upgrade {top} to the version TVM requires (pip install -U {top}; TVM's "
+            f"python/setup.py or pyproject.toml names the minimum), or pin the older {top} if "
+            "this TVM predates the change")
+
+
+NOT_A_DEPENDENCY = ("", "")
+
+
+def header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A header the compiler does not find that is one of TVM's own files: included by a
+    path where it is not (a file that moved; an includer not updated), or one that only other
+    TVM versions have (code written for another TVM)."""
+    from toolkit.explain.history import api
+
+    name = groups.get("header", "")
+    m = re.search(r"(?P<file>[^\s:\"'(]+\.(?:cc|cpp|cu|h|hpp|mm)):\d+(?::\d+)?: fatal error: "
+                  + re.escape(name), text)
+    includer = _tree_path(m.group("file")) if m else ""
+    history = api()
+    files = history.facts.get("P", {})
+    if name.startswith("."):  # relative: resolve it against the includer in the tree
+        if not includer:
+            return None
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(includer), name))
+        if resolved in files:
+            return None  # TVM has it there: a checkout that lacks it, not a moved file
+        tail = "/" + name.lstrip("./")
+    else:
+        resolved, tail = "", "/" + name
+    found = sorted((f for f in files if f.endswith(tail) or f == "include" + tail),
+                   key=lambda f: -files[f][0].bit_length())
+    if not found:
+        return None
+    place = found[0]
+    v = history.versions
+    mask = files[place][0]
+    span = v.span(mask)
+    if resolved:
+        return (f"{name} is TVM's own header ({place}, in TVM {span}), but {includer} names it "
+                f"by a path that resolves to {resolved}, where no TVM version has it: the header "
+                "or the file including it moved and the include was not updated - a bug of "
+                "this TVM tree (often in a contrib part few builds turn on).",
+                f"update TVM (a newer TVM fixed the include), or make the include reach "
+                f"{place}; or turn off the option that builds {includer or 'that file'}")
+    gone = v.after_last(mask)
+    if gone:
+        return (f"{name} is TVM's own header ({place}), in TVM {span} and removed in {gone}: "
+                f"{includer or 'the code'} was written for an older TVM than the one it is built "
+                "against.",
+                f"build against TVM {span}, or port the code to the TVM in use (what replaced "
+                f"{posixpath.basename(name)}: the release notes of {gone})")
+    first = v.first(mask)
+    if first != v.labels[0]:
+        return (f"{name} is TVM's own header ({place}), added in {first}: the TVM the build "
+                "includes from is older than the code that needs it.",
+                f"build against TVM {first} or newer (its include/ on the include path)")
+    return None
+
+
+def llvm_crash(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """The process aborted or crashed in a frame of LLVM's own library."""
+    version = groups.get("ver") or ""
+    function = groups.get("fn", "")
+    tested = llvm_support(int(version)) if version.isdigit() else ""
+    return (f"the process crashed inside LLVM {version} ({function}, in libLLVM) while TVM "
+            f"drove it: this LLVM and TVM's LLVM-based code generation (llvm, NVPTX for cuda, "
+            f"AMDGPU for rocm) do not work together - a bug of that LLVM release TVM meets "
+            f"(TVM's AMDGPU backend needs LLVM >= 9), or a TVM built against another LLVM than "
+            f"the one loaded.{tested}",
+            "rebuild TVM against a newer LLVM (USE_LLVM=/path/to/llvm-config of it), and make "
+            "sure the LLVM loaded is the one it was built with (`tk doctor` names a second LLVM "
+            "in the process)")
