@@ -504,16 +504,9 @@ def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None,
         if remote is not None:
             module, dev = remote.load(compiled)
         with waiting:
-            fn = entry_function(module, compiled, dev)
-            if wl.kind == TIR:
-                outputs = to_device(wl.make_outputs(), dev)
-                args = wl.call_args(to_device(inputs, dev), outputs)
-            else:
-                args = to_device([*inputs, *wl.params], dev)
-            start = time.perf_counter()
-            out = fn(*args)
-            dev.sync()
-            seconds = time.perf_counter() - start
+            values, seconds = _call_entry(module, compiled, dev, inputs)
+            # A remote module is freed by a call to the server, which waits like any other.
+            del module
     except TkError:
         raise
     except Exception as e:  # noqa: BLE001
@@ -523,8 +516,25 @@ def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None,
             f"running {wl.source} on {where} failed: {one_line(e)}",
             reproduce=reproduce.tk_command("run", wl.source, compiled.target_spec, *flags),
         ) from e
-    values = flatten_outputs(outputs if wl.kind == TIR else out)
     return RunResult(values, seconds, where)
+
+
+def _call_entry(module: Any, compiled: Compiled, dev: Any,
+                inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarray], float]:
+    """Call the entry function of ``module`` on ``dev``: its outputs, copied here, and the
+    seconds the call took. What it put on a remote device is freed as this returns."""
+    wl = compiled.workload
+    fn = entry_function(module, compiled, dev)
+    if wl.kind == TIR:
+        outputs = to_device(wl.make_outputs(), dev)
+        args = wl.call_args(to_device(inputs, dev), outputs)
+    else:
+        args = to_device([*inputs, *wl.params], dev)
+    start = time.perf_counter()
+    out = fn(*args)
+    dev.sync()
+    seconds = time.perf_counter() - start
+    return flatten_outputs(outputs if wl.kind == TIR else out), seconds
 
 
 @dataclass

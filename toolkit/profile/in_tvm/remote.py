@@ -118,11 +118,13 @@ def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmu
                 vm[workload.entry](*args)
                 dev.sync()
         end_to_end = _rounds(session, doing, "end to end", repeat,
-                             lambda n: vm.time_evaluator(workload.entry, dev, number=1, repeat=n,
-                                                         min_repeat_ms=MIN_REPEAT_MS)(*args))
+                             lambda n, vm=vm, args=args: vm.time_evaluator(
+                                 workload.entry, dev, number=1, repeat=n,
+                                 min_repeat_ms=MIN_REPEAT_MS)(*args))
         per_kernel: dict[str, list[float]] = {}
         signatures: dict[str, tuple[str, ...]] = {}
         untimed: list[str] = []
+        kargs: list[Any] = []
         by_symbol = dict(_prim_funcs(capture.final).values())
         for symbol in dict.fromkeys(sequence):
             arrays_k = kernel_arguments(by_symbol[symbol], rng)
@@ -133,11 +135,14 @@ def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmu
                 kargs = stack.to_device(arrays_k, dev)
             per_kernel[symbol] = _rounds(
                 session, doing, f"timing {symbol}", repeat + warmup,
-                lambda n, symbol=symbol, kargs=kargs: library.time_evaluator(
+                lambda n, symbol=symbol, kargs=kargs, library=library: library.time_evaluator(
                     symbol, dev, number=1, repeat=n, min_repeat_ms=MIN_REPEAT_MS)(*kargs),
             )[warmup:]
             signatures[symbol] = tuple(f"{a.dtype}[{','.join(str(d) for d in a.shape)}]"
                                        for a in arrays_k)
+        # What tk put on the server is freed by calls to it, which wait like any other.
+        with session.step(f"{doing} (freeing its tensors and modules on the server)"):
+            del vm, args, kargs, library, vm_module
     except (TkError, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - a kernel failing remotely is TVM's failure
