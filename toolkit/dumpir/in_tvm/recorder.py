@@ -89,7 +89,7 @@ class Recorder:
     records: list[PassRecord] = field(default_factory=list)
     input: dict[str, str | None] | None = None
     overhead: float = 0.0  # seconds spent in the hooks, on the compile's own thread
-    worker_seconds: float = 0.0  # seconds of hashing, printing and writing, off that thread
+    worker_seconds: float = 0.0  # hashing, printing, writing: in the worker, or in the hooks
     internal_error: BaseException | None = None
 
     def __post_init__(self) -> None:
