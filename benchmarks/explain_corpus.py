@@ -3,9 +3,10 @@
 Reads tests/fixtures/explain/corpus (real logs from public TVM, MLC-LLM and TileLang threads;
 SOURCES.md there cites each and says what counts as naming its cause), runs
 ``toolkit.explain.explain`` on each log and prints, per log, whether every required term is
-in tk's answer, then the share named per set. ``--set dev`` is what development may look at;
-``--set held-out`` is the quarter kept out of development, measured at the end. Also prints
-each log's CPU time.
+in tk's answer, then the share named per set and collection round. ``--set dev`` is what
+development may look at (round 1's logs, its held-out quarter included since round 2, and
+round 2's development half); ``--set held-out`` is round 2's held-out half, kept out of
+development and measured at the end. Also prints each log's CPU time.
 
     python benchmarks/explain_corpus.py [--set dev|held-out|all] [--verbose]
 """
@@ -41,17 +42,20 @@ def main() -> int:
         findings = explain(case.log.read_text())
         cpu = time.process_time() - start
         missing = named(case, answer_text(findings))
-        hit = totals.setdefault(case.split, [0, 0])
+        hit = totals.setdefault(f"{case.split}, round {case.round}", [0, 0])
         hit[0] += not missing
         hit[1] += 1
         mark = "named " if not missing else "MISSED"
         why = "" if not missing else "  lacks " + "; ".join("|".join(g) for g in missing)
-        print(f"{mark} {case.split:8} {case.log.name:38} {cpu * 1000:6.1f} ms{why}")
+        print(f"{mark} {case.split:8} {case.round} {case.log.name:42} {cpu * 1000:6.1f} ms{why}")
         if missing and args.verbose:
             for f in findings:
                 print(f"         [{f.origin}] {f.title} / {f.cause} / {f.fix}")
-    for split, (ok, n) in totals.items():
+    for split, (ok, n) in sorted(totals.items()):
         print(f"{split}: {ok}/{n} named ({100 * ok / n:.0f}%)")
+    if len(totals) > 1:
+        ok, n = (sum(v[i] for v in totals.values()) for i in (0, 1))
+        print(f"all of these: {ok}/{n} named ({100 * ok / n:.0f}%)")
     return 0
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import gzip
 import hashlib
 import multiprocessing
@@ -133,6 +134,8 @@ class PyFacts:
     globals: list[str] = field(default_factory=list)
     sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, pieces)
     converters: list[str] = field(default_factory=list)  # a frontend's convert-map keys
+    undefined: list[tuple[str, str]] = field(default_factory=list)  # (name, function reading it)
+    params: dict[str, str] = field(default_factory=dict)  # public function/method -> parameters
 
 
 def module_of(path: str, root: str) -> str | None:
@@ -182,6 +185,23 @@ def same_definition(old: str, new: str) -> bool:
     _, body_a, args_a = old.split(":", 2)
     _, body_b, args_b = new.split(":", 2)
     return bool(body_a and body_a == body_b or args_a and args_a == args_b)
+
+
+def parameters(args: ast.arguments) -> str:
+    """A function's parameters as a call sees them: ``mod,target=,*,params=,**`` (``=``: has a
+    default; ``*``: keyword-only follow, or ``*NAME`` takes extra positionals; ``**``: takes
+    any keyword), ``self``/``cls`` left out."""
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    out = [a.arg + ("=" if d is not None else "") for a, d in zip(positional, defaults)
+           if a.arg not in ("self", "cls")]
+    if args.vararg or args.kwonlyargs:
+        out.append("*" + (args.vararg.arg if args.vararg else ""))
+    out += [a.arg + ("=" if d is not None else "") for a, d in zip(args.kwonlyargs,
+                                                                    args.kw_defaults)]
+    if args.kwarg:
+        out.append("**")
+    return ",".join(out)
 
 
 def _str_pieces(node: ast.AST | None) -> list[str | None]:
@@ -251,6 +271,14 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
         for node in body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 facts.own[node.name] = _signature(node)
+                if not node.name.startswith("_"):
+                    if isinstance(node, ast.ClassDef):
+                        for item in node.body:
+                            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                                    not item.name.startswith("_") or item.name == "__init__"):
+                                facts.params[f"{node.name}.{item.name}"] = parameters(item.args)
+                    else:
+                        facts.params[node.name] = parameters(node.args)
                 for deco in node.decorator_list:
                     if isinstance(deco, ast.Call) and _exc_name(deco.func) == "deprecated" and \
                             len(deco.args) >= 2 and all(isinstance(a, ast.Constant) for a in deco.args[:2]):
@@ -356,7 +384,83 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
             facts.sites.append((kind, ".".join(self.func), line, cond[:300], _join(pieces)))
 
     Visitor().visit(tree)
+    facts.undefined = undefined_names(tree)
     return facts
+
+
+# Names every module has without binding them.
+_MODULE_NAMES = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__",
+                                       "__package__", "__loader__", "__builtins__", "__debug__",
+                                       "__annotations__", "__dict__", "__class__"}
+
+
+def undefined_names(tree: ast.Module) -> list[tuple[str, str]]:
+    """Names a module reads that nothing in it binds, with the function that reads each first
+    (pyflakes' undefined-name check, kept coarse so it never accuses a name wrongly: a name
+    bound anywhere in the file counts as bound, and a file with ``import *`` or ``_init_api``
+    says nothing).
+    TVM's own bugs of this kind raise ``NameError: name 'X' is not defined`` in users' hands."""
+    bound: set[str] = set()
+    reads: dict[str, str] = {}
+    star = False
+    func: list[str] = []
+
+    class Names(ast.NodeVisitor):
+        def visit_Name(self, node: ast.Name) -> None:
+            if isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, ".".join(func))
+            else:
+                bound.add(node.id)
+
+        def _scope(self, node: ast.AST, name: str) -> None:
+            bound.add(name)
+            func.append(name)
+            self.generic_visit(node)
+            func.pop()
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+            self._scope(node, node.name)
+
+        visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+        def visit_ClassDef(self, node: ast.ClassDef) -> None:
+            self._scope(node, node.name)
+
+        def visit_arg(self, node: ast.arg) -> None:
+            bound.add(node.arg)
+            self.generic_visit(node)
+
+        def visit_Import(self, node: ast.Import) -> None:
+            bound.update(a.asname or a.name.split(".")[0] for a in node.names)
+
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+            nonlocal star
+            for a in node.names:
+                if a.name == "*":
+                    star = True
+                bound.add(a.asname or a.name)
+
+        def visit_Call(self, node: ast.Call) -> None:
+            nonlocal star
+            if _exc_name(node.func) in ("_init_api", "init_ffi_api", "_init_api_prefix"):
+                star = True  # FFI functions put into the module's namespace at import
+            self.generic_visit(node)
+
+        def generic_visit(self, node: ast.AST) -> None:
+            # except E as NAME, global/nonlocal NAME, match captures, type parameters
+            for attr in ("name", "rest"):
+                value = getattr(node, attr, None)
+                if isinstance(value, str) and not isinstance(node, ast.FunctionDef |
+                                                                 ast.AsyncFunctionDef | ast.ClassDef):
+                    bound.add(value)
+            if isinstance(node, ast.Global | ast.Nonlocal):
+                bound.update(node.names)
+            super().generic_visit(node)
+
+    Names().visit(tree)
+    if star:
+        return []
+    return sorted((n, f) for n, f in reads.items() if n not in bound and n not in _MODULE_NAMES)
 
 
 def _unparse(node: ast.AST) -> str:
@@ -426,6 +530,30 @@ class CppFacts:
     globals: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)  # object type keys ("ir.Call")
     sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, template)
+    llvm: list[int] = field(default_factory=list)  # LLVM major versions the code tests for
+    declared: list[str] = field(default_factory=list)  # names a public header declares
+
+
+# What a public header declares that other code compiles against: exported functions, classes
+# and structs it defines, type aliases and macros.
+_DECLARED = re.compile(r"""
+  \bTVM(?:_FFI)?_DLL\s+(?:[\w:<>,*&]+\s+)*?[*&]*(?P<func>\w+)\s*\(
+| ^[ \t]*(?:template\s*<[^>\n]*>\s*)?(?:class|struct)\s+(?:TVM(?:_FFI)?_DLL\s+)?(?P<cls>\w+)
+  \s*(?:final\s*)?[:{]
+| ^[ \t]*\#[ \t]*define[ \t]+(?P<macro>\w+)
+| ^[ \t]*using\s+(?P<alias>\w+)\s*=
+""", re.M | re.X)
+
+
+def declared_names(text: str) -> list[str]:
+    """The names a header declares (``TVMSynchronize``, ``NDArray``, ``TVM_REGISTER_GLOBAL``),
+    four characters or more, with an upper-case letter (not ``size``, ``data``)."""
+    names = {m.group(m.lastgroup) for m in _DECLARED.finditer(text)}
+    return sorted(n for n in names if len(n) >= 4 and not n.islower() and not n.startswith("_")
+                  and not n.endswith(("_H_", "_H")))  # include guards
+
+
+_LLVM_TEST = re.compile(r"\b(TVM_LLVM_VERSION|LLVM_VERSION_MAJOR)\s*(?:>=|<=|==|!=|<|>)\s*(\d+)")
 
 
 def parse_cpp(text: str) -> CppFacts:
@@ -488,6 +616,9 @@ def parse_cpp(text: str) -> CppFacts:
         i += 1
     _schedule_errors(toks, facts)
     facts.types = sorted(set(_TYPE_KEY.findall(text)))
+    # TVM_LLVM_VERSION is major * 10 + minor (170: LLVM 17.0).
+    facts.llvm = sorted({int(n) // 10 if macro == "TVM_LLVM_VERSION" else int(n)
+                         for macro, n in _LLVM_TEST.findall(text)})
     return facts
 
 
@@ -790,7 +921,10 @@ def parse_blob(args: tuple[str, str, bytes]) -> tuple[str, str, object]:
         if module is None:
             module = "?"
         return path, sha, parse_python(text, module, path.endswith("__init__.py"))
-    return path, sha, parse_cpp(text)
+    facts = parse_cpp(text)
+    if path.startswith(("include/", f"{SUBMODULE}/include/")) and path.endswith(".h"):
+        facts.declared = declared_names(text)
+    return path, sha, facts
 
 
 # --- versions ------------------------------------------------------------------------------
@@ -909,11 +1043,12 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
     parsed, per_version = got["parsed"], got["per_version"]
     count = len(versions)
     masks: dict[tuple[str, str], int] = defaultdict(int)  # (kind, name) -> versions bitmask
-    sites: dict[tuple, list] = {}  # key -> [mask, line]
+    sites: dict[tuple, list] = {}  # key -> [mask, {line: mask}]
     defs: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)  # defpath -> v -> (sig, module)
     aliases: list[dict[str, tuple[str, str]]] = []  # per version: public path -> origin
     notes: dict[tuple[str, str, str], int] = defaultdict(int)  # deprecations and shims
     extra: dict[tuple[str, str], str] = {}  # (kind, name) -> where: a global's file, an alias' module
+    signatures: dict[tuple[str, str], int] = defaultdict(int)  # (function, parameters) -> versions
     for v, files in enumerate(per_version):
         bit = 1 << v
         modules: dict[str, PyFacts] = {}
@@ -929,10 +1064,22 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                     modules[mod] = facts
                 for key in facts.converters:
                     masks[("K", f"{mod}:{key}")] |= bit
+                for name, func in facts.undefined:
+                    masks[("U", f"{path}:{name}")] |= bit
+                    extra[("U", f"{path}:{name}")] = func
+                if mod is not None:
+                    for name, params in facts.params.items():
+                        signatures[(f"{mod}.{name}", params)] |= bit
             else:
                 masks[("P", path)] |= bit
                 for t in facts.types:
                     masks[("T", t)] |= bit
+                if path.startswith("src/target/llvm/"):
+                    for major in facts.llvm:
+                        masks[("L", str(major))] |= bit
+                for name in facts.declared:
+                    masks[("H", name)] |= bit
+                    extra[("H", name)] = path
             for g in facts.globals:
                 masks[("F", g)] |= bit
                 extra[("F", g)] = path
@@ -940,9 +1087,9 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 if not template.strip(WILD + " ") and not cond:
                     continue
                 key = (kind, path, func, cond, template)
-                entry = sites.setdefault(key, [0, line])
+                entry = sites.setdefault(key, [0, defaultdict(int)])
                 entry[0] |= bit
-                entry[1] = line
+                entry[1][line] |= bit
         public = exports(modules)
         version_aliases: dict[str, tuple[str, str]] = {}
         for mod, facts in modules.items():
@@ -971,6 +1118,14 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
         aliases.append(version_aliases)
     renames = find_renames(masks, defs, aliases, count)
     labels = [label for label, _ in versions]
+    # Only functions whose parameters changed: what a TypeError of a call written for another
+    # version can be answered from.
+    changed: dict[str, int] = defaultdict(int)
+    for name, _params in signatures:
+        changed[name] += 1
+    for (name, params), mask in signatures.items():
+        if changed[name] > 1:
+            masks[("G", f"{name}({params})")] |= mask
     return api_text(labels, masks, extra, renames, notes), sites_text(labels, sites), {
         "versions": labels, "names": len(masks), "sites": len(sites), "renames": len(renames)}
 
@@ -1098,11 +1253,22 @@ def api_text(labels: list[str], masks: dict[tuple[str, str], int], extra: dict[t
     return "\n".join(lines) + "\n"
 
 
+def line_ranges(lines: dict[int, int]) -> str:
+    """A site's line in each version: ``820`` when every version has it there, else
+    ``820@21;670@19-20`` (the newest version's line first; one version may list two lines,
+    the same check written twice in one function)."""
+    if len(lines) == 1:
+        return str(next(iter(lines)))
+    order = sorted(lines.items(), key=lambda kv: (-kv[1].bit_length(), kv[0]))
+    return ";".join(f"{line}@{ranges(mask)}" for line, mask in order)
+
+
 def sites_text(labels: list[str], sites: dict[tuple, list]) -> str:
     lines = ["V\t" + "\t".join(labels)]
-    for (kind, path, func, cond, template), (mask, line) in sorted(sites.items()):
+    for (kind, path, func, cond, template), (mask, by_line) in sorted(sites.items()):
         cond = " ".join(cond.split())
-        lines.append(f"{kind}\t{path}\t{func}\t{ranges(mask)}\t{line}\t{cond}\t{template}")
+        lines.append(f"{kind}\t{path}\t{func}\t{ranges(mask)}\t{line_ranges(by_line)}\t{cond}"
+                     f"\t{template}")
     return "\n".join(lines) + "\n"
 
 

@@ -1,7 +1,12 @@
-"""A minifork history with a regression at a known commit, for bisect tests and benchmarks."""
+"""A minifork history with a regression at a known commit, for bisect tests and benchmarks.
+
+The docs' examples make one with ``python bisect_helpers.py DIR [--commits N] [--culprit K]``
+(``minifork.py`` beside it).
+"""
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import subprocess
 from pathlib import Path
@@ -98,3 +103,20 @@ def checkout_fingerprint(repo: Path) -> str:
             continue
         h.update(str(rel).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description="Make a miniature TVM fork whose history breaks TVMMiniAdd at one commit.")
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--commits", type=int, default=16)
+    parser.add_argument("--culprit", type=int, default=11)
+    args = parser.parse_args()
+    if not 0 < args.culprit <= args.commits:
+        parser.error("--culprit must be one of the commits, 1..--commits")
+    if args.path.exists() and any(args.path.iterdir()):
+        parser.error(f"{args.path} is not empty")
+    shas = make_history(args.path, commits=args.commits, culprit=args.culprit)
+    print(f"made {args.path}: {args.commits} commits after a good base; step {args.culprit} "
+          f"({shas[args.culprit][:10]}) breaks TVMMiniAdd")
+    print(f"check: {CHECK}")

@@ -12,7 +12,10 @@ An HTML comment just before a block says how to run it:
 - ``<!-- doc-session: skip REASON -->``: not run here (a GPU, an hour-long build); the reason
   is the test's skip message;
 - ``<!-- doc-session: files examples/gelu_mlp.py profiler -->``: repository paths copied into
-  the session's directory first.
+  the session's directory first;
+- ``<!-- doc-session: needs cmake ninja c++ -->``: programs the session runs that a machine
+  may lack (the test extra brings CMake and Ninja, not a C++ compiler), by name on PATH or by
+  absolute path; without one the session is skipped, saying which.
 
 Each block runs in a directory of its own with a cache of its own (``TK_CACHE``), commands one
 after the other through ``sh``, with this checkout's tk first on the path.
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 FENCE = re.compile(r"^```console\s*$")
-DIRECTIVE = re.compile(r"^<!-- doc-session: (?P<kind>skip|files) (?P<rest>.*?) -->\s*$")
+DIRECTIVE = re.compile(r"^<!-- doc-session: (?P<kind>skip|files|needs) (?P<rest>.*?) -->\s*$")
 ANY_LINES = "..."
 ANY_TEXT = "[..]"
 
@@ -44,6 +47,7 @@ class Session:
     steps: list[Step]
     skip: str | None = None
     files: list[str] = field(default_factory=list)
+    needs: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -71,8 +75,10 @@ def sessions(path: Path) -> list[Session]:
         for d in directives:
             if d["kind"] == "skip":
                 session.skip = d["rest"]
-            else:
+            elif d["kind"] == "files":
                 session.files += d["rest"].split()
+            else:
+                session.needs += d["rest"].split()
         found.append(session)
         i += 1
     return found
@@ -88,7 +94,7 @@ def _steps(block: list[str], first_line: int) -> list[Step]:
         command = block[k][2:]
         while command.endswith("\\") and k + 1 < len(block):
             k += 1
-            command = command[:-1] + "\n" + block[k]
+            command += "\n" + block[k]  # the shell reads backslash-newline as a continuation
         k += 1
         expected = []
         while k < len(block) and not block[k].startswith("$ "):

@@ -18,7 +18,8 @@ class Case:
     thread: str
     cause: str
     terms: tuple[tuple[str, ...], ...]  # every group must match; any term of a group does
-    split: str
+    split: str  # DEV or HELD_OUT
+    round: int  # the collection round (1: c01-c44, 2: the fresh set c45-)
 
 
 def cases() -> list[Case]:
@@ -28,10 +29,13 @@ def cases() -> list[Case]:
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
         if len(cells) != 5 or not cells[0].endswith(".log"):
             continue
-        log, thread, cause, must, split = cells
+        log, thread, cause, must, label = cells
         groups = tuple(tuple(t.strip() for t in g.replace("\\|", "|").split("|") if t.strip())
                        for g in must.split(";"))
-        out.append(Case(CORPUS / log, thread, cause, groups, split))
+        # "dev", "dev (held out in round 1)", "dev (round 2)", "held out (round 2)"
+        split = HELD_OUT if label.startswith(HELD_OUT) else DEV
+        out.append(Case(CORPUS / log, thread, cause, groups, split,
+                        2 if "round 2" in label else 1))
     return out
 
 

@@ -17,11 +17,13 @@ It has the shape tk's build code relies on, and nothing else, so a cold build ta
 - ``cmake/site.cmake`` is included *after* the options when it exists: a fork-local
   override, the way a stray file can make CMake use other values than the ones asked for.
 
-Importable by tests and benchmarks: ``make_minifork(path)`` and the ``add_*`` helpers.
+Importable by tests and benchmarks: ``make_minifork(path)`` and the ``add_*`` helpers; the
+docs' examples make one with ``python minifork.py DIR [--layout old|pyproject|main]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 from pathlib import Path
 
@@ -415,3 +417,15 @@ def break_build_commit(repo: Path) -> str:
     """A commit whose C++ does not compile."""
     return commit_file(repo, "src/ir/module.cc", "int MiniModuleFunctions() { return }\n",
                        "Broken C++")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="Make the miniature TVM fork, a git repository.")
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--layout", choices=("old", "pyproject", "main"), default="old")
+    args = parser.parse_args()
+    if args.path.exists() and any(args.path.iterdir()):
+        parser.error(f"{args.path} is not empty")
+    root = make_minifork(args.path, layout=args.layout)
+    print(f"made a miniature TVM fork ({args.layout} layout) in {root}, "
+          f"commit {git(root, 'rev-parse', '--short=10', 'HEAD')}")

@@ -9,6 +9,8 @@ import sys
 import pytest
 from conftest import REPO
 
+from toolkit.cli import COMMANDS
+
 
 def test_help_lists_every_command_without_importing_heavy_modules():
     code = (
@@ -26,6 +28,31 @@ def test_help_lists_every_command_without_importing_heavy_modules():
     for command in ("compile", "run", "doctor", "dump-ir", "profile", "trace", "build", "bisect",
                     "ext"):
         assert f"  {command} " in out.stdout
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_commands_help_ends_with_its_manual_page(tk, command):
+    """`tk CMD --help` (and each of a group's subcommands) ends with the path of a page that
+    exists in the repository, and the page is that command's."""
+    import click
+
+    from toolkit.cli import cli
+
+    result = tk(command, "--help")
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1].strip()
+    assert last == f"Manual: docs/tk-{command}.md"
+    page = REPO / last.removeprefix("Manual: ")
+    assert page.is_file() and page.read_text().startswith(f"# tk-{command}(1)")
+    group = cli.get_command(click.Context(cli), command)
+    for name, sub in getattr(group, "commands", {}).items():
+        with click.Context(sub, info_name=name) as ctx:
+            assert sub.get_help(ctx).strip().splitlines()[-1].strip() == last, (command, name)
+
+
+def test_tks_help_ends_with_the_manuals_index(tk):
+    last = tk("--help").stdout.strip().splitlines()[-1]
+    assert last.strip().startswith("Manual: docs/README.md") and (REPO / "docs/README.md").is_file()
 
 
 def test_version(tk):

@@ -3,8 +3,8 @@
 Running the result needs a TVM runtime built for aarch64. The tests check what was produced
 and that tk refuses to load it on this machine, pointing at --rpc; and, given an aarch64
 ``tvm_rpc`` server (TVM's C++ RPC app, ``USE_CPP_RPC``) in ``TK_AARCH64_RUNTIME``, run it
-there under qemu-user through ``--rpc``. Building that runtime takes minutes (README, remote
-devices), so the tests take a built one and skip, saying so, without it.
+there under qemu-user through ``--rpc``. Building that runtime takes minutes (docs/tk-run.md
+says how), so the tests take a built one and skip, saying so, without it.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def qemu_server(tmp_path_factory):
     runtime = os.environ.get("TK_AARCH64_RUNTIME")
     if not runtime:
         pytest.skip("TK_AARCH64_RUNTIME unset: no aarch64 TVM runtime with tvm_rpc to run "
-                    "under qemu (README, remote devices, says how to build one)")
+                    "under qemu (docs/tk-run.md says how to build one)")
     server = Path(runtime) / "tvm_rpc"
     if not server.is_file() or stack.elf_machine(server) != "aarch64":
         pytest.skip(f"TK_AARCH64_RUNTIME={runtime} holds no aarch64 tvm_rpc")

@@ -8,6 +8,7 @@ what tk prints fails here, naming its file and line.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from doc_sessions import Session, matches, sessions
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SESSIONS = [s for page in PAGES for s in sessions(page)]
+# A session's PATH: this interpreter's scripts (tk, and the test extra's cmake and ninja) first.
+SESSION_PATH = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 
 def run_session(session: Session, where: Path) -> list[tuple[str, list[str], list[str]]]:
@@ -33,7 +36,7 @@ def run_session(session: Session, where: Path) -> list[tuple[str, list[str], lis
     env = dict(os.environ)
     env.pop("TK_DEBUG", None)
     env.update({
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        "PATH": SESSION_PATH,
         "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])]),
         "TK_CACHE": str(where / ".tk-cache"), "COLUMNS": "100", "NO_COLOR": "1",
     })
@@ -49,6 +52,9 @@ def run_session(session: Session, where: Path) -> list[tuple[str, list[str], lis
 def test_an_example_session_prints_what_it_shows(session: Session, tmp_path: Path):
     if session.skip:
         pytest.skip(session.skip)
+    missing = [p for p in session.needs if shutil.which(p, path=SESSION_PATH) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}, not found here")
     for command, expected, actual in run_session(session, tmp_path):
         assert matches(expected, actual), (
             f"{session.name}: $ {command}\n--- shown:\n" + "\n".join(expected)
@@ -70,6 +76,45 @@ def test_an_edited_example_fails(tmp_path: Path):
     edited = [*expected[:line], expected[line].replace(expected[line][-1], "#", 1)
               if expected[line][-1] != "#" else expected[line] + "!", *expected[line + 1:]]
     assert not matches(edited, actual)
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_a_page_points_only_inside_the_repository(page: Path):
+    """Every relative link names a file or folder of this checkout, and no page names the
+    machine the docs were written on (/work/...) or the fixtures beside the checkout."""
+    text = page.read_text()
+    for outside in ("/work/", "../shared", "shared/fixtures"):
+        assert outside not in text, f"{page.name} names {outside}"
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:|#", target):
+            continue
+        path = (page.parent / target.split("#")[0]).resolve()
+        assert path.is_relative_to(REPO) and path.exists(), f"{page.name} links {target}"
+
+
+MAN_SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES",
+                "SEE ALSO"]
+
+
+@pytest.mark.parametrize("page", sorted((REPO / "docs").glob("tk-*.md")), ids=lambda p: p.name)
+def test_a_command_page_is_a_man_page(page: Path):
+    """A command's page has a man page's sections, in a man page's order."""
+    headings = [line[3:].strip() for line in page.read_text().splitlines()
+                if line.startswith("## ")]
+    assert [h for h in headings if h in MAN_SECTIONS] == MAN_SECTIONS, headings
+
+
+def test_a_continued_command_is_one_command(tmp_path: Path):
+    """A trailing backslash continues a command on the next line, as the shell reads it."""
+    page = tmp_path / "page.md"
+    page.write_text("```console\n$ echo one \\\n    two\none two\n```\n")
+    [session] = sessions(page)
+    assert [step.command for step in session.steps] == ["echo one \\\n    two"]
+    [(_, expected, actual)] = run_session(session, tmp_path)
+    assert matches(expected, actual), actual
 
 
 @pytest.mark.parametrize("expected, actual, ok", [

@@ -200,3 +200,27 @@ def test_tree_rebuilt_from_another_commit_warns(tmp_path):
              "build_info": {"libinfo": {"GIT_COMMIT_HASH": "0123456789abcdef0123"}}}
     row = check_python_library_skew(facts)[0]
     assert row.status == WARN and "built from 0123456789ab" in row.detail
+
+
+def test_a_stored_build_of_the_python_tree_is_the_same_tvm(tmp_path):
+    """tk env puts a stored build's lib/ (in tk's cache, not in the tree) beside the tree's
+    python/: its record names that tree, so the two are one TVM - not "two TVMs meet"."""
+    import json
+
+    from toolkit.doctor import FAIL, PASS, check_python_library_skew
+
+    trees = {}
+    for name in ("tvm", "other"):
+        tree = trees[name] = tmp_path / name
+        (tree / "python" / "tvm").mkdir(parents=True)
+        (tree / "CMakeLists.txt").write_text("project(tvm)\n")
+    entry = tmp_path / "cache" / "builds" / "0123abcd"
+    (entry / "lib").mkdir(parents=True)
+    (entry / "lib" / "libtvm_runtime.so").write_bytes(b"")
+    for built_from, want in ((trees["tvm"], PASS), (trees["other"], FAIL)):
+        (entry / "manifest.json").write_text(json.dumps({"source": {"dir": str(built_from)}}))
+        facts = {"python": {"env": {"PYTHONPATH": str(trees["tvm"] / "python"),
+                                    "TVM_LIBRARY_PATH": str(entry / "lib")}},
+                 "import": {"ok": True, "file": str(trees["tvm"] / "python" / "tvm" / "x.py")},
+                 "libraries": {"libraries": [{"path": str(entry / "lib" / "libtvm_runtime.so")}]}}
+        assert check_python_library_skew(facts)[0].status == want, built_from

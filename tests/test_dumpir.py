@@ -473,6 +473,16 @@ def test_a_users_own_pass_that_raises_is_reproduced_alone(tmp_path: Path):
     assert "running only FuseMyOps" in proc.stdout and "cannot fuse matmul yet" in proc.stderr
 
 
+def test_a_repro_in_a_relative_output_directory_is_verified(tmp_path: Path):
+    """-o dump, relative: tk ran the repro as dump/repro.py from inside dump (a path that is
+    not there) and said it did not reproduce."""
+    (tmp_path / "custom.py").write_text(CUSTOM_PASS)
+    r = run_tk("dump-ir", "custom.py", "-o", "dump", cwd=tmp_path)
+    assert r.returncode == 1 and "does not reproduce" not in r.stderr, r.stderr
+    assert "reproduce: python dump/repro.py" in r.stderr
+    assert load_index(tmp_path / "dump")["passes"][2]["repro"] == "reproduces"
+
+
 def test_a_repro_reproduces_a_pass_configured_by_the_user_or_says_it_does_not(tmp_path: Path):
     """A plain LegalizeOps() rebuilt by name does not raise where the user's LegalizeOps({...})
     did: repro.py goes on to the compile with the workload's pipeline, which does; tk ran it
@@ -553,3 +563,15 @@ def test_a_pass_that_segfaults_keeps_the_earlier_dump_and_is_named_next_time(tmp
     assert r.returncode == 0, r.stderr
     assert re.search(r"an earlier run \(pid \d+\) died inside pass FuseMyOps \(#2\)", r.stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dump", "segv.py"]  # reaped
+
+
+def test_show_with_func_alone_lists_the_passes_that_touched_it(tmp_path: Path):
+    """--func without --pass printed the whole timeline, whatever it named."""
+    out = tmp_path / "dump"
+    assert dump_ir(out).returncode == 0
+    rows = run_tk("dump-ir", "show", str(out), "--func", "matmul*").stdout.splitlines()
+    every = run_tk("dump-ir", "show", str(out)).stdout.splitlines()
+    assert rows and len(rows) < len(every) and set(rows) <= set(every)
+    assert any(" LegalizeOps " in row for row in rows)  # it adds the matmul kernels
+    r = run_tk("dump-ir", "show", str(out), "--func", "nope")
+    assert r.returncode == 2 and r.stderr.strip() == f"tk: error: no function matching 'nope' in {out}"

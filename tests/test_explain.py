@@ -198,14 +198,14 @@ def test_long_log_first_cause_is_the_first_failure_not_the_last() -> None:
 
 
 def test_unmatched_log_still_names_cause_and_search_terms(tk) -> None:
-    log = FIXTURES / "unmatched" / "call-pure-packed-keyword.log"
+    log = FIXTURES / "unmatched" / "nvcc-compile-error.log"
     assert not explain(log.read_text())
     r = tk("explain", str(log))
     assert r.returncode == 1
-    assert ("first cause (line 12): TypeError: call_pure_packed() got an unexpected keyword "
-            "argument 'sinfo_args'") in r.stdout
-    assert "no known failure matches; search for: call_pure_packed got an unexpected keyword "\
-        "argument" in r.stdout
+    assert ('first cause (line 1): bad.cu(1): error: identifier "undefined_thing" is '
+            "undefined") in r.stdout
+    assert "no known failure matches; search for: bad.cu error: identifier is undefined" \
+        in r.stdout
     assert "https://github.com/apache/tvm/issues?q=" in r.stdout
     r = tk("explain", str(log), "--json")
     assert r.returncode == 1 and json.loads(r.stdout)["cause"]["search_terms"]
@@ -479,3 +479,13 @@ def test_a_long_run_of_spaces_is_read_in_linear_time() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=Path(__file__).resolve().parent.parent)
     assert proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_a_typo_in_the_users_own_file_is_not_blamed_on_the_toolchain() -> None:
+    """A compile error in a user's ``src/my_pass.cc`` was answered "does not compile against
+    the headers found ... a compiler TVM supports": the rule is for TVM's own sources."""
+    log = ("/home/u/ext/src/my_pass.cc:12:10: error: 'retrun' was not declared in this scope\n"
+           "   12 |   return retrun mod;\n")
+    assert not [f for f in explain(log) if f.id == "tvm-source-compile-error"]
+    theirs = log.replace("ext/src/my_pass.cc", "tvm/src/relax/transform/legalize_ops.cc")
+    assert [f for f in explain(theirs) if f.id == "tvm-source-compile-error"]

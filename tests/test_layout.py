@@ -40,6 +40,7 @@ LAYERS = [
     {"toolkit.trace", "toolkit.builds"},
     {"toolkit.ext"},
     {"toolkit.bisect"},
+    {"toolkit.fork"},
     {"toolkit.bisect.in_tvm", "toolkit.dumpir.in_tvm", "toolkit.profile.in_tvm",
      "toolkit.trace.in_tvm"},
     {"toolkit.cli"},

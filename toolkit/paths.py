@@ -3,7 +3,9 @@
 Everything tk stores lives under it, each chore in a folder of its own: ``builds/``,
 ``objects/``, ``packs/`` and ``wheels/`` (the build store), ``trees/`` and ``tools.json``
 (what a tree and the toolchain were found to be), ``bisect/`` and ``bisect-verdicts/``
-(bisections and their verdicts), ``images/`` (container image logs), ``last-failure.log``.
+(bisections and their verdicts), ``bisect-stacks/`` (the commit a patch stack made on each
+base), ``fork/`` (tk's own repository and worktrees for each fork), ``images/`` (container
+image logs), ``last-failure.log``.
 """
 
 from __future__ import annotations

@@ -40,8 +40,9 @@ Probes (``run_probe``)
     python, packages, import, libraries, environment, mapped, build_info, runtimes,
     smoke_llvm, smoke_cuda; ``extlibs.py MODE`` emits, per mode: ``mapped`` -> mapped;
     ``globals LIB...`` -> loading and globals per library; ``owners`` -> loading and owner per
-    library; ``environment`` -> environment; ``where`` -> where. (The probes spell ``"stage"``
-    themselves: they cannot import toolkit.)
+    library; ``environment`` -> environment; ``where`` -> where. ``explain.py JSON`` (the
+    names a log mentions) emits tvm, source, build, libraries, globals, names. (The probes
+    spell ``"stage"`` themselves: they cannot import toolkit.)
 
 The protocols between a bisection and the processes it starts (checks, the pass-probe
 server, function bisection) are written down in ``toolkit.bisect.protocol``.

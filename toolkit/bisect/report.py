@@ -16,9 +16,14 @@ def _q(words: list[str]) -> str:
 
 
 def start_command(st: BisectState, good: str, bad: str) -> str:
-    """The ``tk bisect start`` that repeats this bisection's settings on another range."""
-    words = ["tk", "bisect", "start", "--source", st.source, "--good", good, "--bad", bad,
-             "--regress", st.regress, "--build-failure", st.build_failure]
+    """The ``tk bisect start`` that repeats this bisection's settings on another range (``tk
+    bisect upstream`` for one that carries a fork's patch stack)."""
+    if st.stack is not None:
+        words = ["tk", "bisect", "upstream", "--source", st.stack.fork, "--fork", st.stack.tip,
+                 "--from", good, "--onto", bad]
+    else:
+        words = ["tk", "bisect", "start", "--source", st.source, "--good", good, "--bad", bad]
+    words += ["--regress", st.regress, "--build-failure", st.build_failure]
     if st.timeout:
         words += ["--timeout", f"{st.timeout:g}", "--on-timeout", st.on_timeout]
     if st.count > 1:
@@ -36,6 +41,8 @@ def reproduce_command(st: BisectState) -> str | None:
     if not st.culprit:
         return None
     parent = st.commits[st.commits.index(st.culprit) - 1]
+    if st.stack is not None:  # tk bisect upstream starts and runs
+        return start_command(st, parent, st.culprit)
     return f"{start_command(st, parent, st.culprit)} && tk bisect run --source {shlex.quote(st.source)}"
 
 
@@ -81,7 +88,8 @@ def pass_hint(st: BisectState) -> dict[str, str] | None:
 
 
 def build(st: BisectState) -> dict[str, Any]:
-    named = [st.good, st.bad, *(s.commit for s in st.steps), *st.culprit_candidates]
+    patches = st.stack.patches if st.stack else []
+    named = [st.good, st.bad, *(s.commit for s in st.steps), *st.culprit_candidates, *patches]
     infos = commit_infos(open_repo(Path(st.source)), named)
 
     def info(sha: str) -> dict[str, Any]:
@@ -124,6 +132,9 @@ def build(st: BisectState) -> dict[str, Any]:
         "reproduce": reproduce_command(st),
         "pass_hint": pass_hint(st),
         "submodules_left": st.submodules_left,
+        "stack": None if st.stack is None else {
+            "fork": st.stack.fork, "tip": st.stack.tip,
+            "patches": [info(sha) for sha in st.stack.patches]},
     }
 
 
@@ -140,7 +151,9 @@ def markdown(data: dict[str, Any]) -> str:
                   "on this evidence. Run again with --count N: runs that disagree on a commit "
                   "make it a skip.", ""]
     elif fb:
-        lines += [f"# First bad commit: {fb['hash'][:12]}", "",
+        what = "First upstream commit that breaks the fork" if data.get("stack") else \
+            "First bad commit"
+        lines += [f"# {what}: {fb['hash'][:12]}", "",
                   f"**{fb['subject']}** — {fb['author']}, {fb['date']}", ""]
     elif data["candidates"]:
         lines += ["# First bad commit: one of these (the others could not be tested)", ""]
@@ -159,6 +172,12 @@ def markdown(data: dict[str, Any]) -> str:
         + f"; probes: {data['probes']}"
         + (f", of which {data['known']} known from earlier runs" if data["known"] else ""),
     ]
+    if data.get("stack"):
+        stack = data["stack"]
+        n = len(stack["patches"])
+        lines.append(f"- Patch stack: the {n} commit{'s' if n != 1 else ''} of the fork "
+                     f"`{stack['tip'][:12]}` ({stack['fork']}) applied on every commit probed; "
+                     "where they do not apply, the commit is skipped")
     if data.get("submodules_left"):
         lines.append(f"- Submodules never initialised in your checkout, left so at every "
                      f"commit: {', '.join(data['submodules_left'])}")

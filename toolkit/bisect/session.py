@@ -15,7 +15,7 @@ from toolkit import events as ev
 from toolkit.bisect import checks, search, verdicts
 from toolkit.bisect import state as states
 from toolkit.bisect.runner import Bisector, BuildResult, Prefetcher, Slot, prefetch_slots, run_check
-from toolkit.bisect.state import BisectState
+from toolkit.bisect.state import BisectState, Stack
 from toolkit.bisect.verdicts import VerdictCache, check_identity
 from toolkit.bisect.worktree import (
     Repo,
@@ -28,6 +28,7 @@ from toolkit.bisect.worktree import (
 )
 from toolkit.builds.recipes import Request
 from toolkit.errors import TkError, UserError
+from toolkit.paths import cache_root
 from toolkit.process import with_toolkit
 
 
@@ -40,8 +41,13 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
           on_timeout: str = "skip", count: int = 1,
           request: Request | None = None, build_cmd: str | None = None,
           no_build: bool = False, recheck: bool = False,
-          parallel: int | None = None) -> BisectState:
-    """Validate everything first, so a mistake changes nothing; then save the new state."""
+          parallel: int | None = None, stack: Stack | None = None,
+          check_tree: Path | None = None) -> BisectState:
+    """Validate everything first, so a mistake changes nothing; then save the new state.
+
+    ``stack``: patches applied on top of every commit probed (``tk bisect upstream``);
+    ``check_tree``: where a check naming a script of the tree finds it (default: ``source``).
+    """
     root = source_of(source)
     repo = open_repo(root)
     if states.load(root) is not None:
@@ -50,7 +56,7 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
     good_sha = resolve(repo, good, "good")
     bad_sha = resolve(repo, bad, "bad")
     commits = commit_range(repo, good_sha, bad_sha)
-    argv, display = checks.resolve(check, root)
+    argv, display = checks.resolve(check, check_tree or root)
     from toolkit.bisect.artifacts import choose_command
 
     build_command = choose_command(repo, bad_sha, build_cmd, no_build)
@@ -70,7 +76,7 @@ def start(source: Path, good: str, bad: str, check: Sequence[str], *, regress: s
                      build_failure=build_failure, timeout=timeout, on_timeout=on_timeout,
                      count=count, request=request or Request(),
                      build_command=build_command, recheck=recheck, parallel=parallel,
-                     submodules_left=uninitialised(repo, [good_sha, bad_sha]))
+                     submodules_left=uninitialised(repo, [good_sha, bad_sha]), stack=stack)
     st.save()
     return st
 
@@ -134,17 +140,32 @@ def slots(st: BisectState) -> int:
     return 1 + prefetch_slots(os.cpu_count() or 1, os.getloadavg()[0])
 
 
-def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = True) -> Bisector:
+def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = True,
+             worktree: Path | None = None) -> Bisector:
+    """The bisection's runner, its effects wired: checkout in ``worktree`` (default: the
+    bisection's own), builds through the store (spare slots building ahead when
+    ``prefetch``), the verdicts already known."""
     from toolkit.bisect import artifacts as builds
 
     repo = open_repo(Path(st.source))
-    wt = Worktree(repo, st.worktree)
+    wt = Worktree(repo, worktree or st.worktree)
     n = slots(st) if prefetch else 1
     # Slots share the cores: each Ninja gets its part of them (ccache is shared). Slots
     # building on a Docker engine elsewhere use that machine's cores.
     jobs = max(1, (os.cpu_count() or 1) // n) if n > 1 and builds_here(st) else None
     builder = builds.builder_for(st, repo, wt.path, events, jobs=jobs)
     verdicts = None if st.recheck else verdict_cache(st, repo, builder)
+    checkout = wt.checkout
+    if st.stack is not None:
+        # Every commit probed is the base of the patch stack: what is checked out, built,
+        # checked and known is the commit the stack makes on it (toolkit.bisect.patches).
+        from toolkit.bisect import patches
+
+        stacks = stacks_of(st, repo)
+        checkout = stacks.checkout(wt)
+        builder = patches.StackedBuilder(builder, stacks)
+        if verdicts is not None:
+            verdicts = patches.StackedVerdicts(verdicts, stacks)
     spare = None
     if n > 1:
         runs = max(1, st.count)
@@ -157,7 +178,7 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
             return run_check(st.check, check_env(dict(env)), wt.path, st.timeout)
 
     return Bisector(
-        st, checkout=wt.checkout, build=builder.build, cached=builder.cached,
+        st, checkout=checkout, build=builder.build, cached=builder.cached,
         test_run=test_run, verdicts=verdicts, events=events, prefetch=spare,
         identity=builder.identity,
     )
@@ -177,13 +198,35 @@ def slot_builder(st: BisectState, k: int, jobs: int | None) -> Slot:
     # Laid out like slot 0 (a worktree and build directories side by side), so ccache,
     # shared by all, sees the same relative paths from each.
     wt = Worktree(repo, st.directory / f"slot-{k}" / "worktree")
-    builder = StoreBuilder(st, repo, wt.path, jobs=jobs)
+    builder: Any = StoreBuilder(st, repo, wt.path, jobs=jobs)
+    checkout = wt.checkout
+    if st.stack is not None:  # the slot replays the stack in its own worktree
+        from toolkit.bisect.patches import StackedBuilder
+
+        stacks = stacks_of(st, repo)
+        checkout = stacks.checkout(wt)
+        builder = StackedBuilder(builder, stacks)
 
     def build(sha: str) -> BuildResult:
-        wt.checkout(sha)
+        checkout(sha)
         return builder.build(sha)
 
     return build
+
+
+_STACKS: dict[tuple[str, ...], Any] = {}
+
+
+def stacks_of(st: BisectState, repo: Repo) -> Any:
+    """The one ``patches.Stacks`` of this repository and patch stack in this process (build
+    slots' threads share it)."""
+    from toolkit.bisect.patches import Stacks
+
+    assert st.stack is not None
+    key = (str(cache_root()), repo.common_dir, *st.stack.patches)
+    if key not in _STACKS:
+        _STACKS[key] = Stacks(Path(repo.common_dir), st.stack.patches)
+    return _STACKS[key]
 
 
 def verdict_cache(st: BisectState, repo: Repo, builder: Any) -> VerdictCache:

@@ -21,7 +21,8 @@ from toolkit.builds.recipes import Request
 from toolkit.errors import UserError
 from toolkit.paths import cache_root
 
-FORMAT = 2  # 2: the build request as a Request (1 kept tk build's flags as a dict)
+FORMAT = 3  # 3: a patch stack applied at every probe; 2: the build request as a Request
+READS = (2, 3)  # a format-2 state is one without a patch stack
 
 
 def state_dir(source: Path) -> Path:
@@ -62,6 +63,16 @@ class BuildSpan:
 
 
 @dataclass
+class Stack:
+    """Patches applied on top of every commit probed (``toolkit.bisect.patches``): a fork's own
+    commits, when ``tk bisect upstream`` bisects the upstream range under them."""
+
+    patches: list[str]  # full shas, oldest first
+    fork: str  # the repository they come from (the user's; only read)
+    tip: str  # the fork's commit whose patches they are
+
+
+@dataclass
 class BisectState:
     """Everything needed to continue, report or reproduce a commit bisection."""
 
@@ -84,6 +95,7 @@ class BisectState:
     build_command: str | None = None
     # Submodules the ends record that the user never initialised: left so at every checkout.
     submodules_left: list[str] = field(default_factory=list)
+    stack: Stack | None = None  # patches applied at every probe; None: the commits as they are
     marks: dict[str, str] = field(default_factory=dict)  # sha -> good/bad/skip (latest)
     steps: list[Step] = field(default_factory=list)  # every probe, in the order run
     builds: list[BuildSpan] = field(default_factory=list)  # every build that ran, any slot
@@ -138,13 +150,16 @@ def load(source: Path) -> BisectState | None:
     try:
         data = json.loads(path.read_text())
         written = data.get("format") if isinstance(data, dict) else None
-        if isinstance(written, int) and written != FORMAT:
+        if isinstance(written, int) and written not in READS:
             raise CorruptState(f"the bisection state {path} was written by another version of "
-                               f"tk (format {written}, this tk reads {FORMAT}): "
+                               f"tk (format {written}, this tk reads "
+                               f"{' and '.join(map(str, READS))}): "
                                "'tk bisect reset' drops it")
         data["steps"] = [Step(**s) for s in data.get("steps", [])]
         data["builds"] = [BuildSpan(**b) for b in data.get("builds", [])]
         data["request"] = Request.from_json(data.get("request", {}))
+        data["stack"] = Stack(**data["stack"]) if data.get("stack") else None
+        data["format"] = FORMAT  # saved again, it is written as this tk writes it
         known = {f.name for f in dataclasses.fields(BisectState)}
         st = BisectState(**{k: v for k, v in data.items() if k in known})
         if not (isinstance(st.commits, list) and st.commits and isinstance(st.marks, dict)

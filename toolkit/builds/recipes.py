@@ -153,7 +153,7 @@ def recipe_path(name: str) -> Path:
 def load_recipe(path: Path) -> dict[str, Any]:
     """Parse and shape-check one recipe file."""
     if not path.is_file():
-        raise UserError(f"--recipe {path}: no such file")
+        raise UserError(f"--recipe {path}: {'not a file' if path.exists() else 'no such file'}")
     try:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from toolkit import __version__
 from toolkit.cli.lazy import LazyGroup
 from toolkit.cli.terminal import Terminal
+
+if TYPE_CHECKING:
+    from toolkit.errors import TkError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("toolkit.cli.compile:compile_cmd", "Compile a workload for a target."),
@@ -24,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "env": ("toolkit.cli.build:env_cmd", "Print shell exports that put a stored build in use."),
     "image": ("toolkit.cli.image:image_group", "Make offline base images for container builds."),
     "bisect": ("toolkit.cli.bisect:bisect_group", "Find the commit, then the pass, that broke a check."),
+    "fork": ("toolkit.cli.fork:fork_group", "Keep a fork alive: its changes, rebases, out-of-tree moves."),
     "ext": ("toolkit.cli.ext:ext_group", "Scaffold, build, check and load TVM extensions."),
     "explain": ("toolkit.cli.explain:explain_cmd", "Explain TVM failure messages in a log."),
 }
@@ -43,7 +47,8 @@ def debug_enabled() -> bool:
 
 
 @click.group(
-    cls=LazyGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=LazyGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Manual: docs/README.md, and a page per command (docs/tk-COMMAND.md).",
 )
 @click.version_option(__version__, prog_name="tk")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks on failure.")
@@ -100,51 +105,48 @@ def _main(argv: list[str] | None) -> None:
         click.echo(f"{prog}: error: {e.format_message()}", err=True)
         sys.exit(e.exit_code)
     except TkError as e:
-        if process.stopped_by():  # a Ctrl-C inside TVM comes back as a TVM error
-            _stopped()
-        _record_failure(argv, f"{prog}: error: {e}", e)
-        if debug_enabled():
-            raise
-        click.echo(f"{prog}: error: {e}", err=True)
-        if e.exit_code == 1 and "explain:" not in str(e):
-            click.echo(f"  {_explain_hint(e)}", err=True)
-        sys.exit(e.exit_code)
+        _failed(argv, e, e)
     except KeyboardInterrupt:
         _stopped()
-    except ModuleNotFoundError as e:
-        if process.stopped_by():
-            _stopped()
-        dist = INSTALLED_BY.get((e.name or "").split(".")[0])
-        if dist is None:
-            _internal_error(argv, e)
-        # tk installs these itself; a venv that lost one (or an older tk's) says which pip
-        # install brings it back, not "internal error".
-        message = f"{prog}: error: Python module {e.name!r} is missing here: pip install {dist}"
-        _record_failure(argv, message, e)
-        if debug_enabled():
-            raise
-        click.echo(message, err=True)
-        sys.exit(2)
-    except OSError as e:
-        from toolkit.outputs import ENVIRONMENT, refused
-
-        if process.stopped_by():
-            _stopped()
-        if e.errno not in ENVIRONMENT:
-            _internal_error(argv, e)
-        # A write the machine refused (full disk, read-only, no right) wherever it happened:
-        # the user's environment, one line. Places that write outputs say which flag.
-        message = f"{prog}: error: {refused(e)}"
-        _record_failure(argv, message, e)
-        if debug_enabled():
-            raise
-        click.echo(message, err=True)
-        sys.exit(2)
     except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
+        known = _environment_error(e)
+        if known is not None:
+            _failed(argv, known, e)
         if process.stopped_by():
             _stopped()
         _internal_error(argv, e)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _environment_error(e: Exception) -> TkError | None:
+    """What the user's machine is missing or refused, said as their mistake (exit 2): a module
+    tk installs that is not here (a venv that lost it, an older tk's), a write the machine
+    refused wherever it happened (full disk, read-only, no right)."""
+    from toolkit.errors import UserError
+    from toolkit.outputs import ENVIRONMENT, refused
+
+    if isinstance(e, ModuleNotFoundError):
+        dist = INSTALLED_BY.get((e.name or "").split(".")[0])
+        return None if dist is None else UserError(
+            f"Python module {e.name!r} is missing here: pip install {dist}")
+    if isinstance(e, OSError) and e.errno in ENVIRONMENT:
+        return refused(e)
+    return None
+
+
+def _failed(argv: list[str] | None, error: TkError, cause: BaseException) -> NoReturn:
+    """One line (and, for a failure, where its explanation is), its exit code."""
+    from toolkit import process
+
+    if process.stopped_by():  # a Ctrl-C inside TVM comes back as a TVM error
+        _stopped()
+    _record_failure(argv, f"tk: error: {error}", cause)
+    if debug_enabled():
+        raise cause
+    click.echo(f"tk: error: {error}", err=True)
+    if error.exit_code == 1 and "explain:" not in str(error):
+        click.echo(f"  {_explain_hint(error)}", err=True)
+    sys.exit(error.exit_code)
 
 
 def _internal_error(argv: list[str] | None, e: Exception) -> NoReturn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,6 +134,42 @@ def _(e: ev.PassWindow) -> str:
 # -- the commands ---------------------------------------------------------------------------
 
 
+def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """How a bisection judges and builds each probe: tk bisect start's and tk bisect
+    upstream's."""
+    for option in reversed([
+        click.option("--regress", default="error", show_default=True,
+                     help="What 'bad' means: error (non-zero exit), success (exit 0), crash (killed "
+                          "by a signal), match:REGEX (output matches)."),
+        click.option("--build-failure", type=click.Choice(["skip", "bad"]), default=None,
+                     help="Verdict for a commit that does not build (default skip; bad for "
+                          "build-only)."),
+        click.option("--timeout", type=POSITIVE_SECONDS, default=None, help="Seconds per check run."),
+        click.option("--on-timeout", type=click.Choice(["skip", "bad", "good"]), default="skip",
+                     show_default=True, help="Verdict for a check run that timed out."),
+        click.option("--count", type=COUNT, default=1, show_default=True,
+                     help="Runs per probe; runs that disagree make the commit flaky (skipped)."),
+        recipe_options,
+        click.option("--build-cmd", default=None, metavar="CMD",
+                     help="For a tree that is not TVM: the shell command that builds it in the "
+                          "worktree ($TK_BISECT_BUILD_DIR is a build directory kept between steps; "
+                          "default for CMake projects: configure once, then cmake --build)."),
+        click.option("--no-build", is_flag=True, help="Build nothing: the check builds by itself."),
+        click.option("--parallel", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Build slots (TVM trees): slot 0 builds the probe, the others build the "
+                          "probes that may come next, each in its own worktree and build directory, "
+                          "sharing ccache; with --backend docker and DOCKER_HOST=tcp://HOST or "
+                          "ssh://HOST, on that engine, sharing its ccache volume. Default: 1, plus "
+                          "one prefetch slot on a machine with at least 4 cores and 2 of them idle "
+                          "(1-minute load average), or building on a remote engine."),
+        click.option("--recheck", is_flag=True,
+                     help="Run the check everywhere, even where its verdict on the same build and tree "
+                          "is known from an earlier bisection."),
+    ]):
+        func = option(func)
+    return func
+
+
 @click.group("bisect")
 def bisect_group() -> None:
     """Find the commit (then the pass) that broke a check, building as little as possible.
@@ -151,33 +188,7 @@ def bisect_group() -> None:
 @click.option("--check", "check_text", default=None,
               help="The check: a command ('pytest tests/x.py::t') or a ready-made one by "
                    "name ('numerics builtin:mlp', 'build-only'); or give it after '--'.")
-@click.option("--regress", default="error", show_default=True,
-              help="What 'bad' means: error (non-zero exit), success (exit 0), crash (killed "
-                   "by a signal), match:REGEX (output matches).")
-@click.option("--build-failure", type=click.Choice(["skip", "bad"]), default=None,
-              help="Verdict for a commit that does not build (default skip; bad for "
-                   "build-only).")
-@click.option("--timeout", type=POSITIVE_SECONDS, default=None, help="Seconds per check run.")
-@click.option("--on-timeout", type=click.Choice(["skip", "bad", "good"]), default="skip",
-              show_default=True, help="Verdict for a check run that timed out.")
-@click.option("--count", type=COUNT, default=1, show_default=True,
-              help="Runs per probe; runs that disagree make the commit flaky (skipped).")
-@recipe_options
-@click.option("--build-cmd", default=None, metavar="CMD",
-              help="For a tree that is not TVM: the shell command that builds it in the "
-                   "worktree ($TK_BISECT_BUILD_DIR is a build directory kept between steps; "
-                   "default for CMake projects: configure once, then cmake --build).")
-@click.option("--no-build", is_flag=True, help="Build nothing: the check builds by itself.")
-@click.option("--parallel", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Build slots (TVM trees): slot 0 builds the probe, the others build the "
-                   "probes that may come next, each in its own worktree and build directory, "
-                   "sharing ccache; with --backend docker and DOCKER_HOST=tcp://HOST or "
-                   "ssh://HOST, on that engine, sharing its ccache volume. Default: 1, plus "
-                   "one prefetch slot on a machine with at least 4 cores and 2 of them idle "
-                   "(1-minute load average), or building on a remote engine.")
-@click.option("--recheck", is_flag=True,
-              help="Run the check everywhere, even where its verdict on the same build and tree "
-                   "is known from an earlier bisection.")
+@settings_options
 @click.argument("check_args", nargs=-1, type=click.UNPROCESSED)
 @pass_terminal
 def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_text: str | None, regress: str,
@@ -212,6 +223,79 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
         term.echo(f"submodules never initialised in your checkout, left so at every commit (as "
                   f"git bisect does; tk never fetches): {', '.join(st.submodules_left)}")
     term.echo("next: 'tk bisect run' (automatic) or 'tk bisect good|bad|skip' (by hand)")
+
+
+@bisect_group.command("upstream")
+@click.option("--onto", default=None, metavar="REF",
+              help="The newer upstream the fork fails on (the bisection's bad end).")
+@click.option("--from", "start_from", default=None, metavar="REV",
+              help="The good end: an upstream commit the fork works on (default: the merge "
+                   "base of the fork and REF).")
+@click.option("--fork", "fork_rev", default="HEAD", show_default=True, metavar="REV",
+              help="The fork's commit: its own commits are the patches applied at every probe.")
+@click.option("--source", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The fork's repository (default: the one around the current directory); "
+                   "only read.")
+@click.option("--check", "check_text", default=None, metavar="CMD",
+              help="The check, as tk bisect start takes it (or give a WORKLOAD: its numerics).")
+@click.argument("workload", required=False, metavar="[WORKLOAD]")
+@target_option
+@settings_options
+@click.option("--restart", is_flag=True,
+              help="Drop an upstream bisection of this fork in progress and start anew.")
+@click.option("--reset", "drop", is_flag=True,
+              help="Only drop the fork's upstream bisection (its worktrees and state).")
+@json_option
+@pass_terminal
+def upstream_cmd(term: Terminal, onto: str | None, start_from: str | None, fork_rev: str,
+                 source: Path | None, check_text: str | None, workload: str | None,
+                 target: str, regress: str, build_failure: str | None, timeout: float | None,
+                 on_timeout: str, count: int, request: Request, build_cmd: str | None,
+                 no_build: bool, parallel: int | None, recheck: bool, restart: bool,
+                 drop: bool, as_json: bool) -> int:
+    """Find the first upstream commit that breaks the fork: bisect merge-base..REF with the
+    fork's own commits replayed on every probe (skipped, with the reason, where they do not
+    apply), built through the store and checked.
+
+    
+    It is a commit bisection in tk's own repository for the fork (printed at the start):
+    tk bisect status/log/env/passes --source THAT work on it; tk bisect env REV builds REV
+    with the fork's patches on top.
+
+    
+    Exit status: 0 a first bad upstream commit (or the commits it may be), 1 none, 2 a
+    mistake in what was asked, 3 the check is flaky.
+    """
+    from toolkit.bisect import report
+    from toolkit.errors import UserError
+    from toolkit.fork import upstream
+    from toolkit.fork.rebase import check_words
+
+    if drop:
+        term.echo(f"removed the upstream bisection in {upstream.reset(source)}")
+        return 0
+    if onto is None:
+        raise UserError("missing --onto REF (the upstream the fork fails on)")
+    if check_text and workload:
+        raise UserError("give --check CMD or a WORKLOAD, not both")
+    st, continued = upstream.start(
+        source, onto, check_words(check_text, workload, target), fork_rev=fork_rev,
+        start_from=start_from, restart=restart, regress=regress, build_failure=build_failure,
+        timeout=timeout, on_timeout=on_timeout, count=count, request=request,
+        build_cmd=build_cmd, no_build=no_build, recheck=recheck, parallel=parallel)
+    assert st.stack is not None
+    n = len(st.stack.patches)
+    term.say(f"{'continuing' if continued else 'bisecting'} {len(st.commits) - 1} upstream "
+             f"commits {st.good[:10]}..{st.bad[:10]} with the {n} commit{'s' if n != 1 else ''} "
+             f"of the fork on top, check: {st.check_display}")
+    term.say(f"in tk's repository for the fork: --source {st.source}")
+    st = upstream.run(st, term.handle)
+    term.result(report.build(st), report.markdown)
+    if st.confirmed is False:
+        from toolkit.process import FLAKY
+
+        return FLAKY
+    return 0 if st.culprit or st.culprit_candidates else 1
 
 
 @bisect_group.command("run")

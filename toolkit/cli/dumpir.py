@@ -88,7 +88,7 @@ def show_cmd(term: Terminal, directory: Path, pass_: str | None, func: str | Non
 
     dump = query.Dump.open(directory)
     if pass_ is None:
-        term.result(query.timeline(dump),
+        term.result(query.timeline(dump, func),
                     lambda rows: "\n".join(map(query.format_timeline_row, rows)))
         return
     if pass_ == "input":

@@ -1,7 +1,8 @@
 """A click group that imports a subcommand's module only when that command runs.
 
 The command table carries each command's one-line help, so ``tk --help`` can list every
-command without importing any of them (and with them tvm, pandas or docker).
+command without importing any of them (and with them tvm, pandas or docker). Each command's
+help ends with its manual page, ``docs/tk-<command>.md``: named here, once, for all of them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ class LazyGroup(click.Group):
         if name in self.lazy_commands:
             target, _ = self.lazy_commands[name]
             module_name, attr = target.split(":")
-            return getattr(importlib.import_module(module_name), attr)
+            command = getattr(importlib.import_module(module_name), attr)
+            _end_help_with(command, f"Manual: {manual(name)}")
+            return command
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -37,6 +40,21 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def manual(command: str) -> str:
+    """The manual page of a top-level command, relative to tk's repository."""
+    return f"docs/tk-{command}.md"
+
+
+def _end_help_with(command: click.Command, line: str) -> None:
+    """Make ``line`` the last of ``command``'s help and of its subcommands' (once: a command
+    is looked up again on every call)."""
+    epilog = command.epilog or ""
+    if not epilog.endswith(line):
+        command.epilog = f"{epilog}\n\n{line}" if epilog else line
+    for sub in getattr(command, "commands", {}).values():
+        _end_help_with(sub, line)
 
 
 class DefaultGroup(click.Group):

@@ -6,6 +6,7 @@ under test, so a TVM that fails to import - or segfaults - is diagnosed, not inh
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -350,10 +351,17 @@ def _tvm_python_under(value: str) -> str | None:
 
 def tree_root(path: Path) -> Path | None:
     """The TVM source tree ``path`` is in: the nearest ancestor holding CMakeLists.txt and
-    python/tvm; None for an installed package."""
+    python/tvm, or, for a library of a build tk stored (``ENTRY/lib/``, the record in
+    ``ENTRY/manifest.json``), the tree it was built from; None for an installed package."""
     for parent in (path, *path.parents):
         if (parent / "CMakeLists.txt").is_file() and (parent / "python" / "tvm").is_dir():
             return parent
+        if parent.name == "lib" and (parent.parent / "manifest.json").is_file():
+            try:  # the build record's format (toolkit.builds.record), read without the store
+                built = json.loads((parent.parent / "manifest.json").read_text())["source"]["dir"]
+            except (OSError, ValueError, KeyError, TypeError):
+                return None
+            return tree_root(Path(built)) if built else None
     return None
 
 

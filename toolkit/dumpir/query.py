@@ -117,7 +117,15 @@ def _wanted(name: str, func: str | None) -> bool:
     return func is None or name == func or fnmatch.fnmatchcase(name, func)
 
 
-def timeline(dump: Dump) -> list[dict[str, Any]]:
+def timeline(dump: Dump, func: str | None = None) -> list[dict[str, Any]]:
+    """Every pass, in order; with ``func``, the passes that changed, added, removed or renamed
+    a function it matches (none matching anywhere in the dump is a user error)."""
+    records = dump.index.passes
+    if func is not None:
+        touched = [r for r in records if any(_wanted(n, func) for n in _names_touched(r))]
+        if not touched and not any(_wanted(n, func) for n in _names_anywhere(dump)):
+            raise UserError(f"no function matching {func!r} in {dump.directory}")
+        records = touched
     return [
         {
             "seq": r.seq, "name": r.name, "depth": r.depth, "kind": r.kind,
@@ -125,8 +133,17 @@ def timeline(dump: Dump) -> list[dict[str, Any]]:
             "added": len(r.added), "removed": len(r.removed), "changed": len(r.changed),
             "renamed": len(r.renamed), "lane": r.lane, "lane_target": r.lane_target,
         }
-        for r in dump.index.passes
+        for r in records
     ]
+
+
+def _names_touched(record: PassRecord) -> list[str]:
+    return [*record.added, *record.removed, *(c.name for c in record.changed),
+            *(n for r in record.renamed for n in (r.old, r.new))]
+
+
+def _names_anywhere(dump: Dump) -> set[str]:
+    return set(dump.index.input) | {n for r in dump.index.passes for n in _names_touched(r)}
 
 
 def format_timeline_row(row: dict[str, Any]) -> str:

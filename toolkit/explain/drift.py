@@ -53,6 +53,12 @@ PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
         r"(?:Cannot find global function|Global Function is not found:|Cannot find function|"
         r"Cannot find ffi::Function)\s+`?(?P<name>[\w.$]+[\w$])`?")),
     ("type", ("Cannot find type ",), re.compile(r"Cannot find type (?:key )?`?(?P<name>[\w.]+[\w])")),
+    ("unbound", ("is not defined",), re.compile(r"name '(?P<ident>\w+)' is not defined")),
+    ("signature", ("unexpected keyword argument", "positional argument", "keyword-only argument"),
+     re.compile(r"(?P<func>[\w.]+)\(\) (?:got an unexpected keyword argument '(?P<kw>\w+)'|"
+                r"missing \d+ required (?:positional|keyword-only) arguments?: "
+                r"(?P<missing>'\w+'(?:(?:,? and |, )'\w+')*)|takes (?:from \d+ to )?\d+ "
+                r"positional arguments? but (?P<given>\d+) (?:were|was) given)")),
     ("converter", ("Unsupported function types", "not supported for frontend",
                    "operators are not implemented"), re.compile(
         r"(?:Unsupported function types \[(?P<torch>[^\]\n]*)\]|not supported for frontend "
@@ -105,6 +111,10 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
         return _global(history, g["name"], m, version)
     if kind == "type":
         return _type(history, g["name"], m, version)
+    if kind == "unbound":
+        return _unbound(history, g["ident"], m, version)
+    if kind == "signature":
+        return _signature(history, g, m, version)
     return _converters(history, g, m, version)
 
 
@@ -311,6 +321,104 @@ def _type(history: ApiHistory, name: str, m: re.Match[str],
                   "wheel that has both); `tk doctor` shows which library was loaded from where")
 
 
+def _unbound(history: ApiHistory, ident: str, m: re.Match[str],
+             version: LogVersion | None) -> Answer | None:
+    """``NameError: name 'TX' is not defined`` raised by TVM's own code: the files of TVM that
+    read the name without binding it, and the versions with that bug."""
+    v = history.versions
+    places = history.undefined(ident)
+    if not places:
+        return None  # no TVM file reads it unbound: the user's code (or a fork's)
+    # The file the traceback shows first, then those the log's version has, newest first.
+    log = m.string
+
+    def order(place: tuple[str, int, str]) -> tuple[bool, bool, int]:
+        path, mask, _func = place
+        shown = path.removeprefix("python/") in log
+        return (shown, bool(version and version.mask & mask), mask.bit_length())
+
+    places = sorted(places, key=order, reverse=True)
+    path, mask, func = places[0]
+    where = f"{path} ({func})" if func else path
+    others = "; ".join(f"{p} ({v.span(k)})" for p, k, _ in places[1:4])
+    fixed = v.after_last(mask)
+    return Answer("unbound", f"{path}:{ident}", m.start(), m.group(0),
+                  f"TVM's {path.rsplit('/', 1)[-1]} reads {ident}, which it never defines",
+                  f"{where} uses {ident} without defining or importing it in {v.span(mask)}"
+                  + (f" (no longer from {fixed})" if fixed else " (still in main)")
+                  + (f"; the same in {others}" if others else "") + f"{_yours(version)}: a bug "
+                  "in TVM, not in the code that called it.",
+                  (f"upgrade TVM to {fixed} or newer" if fixed else
+                   f"define or import {ident} in {path} (and report it to TVM)")
+                  + "; until then avoid the code path (another rule or schedule)")
+
+
+def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
+               version: LogVersion | None) -> Answer | None:
+    """``build() got an unexpected keyword argument 'params'`` (or a missing argument, or too
+    many positional ones): a call written for another version's parameters."""
+    v = history.versions
+    parts = (g["func"] or "").split(".")
+    if parts[-1] == "__init__" and len(parts) < 2:
+        return None  # which class's constructor: the message does not say
+    candidates = history.signatures(".".join(parts[-2:]))
+    if not candidates:
+        return None
+    kw, given = g.get("kw"), g.get("given")
+    missing = re.findall(r"'(\w+)'", g.get("missing") or "")
+
+    def fits(params: list[str]) -> bool:
+        """Would the failed call have been accepted by these parameters?"""
+        names = [p.rstrip("=").lstrip("*") for p in params]
+        if kw:
+            return kw in names or "**" in params
+        if missing:
+            required = {p for p in params if not p.endswith("=") and not p.startswith("*")}
+            return not required & set(missing)
+        star = next((i for i, p in enumerate(params) if p.startswith("*")), len(params))
+        return star < len(params) and params[star] not in ("*", "**") or star >= int(given or 0)
+
+    by_function: dict[str, list[tuple[list[str], int]]] = {}
+    for function, params, mask in candidates:
+        by_function.setdefault(function, []).append((params, mask))
+    log = m.string
+    best = None
+    for function, shapes in by_function.items():
+        ok = sum(mask for params, mask in shapes if fits(params))
+        bad = sum(mask for params, mask in shapes if not fits(params))
+        if not ok or not bad:
+            continue  # its parameters changed, but not in a way that explains this call
+        module = function.rsplit(".", 1)[0] if len(parts) < 2 else function.rsplit(".", 2)[0]
+        shown = module.replace(".", "/") in log or module in log
+        key = (shown, bool(version and version.mask & bad), bad.bit_length())
+        if best is None or key > best[0]:
+            best = (key, function, shapes, ok, bad)
+    if best is None:
+        return None
+    _, function, shapes, ok, bad = best
+    newest_ok = max(((p, k) for p, k in shapes if fits(p)), key=lambda pk: pk[1].bit_length())[0]
+    newest_bad = max(((p, k) for p, k in shapes if not fits(p)),
+                     key=lambda pk: pk[1].bit_length())[0]
+    what = (f"the keyword {kw}" if kw else f"without {', '.join(missing)}" if missing else
+            f"{given} positional arguments")
+    title = f"{function}() takes {what} only in {v.span(ok)}"
+    cause = (f"the call was written for another version of {function}: in {v.span(bad)} it "
+             f"takes ({', '.join(newest_bad)}), in {v.span(ok)} ({', '.join(newest_ok)})"
+             f"{_yours(version)}.")
+    if indexes(ok)[0] > indexes(bad)[-1] if indexes(bad) else False:
+        fix = (f"upgrade TVM to {v.first(ok)} or newer, or call it the way this version's "
+               f"signature takes: ({', '.join(newest_bad)})")
+    else:
+        fix = (f"call it with the parameters of the TVM in use ({', '.join(newest_bad)}), or use "
+               f"a TVM of {v.span(ok)}")
+    return Answer("signature", function, m.start(), m.group(0), title, cause, fix)
+
+
+def _version_key(label: str) -> tuple[int, ...]:
+    """``v0.24.0`` -> (0, 24, 0); ``main`` after every release."""
+    return tuple(int(x) for x in label[1:].split(".")) if label.startswith("v") else (10**6,)
+
+
 def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
                 version: LogVersion | None) -> Answer | None:
     v = history.versions
@@ -320,7 +428,7 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
     if not ops or not frontend:
         return None
     facts = history.facts.get("K", {})
-    parts = []
+    parts, firsts = [], []
     for op in ops[:8]:
         masks = [(key, mask) for key, (mask, _) in facts.items()
                  if key.endswith(f":{op}") and f".frontend.{frontend}" in key.split(":")[0]]
@@ -331,14 +439,20 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
         for _key, k_mask in masks:
             mask |= k_mask
         side = _on_side(mask, version, history)
+        firsts.append(v.first(mask))
         if side == "older":
             parts.append(f"{op}: converted from {v.first(mask)} on (newer than this TVM)")
         else:
             parts.append(f"{op}: converted in {v.span(mask)}")
     newer = any("newer than this TVM" in p for p in parts)
+    if newer:
+        fix = "upgrade TVM to the version that converts them"
+    elif firsts and version is None:  # which side the log's TVM is on, the log does not say
+        fix = (f"use TVM {max(firsts, key=_version_key)} or newer, which converts them, or "
+               "rewrite the model without them")
+    else:
+        fix = ("rewrite the model without these operators (or decompose them before export), "
+               "or add converters for them to the frontend's convert map")
     return Answer("converter", ",".join(ops), m.start(), m.group(0),
                   f"the {frontend} frontend of this TVM has no converter for {', '.join(ops[:4])}",
-                  f"{'; '.join(parts)}{_yours(version)}.",
-                  "upgrade TVM to the version that converts them" if newer else
-                  "rewrite the model without these operators (or decompose them before export), "
-                  "or add converters for them to the frontend's convert map")
+                  f"{'; '.join(parts)}{_yours(version)}.", fix)

@@ -15,11 +15,23 @@ commands never load them).
   type key, ``K`` a frontend converter (``module:op``), ``P`` a C++ source file;
 - ``O`` a source directory compiled only with a CMake option (EXTRA: the option);
 - ``R`` a rename, ``OLD<TAB>NEW<TAB>HOW<TAB>INDEX`` (the first version with NEW instead);
-  ``D`` a deprecation warning and ``S`` a ``@deprecated(old, new)`` shim.
+  ``D`` a deprecation warning and ``S`` a ``@deprecated(old, new)`` shim;
+- ``U`` a name a TVM Python file reads but never binds (``FILE:NAME``; EXTRA: the function
+  reading it): TVM's own ``NameError``;
+- ``G`` a function's parameters in the versions that have them, for functions whose
+  parameters changed (``tvm.relax.vm_build.build(mod,target=,params=,*,exec_mode=)``: ``=``
+  has a default, ``*`` starts keyword-only ones or takes extra positionals, ``**`` takes any
+  keyword);
+- ``H`` a name a public C++ header declares (an exported function, a class or struct, a type
+  alias, a macro; EXTRA: the header), for code compiled against TVM's headers;
+- ``L`` an LLVM major version TVM's LLVM codegen (``src/target/llvm``) tests for
+  (``TVM_LLVM_VERSION >= 170`` is 17): the versions whose sources know that LLVM's API.
 
-``sites.txt.gz``: ``KIND<TAB>FILE<TAB>FUNCTION<TAB>RANGES<TAB>LINE<TAB>CONDITION<TAB>TEMPLATE``
+``sites.txt.gz``: ``KIND<TAB>FILE<TAB>FUNCTION<TAB>RANGES<TAB>LINES<TAB>CONDITION<TAB>TEMPLATE``
 for every ``CHECK``/``ICHECK``/``LOG(FATAL)``/``TVM_FFI_THROW``/``throw``/``raise``/``assert``;
-the template's literal pieces are joined by ``\\x1f`` where a value is formatted in.
+LINES is the line in every version (``820``) or per version, newest first
+(``820@21;670@19-20``); the template's literal pieces are joined by ``\\x1f`` where a value is
+formatted in.
 """
 
 from __future__ import annotations
@@ -117,6 +129,8 @@ class ApiHistory:
     members: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # "Class.attr"
     classes: dict[str, list[str]] = field(default_factory=dict)  # short class -> module.Class
     by_parent: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # see _children
+    unbound: dict[str, list[tuple[str, int, str]]] | None = None  # see undefined
+    by_callable: dict[str, list[tuple[str, list[str], int]]] | None = None  # see signatures
 
     def get(self, kind: str, name: str) -> tuple[int, str] | None:
         return self.facts.get(kind, {}).get(name)
@@ -179,6 +193,34 @@ class ApiHistory:
             self.by_parent[kind] = dict(grouped)
         return self.by_parent[kind]
 
+    def undefined(self, name: str) -> list[tuple[str, int, str]]:
+        """(file, versions, function) of each TVM Python file that reads ``name`` unbound."""
+        if self.unbound is None:  # grouped by name on first use
+            grouped: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
+            for key, (mask, func) in self.facts.get("U", {}).items():
+                path, _, ident = key.rpartition(":")
+                grouped[ident].append((path, mask, func))
+            self.unbound = dict(grouped)
+        return self.unbound.get(name, [])
+
+    def signatures(self, name: str) -> list[tuple[str, list[str], int]]:
+        """(function, parameters, versions) of every function whose parameters changed
+        across versions and whose name ends with ``name`` (``build``, ``Schedule.split``)."""
+        if self.by_callable is None:  # grouped by their last one and two parts, on first use
+            grouped: dict[str, list[tuple[str, list[str], int]]] = defaultdict(list)
+            for key, (mask, _) in self.facts.get("G", {}).items():
+                function, _, params = key.partition("(")
+                entry = (function, params.rstrip(")").split(","), mask)
+                parts = function.split(".")
+                grouped[parts[-1]].append(entry)
+                grouped[".".join(parts[-2:])].append(entry)
+            self.by_callable = dict(grouped)
+        return self.by_callable.get(name, [])
+
+    def llvm_known(self) -> dict[int, int]:
+        """LLVM major -> the versions whose LLVM codegen tests for it."""
+        return {int(k): mask for k, (mask, _) in self.facts.get("L", {}).items()}
+
     def option_for(self, source: str) -> tuple[str, int] | None:
         """The CMake option (and versions) without which ``source`` is not compiled."""
         best = None
@@ -238,6 +280,17 @@ class Site:
     line: int  # in the newest version that has it
     condition: str
     template: str  # literal pieces joined by WILD
+    lines: str = ""  # "820@21;670@19-20" where the line changed between versions, else ""
+
+    def lines_by_version(self) -> list[tuple[int, int]]:
+        """(line, versions) of every place the site has stood."""
+        if not self.lines:
+            return [(self.line, self.mask)]
+        out = []
+        for part in self.lines.split(";"):
+            line, _, ranges = part.partition("@")
+            out.append((int(line), parse_ranges(ranges)))
+        return out
 
     def pieces(self) -> list[str]:
         return self.template.split(WILD)
@@ -252,6 +305,7 @@ class SiteIndex:
     sites: list[Site]
     by_condition: dict[str, list[int]]  # condition without whitespace -> sites
     by_anchor: dict[str, list[int]]  # a template's rarest word -> sites
+    by_file: dict[str, list[int]]  # source file -> sites
 
 
 def squeeze(text: str) -> str:
@@ -270,7 +324,9 @@ def sites(data: Path = DATA) -> SiteIndex:
                 labels = tuple(parts[1:])
                 continue
             kind, file, func, ranges, no, cond, template = parts
-            out.append(Site(kind, file, func, parse_ranges(ranges), int(no), cond, template))
+            newest, at, _ = no.partition("@")
+            out.append(Site(kind, file, func, parse_ranges(ranges), int(newest), cond, template,
+                            no if at else ""))
     frequency: dict[str, int] = defaultdict(int)
     words_of: list[set[str]] = []
     for site in out:
@@ -280,12 +336,14 @@ def sites(data: Path = DATA) -> SiteIndex:
             frequency[w] += 1
     by_anchor: dict[str, list[int]] = defaultdict(list)
     by_condition: dict[str, list[int]] = defaultdict(list)
+    by_file: dict[str, list[int]] = defaultdict(list)
     for i, site in enumerate(out):
+        by_file[site.file].append(i)
         if words_of[i]:
             by_anchor[min(words_of[i], key=lambda w: (frequency[w], w))].append(i)
         if site.condition and site.kind in ("check", "assert"):
             by_condition[squeeze(site.condition)].append(i)
-    return SiteIndex(Versions(labels), out, dict(by_condition), dict(by_anchor))
+    return SiteIndex(Versions(labels), out, dict(by_condition), dict(by_anchor), dict(by_file))
 
 
 def matches_template(template: str, text: str) -> int:

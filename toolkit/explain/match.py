@@ -3,8 +3,9 @@
 Each rule's needle is found with ``str.find`` and its regex runs only near it
 (:mod:`toolkit.explain.scan`), so no input makes a rule cost more than a constant per
 occurrence. Beside the rules, the answers from TVM's own history (:mod:`toolkit.explain.drift`:
-API drift; :mod:`toolkit.explain.raised`: where TVM raises an error) join the findings; every
-finding says which source it came from (``origin``).
+API drift; :mod:`toolkit.explain.raised`: where TVM raises an error) join the findings, and,
+when nothing else answers, the log's own traceback (its innermost TVM frame); every finding
+says which source it came from (``origin``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from toolkit.cause import exception_text
-from toolkit.explain.rules import RULES, Rule
+from toolkit.cause import exception_text, first_cause
+from toolkit.explain.rules import NOT_THIS, RULES, Rule
 from toolkit.explain.scan import WINDOW, matches
+from toolkit.explain.tvm_version import LogVersion
 
 
 @dataclass
@@ -47,6 +49,9 @@ _COMPILED = [(rule, rule.compiled()) for rule in RULES]
 # library not on the loader path): what TVM's history says is more specific than those.
 HISTORY_RANK, SITE_RANK = 46, 44
 HISTORY, SITES = "API history", "error-site index"
+# Below the judging rules and the history; above the generic rules. The log's own traceback
+# only says where, when nothing at rank TRACEBACK_RANK + 10 or more answers.
+TRACEBACK_RANK, TRACEBACK = 30, "traceback"
 
 
 def explain(text: str) -> list[Finding]:
@@ -60,9 +65,16 @@ def explain(text: str) -> list[Finding]:
             counted = m.start()
             if line in seen_lines:
                 continue
-            seen_lines.add(line)
-            findings.append(_finding(rule, m, text, line))
-    findings += from_history(text)
+            found = _finding(rule, m, text, line)
+            if found is not None:
+                seen_lines.add(line)
+                findings.append(found)
+    from toolkit.explain import tvm_version
+
+    version = tvm_version.infer(text)
+    findings += from_history(text, version)
+    if not any(f.rank >= TRACEBACK_RANK + 10 for f in findings):
+        findings += from_traceback(text, version, {f.line for f in findings})
     # Where several rules explain one line (or a block a generic rule spans, such as a CMake
     # error's message), the specific one (highest rank) speaks for it.
     top: dict[int, int] = {}
@@ -81,18 +93,18 @@ def explain(text: str) -> list[Finding]:
     return list(merged.values())
 
 
-def from_history(text: str) -> list[Finding]:
+def from_history(text: str, version: LogVersion | None) -> list[Finding]:
     """The answers TVM's own history gives: API drift, and where TVM raises the error."""
-    from toolkit.explain import drift, raised, tvm_version
+    from toolkit.explain import drift, raised
 
-    version = tvm_version.infer(text)
     out = []
     for a in drift.answers(text, version):
         out.append(Finding(f"api-{a.kind}", "version", a.title, a.cause, a.fix,
                            text.count("\n", 0, a.start) + 1, a.excerpt[:300], drift.SOURCE,
                            HISTORY_RANK, {"name": a.name}, origin=HISTORY))
     explained = {f.line for f in out}
-    drift_words = {needle for _, needles, _ in drift.PATTERNS for needle in needles}
+    drift_words = {needle for kind, needles, _ in drift.PATTERNS for needle in needles
+                   if kind != "unbound"}  # TVM's own messages say "is not defined" too
     for r in raised.find(text, version):
         if r.line in explained or r.others >= 3 and not r.by_condition or any(
                 w in r.excerpt for w in drift_words):
@@ -107,11 +119,31 @@ def from_history(text: str) -> list[Finding]:
     return out
 
 
-def _finding(rule: Rule, m: re.Match[str], text: str, line: int) -> Finding:
+def from_traceback(text: str, version: LogVersion | None, answered: set[int]) -> list[Finding]:
+    """Where the log's own traceback says the error was raised, when nothing more specific
+    answers (no finding on the cause's line, ``answered``): its innermost TVM frame, and the
+    history of that file."""
+    from toolkit.explain import raised
+
+    cause = first_cause(text)
+    if not cause.definite or not cause.frames or cause.line in answered:
+        return []
+    got = raised.from_frame(cause.frames[-1], cause.kind, version)
+    if got is None:
+        return []
+    title, why, fix, file, function = got
+    return [Finding("traceback-frame", "tvm-source", title, why, fix, cause.line,
+                    cause.text[:300], cause.frames[-1][:300], TRACEBACK_RANK,
+                    {"file": file, "function": function}, origin=TRACEBACK)]
+
+
+def _finding(rule: Rule, m: re.Match[str], text: str, line: int) -> Finding | None:
     groups = {k: v for k, v in m.groupdict().items() if v is not None}
     cause, fix = rule.cause, rule.fix
     if rule.refine is not None:
         refined = rule.refine(groups, text[max(0, m.start() - WINDOW):m.end() + WINDOW])
+        if refined == NOT_THIS:
+            return None
         if refined:
             cause, fix = refined
     return Finding(rule.id, rule.family, rule.title, cause, fix, line, m.group(0).strip()[:300],

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.explain import frames
 from toolkit.explain.history import Site, SiteIndex, matches_template, sites, squeeze
 from toolkit.explain.tvm_version import LogVersion
 
@@ -30,8 +31,6 @@ MAX_CHECKS = 400
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
 _ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "FATAL", "CHECK", "ailed",
              "not ", "Cannot", "cannot", "nvalid", "nsupported", "must ", "xpect")
-_FILE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h))\b")
-_PY_FILE = re.compile(r"(?:^|/)(python/tvm/(?:\w+/)*\w+\.py)\b|/tvm/((?:\w+/)*\w+\.py)\"")
 _IS_FALSE = re.compile(r"\((?P<cond>.*)\) is false(?::\s?(?P<msg>.*))?$")
 _BINARY = re.compile(r"(?P<cond>.+?) \((?:.*) vs\. (?:.*)\)\s*:\s?(?P<msg>.*)$")
 
@@ -47,44 +46,44 @@ class Raised:
     by_condition: bool
     others: int  # further sites with the same message and score (copies in other files)
     places: list[Site]  # the same check in other files of other versions, newest first
+    at_line: int = 0  # versions in which the site stands at the line the log shows, if any
+    in_frames: bool = False  # the log's backtrace names the site's function
+
+
+# What the log's own traceback adds to a site's text match: the line it shows in the site's
+# file (in a version that has the site there), a frame of the site's function, the file.
+AT_LINE, NEAR_LINE, IN_FRAMES, IN_FILE = 80, 30, 50, 40
+NEAR = 3  # lines a patched tree may have moved a check by
 
 
 def find(text: str, version: LogVersion | None) -> list[Raised]:
     """The best-matching site for the log's error lines: the earliest strong match first."""
     lines = text.splitlines()
-    candidates: list[int] = []
-    files: set[str] = set()
-    for i, line in enumerate(lines):
-        if len(files) < 64 and ("src/" in line or "include/" in line or ".py\"" in line):
-            for m in _FILE.finditer(line[:MAX_LINE]):
-                files.add(m.group(1))
-            m = _PY_FILE.search(line[:MAX_LINE])
-            if m:
-                files.add(m.group(1) or f"python/tvm/{m.group(2)}")
-        if any(w in line for w in _ERRORISH):
-            candidates.append(i)
+    candidates = [i for i, line in enumerate(lines) if any(w in line for w in _ERRORISH)]
     if len(candidates) > MAX_LINES:
         candidates = candidates[:MAX_LINES // 2] + candidates[-MAX_LINES // 2:]
+    seen = frames.read(lines)
     index = sites()
     found: list[Raised] = []
+    at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
     for i in candidates:
-        hit = _match_line(index, lines[i][:MAX_LINE], files, version)
+        hit = _match_line(index, lines[i][:MAX_LINE], i, seen, version, at_place)
         if hit is not None:
-            site, score, by_cond, others, places = hit
-            found.append(Raised(site, i + 1, lines[i].strip()[:300], score, by_cond, others,
-                                places))
+            hit.line, hit.excerpt = i + 1, lines[i].strip()[:300]
+            found.append(hit)
     if not found:
         return []
     best = max(found, key=lambda r: (r.by_condition, r.score, -r.line))
     return [best]
 
 
-def _match_line(index: SiteIndex, line: str, files: set[str], version: LogVersion | None
-                ) -> tuple[Site, int, bool, int, list[Site]] | None:
+def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
+                version: LogVersion | None, at_place: dict[tuple[str, int], list[int]]
+                ) -> Raised | None:
     scored: dict[int, tuple[int, bool]] = {}
-    at = line.find("Check failed:")
-    if at >= 0:
-        for i, score in _by_condition(index, line[at + len("Check failed:"):].strip()):
+    pos = line.find("Check failed:")
+    if pos >= 0:
+        for i, score in _by_condition(index, line[pos + len("Check failed:"):].strip()):
             scored[i] = (score, True)
     checks = 0
     for word in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", line)):
@@ -97,25 +96,44 @@ def _match_line(index: SiteIndex, line: str, files: set[str], version: LogVersio
             got = matches_template(index.sites[i].template, line)
             if got >= MIN_LITERAL:
                 scored[i] = (got, False)
+    # The innermost frame's file and line: a site standing there raised it, whatever its
+    # message (an assert without one, a message made of formatted values only).
+    frame = seen.innermost(at)
+    exc = _EXCEPTION.search(line)
+    # Only a raised error has a raising frame: a compiler's "x.cc:12:3: error:" names the line
+    # it could not compile, which some version's check may happen to stand at.
+    if frame is not None and (exc or pos >= 0) and not _DIAGNOSTIC.search(line):
+        key = frame[:2]
+        if key not in at_place:
+            at_place[key] = [i for i in index.by_file.get(key[0], ())
+                             if any(ln == key[1] for ln, _ in index.sites[i].lines_by_version())]
+        for i in at_place[key]:
+            if i not in scored and _raises(index.sites[i].kind, exc.group(1) if exc else ""):
+                scored[i] = (MIN_LITERAL, False)
     if version is not None:  # a site the log's TVM does not have cannot have raised it
         scored = {i: v for i, v in scored.items()
-                  if index.sites[i].mask & version.mask or index.sites[i].file in files}
+                  if index.sites[i].mask & version.mask or index.sites[i].file in seen.files}
     if not scored:
         return None
+    evidence = {i: _evidence(index.sites[i], at, seen, version) for i in scored}
 
     def rank(i: int) -> tuple:
         site = index.sites[i]
         score, by_cond = scored[i]
-        in_log = site.file in files
+        at_line, near_line, near_frame = evidence[i]
+        bonus = (AT_LINE if at_line else NEAR_LINE if near_line else 0) + \
+            (IN_FRAMES if near_frame is not None else 0) + (IN_FILE if site.file in seen.files else 0)
         in_version = bool(version and version.mask & site.mask)
-        return (by_cond, score + (40 if in_log else 0), in_version, site.mask.bit_length())
+        return (by_cond, score + bonus, -(near_frame or 0), in_version, site.mask.bit_length())
 
     best = max(scored, key=rank)
     site = index.sites[best]
-    # The same check moved between files over the versions (src/tir -> src/tirx): one check.
+    # The same check moved between files over the versions (src/tir -> src/tirx): one check,
+    # in a function of the same name (other functions checking `data != nullptr` are others).
     same = [index.sites[i] for i in scored if index.sites[i].kind == site.kind and
             index.sites[i].template == site.template and
-            squeeze(index.sites[i].condition) == squeeze(site.condition)]
+            squeeze(index.sites[i].condition) == squeeze(site.condition) and
+            _short(index.sites[i].function) == _short(site.function)]
     taken = 0
     places = []
     for other in sorted(same, key=lambda x: -x.mask.bit_length()):
@@ -125,7 +143,49 @@ def _match_line(index: SiteIndex, line: str, files: set[str], version: LogVersio
     top = rank(best)[:2]
     others = sum(1 for i in scored if rank(i)[:2] == top and index.sites[i] not in places)
     score, by_cond = scored[best]
-    return site, score, by_cond, others, places
+    at_line, _, near_frame = evidence[best]
+    return Raised(site, 0, "", score, by_cond, others, places, at_line, near_frame is not None)
+
+
+_EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+_DIAGNOSTIC = re.compile(r":\d+(?::\d+)?: (?:fatal )?error: |\(\d+\): error: ")
+# Python's own exceptions: raised by Python code (a raise or assert of that type), never by
+# a C++ check.
+_PYTHON_ONLY = {"AssertionError", "KeyError", "IndexError", "AttributeError", "TypeError",
+                "NameError", "ZeroDivisionError", "ImportError", "ModuleNotFoundError",
+                "RecursionError", "NotImplementedError", "StopIteration"}
+
+
+def _raises(kind: str, exception: str) -> bool:
+    """Can a site of ``kind`` raise the ``exception`` a log line names ("" if none)?"""
+    if not exception:
+        return True
+    if kind.startswith(("raise ", "throw ")):
+        return exception == kind[6:] or kind.startswith("throw ") and exception in (
+            "TVMError", "RuntimeError", "InternalError")
+    if kind == "assert":
+        return exception == "AssertionError"
+    return exception not in _PYTHON_ONLY
+
+
+def _short(function: str) -> str:
+    return function.replace(".", "::").rsplit("::", 1)[-1]
+
+
+def _evidence(site: Site, at: int, seen: frames.Frames, version: LogVersion | None
+              ) -> tuple[int, bool, int | None]:
+    """(versions in which ``site`` stands at a line the log shows in its file, whether it
+    stands within NEAR lines of one, how far from the error line a frame of its function is)."""
+    shown = seen.lines_in(site.file)
+    at_line, near_line = 0, False
+    if shown:
+        allowed = version.mask if version is not None else site.mask
+        for line, mask in site.lines_by_version():
+            if line in shown and mask & allowed:
+                at_line |= mask & allowed
+            elif any(abs(line - s) <= NEAR for s in shown):
+                near_line = True
+    return at_line, near_line, seen.function_near(site.function, site.file, at)
 
 
 def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
@@ -136,9 +196,10 @@ def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
     if m:
         conds.append(m.group("cond"))
         msg = m.group("msg") or ""
-    else:  # dmlc's "Check failed: COND MESSAGE": the longest prefix that is a known condition
+    else:  # dmlc's "Check failed: COND MESSAGE" (or "COND: MESSAGE"): the longest prefix
+        # that is a known condition
         words = after.split(" ")
-        conds += [" ".join(words[:k]) for k in range(min(len(words), 30), 0, -1)]
+        conds += [" ".join(words[:k]).rstrip(":") for k in range(min(len(words), 30), 0, -1)]
     out = []
     for cond in conds:
         key = squeeze(cond)
@@ -182,7 +243,14 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     gone = v.after_last(site.mask)
     history = f"present {present}" + (f", gone from {gone}" if gone else "")
     yours = f"; the TVM in this log is {version.describe()} ({version.why})" if version else ""
-    cause = (f"raised in {where} (line {site.line} in {newest}){copies}"
+    placed = f"line {site.line} in {newest}"
+    if raised.at_line:
+        shown = next(line for line, mask in site.lines_by_version() if mask & raised.at_line)
+        placed = f"line {shown} in {v.span(raised.at_line)}, the line the log shows"
+        yours = f"; the TVM in this log is {v.span(raised.at_line)} (its line numbers)"
+    elif raised.in_frames:
+        placed += "; its backtrace names the function"
+    cause = (f"raised in {where} ({placed}){copies}"
              f"{' ' + when if when else ''}; {history}{yours}.")
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
     if site.kind in ("check", "fatal") or site.kind.endswith("InternalError"):
@@ -218,3 +286,66 @@ def source_lines(file: str, line: int, condition: str, needle: str, root: Path,
         return []
     lo, hi = max(0, hit - around), min(len(lines), hit + around + 1)
     return [f"{path}:{n + 1}: {lines[n]}" for n in range(lo, hi)]
+
+
+# What an exception Python raised on its own (no message TVM wrote) says about the input.
+_PYTHON_MEANS = {
+    "KeyError": "a lookup of a key the input lacks (an operator's attribute, a target's "
+                "attribute, a config entry, a name in a map)",
+    "AttributeError": "an attribute the object it got lacks (often None where an object was "
+                      "expected: an earlier step found nothing)",
+    "IndexError": "an index past the end of a list or shape (a rank or count the code assumes)",
+    "TypeError": "a value of another type than the code handles, or a call with other "
+                 "arguments than its signature takes in this version",
+    "ValueError": "a value the code does not handle",
+    "AssertionError": "an assumption the code asserts does not hold for this input",
+    "ZeroDivisionError": "a zero size, stride or factor",
+    "RecursionError": "IR nested deeper than Python's recursion limit (raise it with "
+                      "sys.setrecursionlimit)",
+    "NotImplementedError": "a case TVM does not implement",
+    "UnboundLocalError": "a path through the code that leaves a variable unset (a case the "
+                         "code does not handle)",
+}
+
+
+def from_frame(frame: str, exception: str | None, version: LogVersion | None
+               ) -> tuple[str, str, str, str, str] | None:
+    """(title, cause, fix, file, function) for an error no site matched, from the traceback's
+    innermost TVM frame (``file:line function``, as :func:`toolkit.cause.first_cause` keeps
+    it) and the history of that file; None when the frame says too little."""
+    from toolkit.explain.history import api
+
+    place, _, function = frame.partition(" ")
+    file, _, line = place.rpartition(":")
+    if not file or not line.isdigit():
+        return None
+    if file.endswith(".py"):  # .../tvm/python/tvm/_ffi/base.py: the last tvm package
+        file = "python/tvm/" + re.split(r"(?:^|/)tvm/", file)[-1]
+    m = frames.CPP.search(function)
+    short = frames.TEMPLATE.sub("", m.group(1)).lstrip(":") if m else function.strip()
+    history = api()
+    v = history.versions
+    if file.endswith(".py"):
+        module = file.removeprefix("python/").removesuffix(".py").replace("/", ".")
+        mask = history.python(module.removesuffix(".__init__"))
+    else:
+        hit = history.get("P", file)
+        mask = hit[0] if hit else 0
+    if mask:
+        gone = v.after_last(mask)
+        known = f"{file} is in TVM {v.span(mask)}" + (f" (gone from {gone})" if gone else "")
+    else:
+        known = f"{file} is in no Apache TVM release from {v.labels[0]} on: a fork's or a " \
+                "project's own file"
+    yours = f"; the TVM in this log is {version.describe()} ({version.why})" if version else ""
+    means = _PYTHON_MEANS.get(exception or "", "")
+    what = f"{exception} " if exception else ""
+    where = f"{file}, {short}" if short else file
+    cause = (f"the traceback's innermost TVM frame raised it: {file}:{line}"
+             f"{' in ' + short if short else ''}; TVM's sources have no message of this form "
+             f"there, so the {what}came from the code itself"
+             f"{': ' + means if means else ''}. {known}{yours}.")
+    fix = (f"read {file} line {line} ({short or 'that function'}) in the TVM in use to see what "
+           "it expected; if the input is valid, it is a TVM bug: report it with the script "
+           "(tk bisect finds the commit that introduced it)")
+    return f"Raised in {where}", cause, fix, file, short

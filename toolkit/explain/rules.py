@@ -14,10 +14,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from toolkit.explain import toolchain
+
+# What a rule's ``refine`` returns when the text its pattern matched is not its failure after
+# all (a compile error in the user's own file, not TVM's): no finding is made.
+NOT_THIS = ("", "")
+
 
 @dataclass(frozen=True)
 class Rule:
-    """A failure TVM users meet. ``refine`` may rewrite cause/fix from the matched groups."""
+    """A failure TVM users meet. ``refine`` may rewrite cause/fix from the matched groups, or
+    decline the match (``NOT_THIS``)."""
 
     id: str
     family: str
@@ -424,6 +431,7 @@ RULES: list[Rule] = [
         "rebuild the library against the TVM in use (tk ext build) and check it with "
         "`tk ext check LIB.so`.",
         "glibc dynamic loader (dlopen error)",
+        toolchain.missing_symbol,
         rank=20,
     ),
     Rule(
@@ -1006,6 +1014,7 @@ RULES: list[Rule] = [
         "add the library that defines it to the link (target_link_libraries / -l), in an "
         "order where it comes after its users.",
         "GNU ld; captured with g++",
+        toolchain.missing_symbol,
     ),
     Rule(
         "missing-header", "build", "No such file or directory",
@@ -1018,7 +1027,11 @@ RULES: list[Rule] = [
     ),
     Rule(
         "tvm-library-not-found", "library", "Cannot find ",
-        r"Cannot find (?:library )?(?P<lib>libtvm\w*)",
+        # tvm_ffi's libinfo ("Cannot find library libtvm_runtime.so"), TVM's own libinfo.py of
+        # v0.9-v0.21 ("Cannot find libraries: ['libtvm.so', ...") and of v0.6-v0.8 ("Cannot
+        # find the files.\nList of candidates:\n.../libtvm.so")
+        r"Cannot find (?:library |libraries: \[?'?)?(?P<lib>libtvm\w*)|"
+        r"Cannot find the files\.\s*\n\s*List of candidates:\s*\n\s*\S*?(?P<lib2>libtvm\w*)",
         "TVM's shared library not found",
         "the tvm Python package found no libtvm_runtime/libtvm_ffi next to it, in "
         "TVM_LIBRARY_PATH or on the loader path.",
@@ -1080,6 +1093,7 @@ RULES: list[Rule] = [
         "tk doctor lists the codegens this build has.",
         "src/target/codegen.cc (Build: build_f_name is not enabled); as in apache/tvm#17238 "
         "and #346",
+        toolchain.codegen,
     ),
     Rule(
         "module-no-function", "runtime-args", "has no function",
@@ -1175,6 +1189,273 @@ RULES: list[Rule] = [
         "or packed function of an extension that is not loaded); the crash follows.",
         "load the library that defines them before running, or compile without the call.",
         "LLVM ORC JIT (llvm/ExecutionEngine/Orc/Core.cpp) via TVM's llvm module",
+    ),
+    # --- Toolchains, vendored code, packaging: the tables are in toolkit/explain/toolchain.py.
+    Rule(
+        "tvm-source-compile-error", "build", (": error: ", "): error: "),
+        r"(?P<file>[^\s:\"'(]*(?:src|include|3rdparty)/[^\s:\"'(]+\.(?:cc|h|cpp|cu|cuh|hpp|mm|inc))"
+        r"(?::(?P<line>\d+)(?::\d+)?: |\((?P<line2>\d+)\): )(?:fatal )?error: (?P<msg>[^\n]*)",
+        "Does not compile against the headers found",
+        "a compile error in TVM's sources (or a header they include): a dependency's API or a "
+        "vendored submodule differs from what the tree was written for.",
+        "update the submodules (git submodule update --init --recursive) and use dependency "
+        "versions this TVM supports.",
+        "gcc/clang/nvcc diagnostics (FILE:LINE:COL: error: ...); captured with g++ 12 here",
+        lambda groups, text: toolchain.compile_error(groups, text) or NOT_THIS,
+        rank=48,  # below rules that know the exact message (stale-dlpack, missing-header)
+    ),
+    Rule(
+        "llvm-target-not-built", "toolchain", ("No available targets are compatible with triple",
+                                               "unable to get target for"),
+        r"No available targets are compatible with triple \"(?P<triple>[^\"]+)\"|"
+        r"unable to get target for '(?P<triple2>[^']+)'",
+        "LLVM was built without this target",
+        "the LLVM that TVM links has no backend for the target triple.",
+        "use an LLVM built with that target (`llvm-config --targets-built` lists them).",
+        "LLVM TargetRegistry::lookupTarget, via src/target/llvm/llvm_instance.cc; captured with "
+        "0.27.0.post1 and with llc 14",
+        toolchain.llvm_target,
+        rank=55,
+    ),
+    Rule(
+        "llvm-unknown-processor", "toolchain", "is not a recognized processor for this target",
+        r"'(?P<cpu>[\w.+-]+)' is not a recognized processor for this target",
+        "LLVM does not know this processor",
+        "the LLVM that compiles the code is older than the processor named (-mcpu, or a GPU "
+        "target's arch), so it ignores it and compiles for a generic one.",
+        "use an LLVM that knows it (rebuild TVM with a newer LLVM), or name a processor it "
+        "lists (llc -march=nvptx64 -mcpu=help).",
+        "LLVM MCSubtargetInfo's warning; captured with llc 14 -mcpu=sm_90",
+        lambda groups, _text: (
+            f"the LLVM that compiles the code does not know '{groups['cpu']}' (it is older than "
+            "that processor), so it ignores it and compiles for a generic one.",
+            f"use an LLVM that knows {groups['cpu']} (rebuild TVM with a newer LLVM: "
+            "USE_LLVM=/path/to/llvm-config), or target a processor it lists (llc -mcpu=help)"),
+    ),
+    Rule(
+        "llvm-cannot-select", "toolchain", "Cannot select: ",
+        r"LLVM ERROR: Cannot select: (?:intrinsic )?(?P<what>%?[\w.]+)",
+        "LLVM has no instruction for an operation TVM emitted",
+        "LLVM's backend cannot generate code for an intrinsic or operation on this target: an "
+        "instruction that needs a newer GPU arch or PTX version than the target names (the "
+        "llvm.nvvm.* intrinsics of tensor cores, redux, cp.async), or an LLVM too old for it.",
+        "give the target the GPU's real arch (cuda: \"arch\": \"sm_80\"; nvptx: -mcpu=sm_80), or "
+        "schedule without that intrinsic; if the arch is right, build TVM with a newer LLVM.",
+        "LLVM SelectionDAG (LLVM ERROR: Cannot select); captured with llc 14 -mcpu=sm_50 on "
+        "llvm.nvvm.redux.sync.add",
+        rank=52,
+    ),
+    Rule(
+        "two-llvms-loaded", "library", "registered more than once",
+        r"CommandLine Error: Option '(?P<opt>[^']+)' registered more than once",
+        "Two copies of LLVM in one process",
+        "two libraries in this process each carry their own LLVM (libtvm built with LLVM, and "
+        "another: PyTorch/Triton, Mesa's GPU driver, numba's llvmlite, a second TVM), and both "
+        "register LLVM's command-line options in one registry.",
+        "keep one LLVM per process: build TVM with LLVM linked statically and its symbols hidden "
+        "(USE_LLVM=\"llvm-config --link-static\", HIDE_PRIVATE_SYMBOLS=ON), or make both use the "
+        "same shared libLLVM; failing that, do not load the other library in the same process.",
+        "LLVM's cl::opt registry (lib/Support/CommandLine.cpp); captured here: two libraries "
+        "each linking LLVM 14's libLLVMSupport.a, loaded into one process",
+        rank=58,
+    ),
+    Rule(
+        "link-needs-fpic", "build", "recompile with -fPIC",
+        r"(?P<obj>[^\s:]+)?:? ?relocation (?P<reloc>R_\w+) against [^\n]*?can ?not be used when "
+        r"making a shared object; recompile with -fPIC",
+        "A static library without position-independent code in a shared library",
+        "a static library (.a) whose objects were compiled without -fPIC is linked into a shared "
+        "library (libtvm.so, an extension): a static LLVM or another dependency built for "
+        "executables only.",
+        "link that dependency as a shared library (for LLVM: USE_LLVM=\"llvm-config "
+        "--link-shared\"), or rebuild it with position-independent code "
+        "(CMAKE_POSITION_INDEPENDENT_CODE=ON; LLVM: -DLLVM_ENABLE_PIC=ON).",
+        "GNU ld; captured here (an archive of an object compiled with -fno-PIC linked by gcc "
+        "-shared)",
+    ),
+    Rule(
+        "libstdcxx-too-old", "library", ("GLIBCXX_", "GLIBC_", "CXXABI_"),
+        r"version [`'](?P<which>GLIBCXX|GLIBC|CXXABI)_(?P<ver>[\d.]+)' not found"
+        r"(?: \(required by (?P<by>[^)\n]+)\))?",
+        "The C/C++ runtime loaded is older than a library needs",
+        "a library was built against a newer libstdc++/glibc than the one this process loaded.",
+        "load a newer libstdc++ (conda install -c conda-forge libstdcxx-ng) or rebuild the "
+        "library with the older toolchain.",
+        "glibc dynamic loader (dl-version.c: \"version `%s' not found (required by %s)\")",
+        toolchain.glibcxx,
+        rank=55,
+    ),
+    Rule(
+        "python-distribution-missing", "packaging", ("PackageNotFoundError",
+                                                     "No package metadata was found for"),
+        r"(?:PackageNotFoundError: |No package metadata was found for )(?:No package metadata "
+        r"was found for )?(?P<dist>[\w.-]+)",
+        "A Python distribution is not installed",
+        "importlib.metadata found no installed distribution of that name: the package may be "
+        "importable from a path (PYTHONPATH, a source tree) without having been pip-installed.",
+        "pip install it (pip install -e for a source tree) into the interpreter that runs.",
+        "importlib.metadata (Python's standard library); captured with Python 3.11 here",
+        toolchain.distribution,
+    ),
+    Rule(
+        "tool-not-found", "toolchain", ("not found", "No such file or directory"),
+        toolchain.TOOL_PATTERN,
+        "A program TVM runs is not on PATH",
+        "a compiler or tool that TVM (or the project on it) calls is not installed or not on "
+        "PATH.",
+        "install it and put it on PATH.",
+        "Python's subprocess (FileNotFoundError) and the shell; captured here (emcc)",
+        toolchain.tool,
+        rank=52,
+    ),
+    Rule(
+        "cuda-arch-undetected", "cuda", "Unable to detect CUDA version",
+        r"Unable to detect CUDA version, default to \"-(?:arch|mcpu)=(?P<arch>sm_\d+)\"",
+        "TVM could not detect the GPU's CUDA arch",
+        "TVM asked the CUDA device API for the GPU's compute version and got none: this libtvm "
+        "was built without CUDA (USE_CUDA OFF), or no GPU and driver are visible to it. It fell "
+        "back to an old default arch, which a current nvcc refuses.",
+        "build TVM with set(USE_CUDA ON) and run where the GPU is visible (nvidia-smi), or give "
+        "the arch explicitly: a target with \"arch\": \"sm_80\" (-arch=sm_80 in old TVM).",
+        "src/target/target_kind.cc UpdateCUDAAttrs (LOG(WARNING), v0.9.0-v0.14.0; sm_50 from "
+        "v0.13.0), followed by nvcc's refusal",
+        rank=55,
+    ),
+    Rule(
+        "compiler-killed", "build", ("Killed signal terminated program",
+                                     "internal compiler error: Killed", "out of memory allocating",
+                                     "virtual memory exhausted"),
+        r"(?:fatal error: Killed signal terminated program|internal compiler error: Killed "
+        r"\(program) (?P<prog>[\w+-]+)|(?P<prog2>cc1plus|cc1|cicc|ptxas): out of memory "
+        r"allocating|virtual memory exhausted: Cannot allocate memory",
+        "The compiler ran out of memory",
+        "the compiler was killed by the kernel's out-of-memory killer, or ran out of memory: "
+        "TVM's larger sources take 2-4 GB per parallel compile job.",
+        "build with fewer parallel jobs (tk build --jobs 2, cmake --build build -j 2, make -j2), "
+        "add swap, or build Release (Debug objects are larger).",
+        "GCC's driver and cc1plus (SIGKILL: 'Killed signal terminated program'; GCC < 8: "
+        "'internal compiler error: Killed'); captured with g++ 12 here (kill -9 of cc1plus, "
+        "and ulimit -v)",
+        rank=55,
+    ),
+    Rule(
+        "cuda-half-math-undefined", "cuda", " is undefined",
+        r"identifier \"(?P<fn>(?:__)?h(?:a?sin|a?cos|a?tan|sinh|cosh|tanh|asinh|acosh|atanh|"
+        r"exp2?|exp10|expm1|log2?|log10|log1p|sqrt|rsqrt|fabs|abs|erfc?|pow|fmod|floor|ceil|"
+        r"trunc|round|rint|isnan|isinf|max|min|div))\" is undefined|"
+        r"\"(?P<fn2>(?:__)?h(?:sinh|cosh|asinh|acosh|atanh|erfc?|pow|fabs|fmod|a?sin|a?cos|a?tan|"
+        r"log10|exp10|expm1|log1p))\" is undefined",
+        "CUDA has no such half-precision math function",
+        "the CUDA code TVM generated calls a float16 math function that cuda_fp16.h does not "
+        "define.",
+        "upgrade TVM, or compute that operator in float32.",
+        "nvcc (CUDA's cuda_fp16.h); captured with CUDA 13 nvcc on a TVM-style kernel calling herf",
+        lambda groups, _text: (
+            f"the CUDA code TVM generated calls {groups.get('fn') or groups.get('fn2')} for a "
+            "float16 (half) operation, and cuda_fp16.h defines no such function: TVM's CUDA "
+            "codegen supplies the missing half-precision math functions itself (its prelude's "
+            "CUDA_UNSUPPORTED_HALF_MATH macros), and the TVM in use lacks this one.",
+            "upgrade TVM to a version whose CUDA prelude defines it, or compute that operator in "
+            "float32 (cast to float32 around it: relax.op.astype), or keep the model in float32"),
+        rank=55,
+    ),
+    Rule(
+        "nvcc-host-compiler-unsupported", "cuda", "-- unsupported ",
+        r"#error -- unsupported (?P<cc>GNU|clang|Microsoft Visual Studio) version!(?P<msg>[^\n]*)",
+        "nvcc does not support this host compiler",
+        "the CUDA toolkit checks the host C++ compiler's version (crt/host_config.h), and this "
+        "compiler is newer (or older) than the toolkit supports.",
+        "give nvcc a supported compiler: -ccbin g++-12 (CUDAHOSTCXX=/usr/bin/g++-12, or "
+        "CMAKE_CUDA_HOST_COMPILER for CMake), or use a CUDA toolkit that supports this compiler; "
+        "-allow-unsupported-compiler skips the check at your own risk.",
+        "CUDA's crt/host_config.h; captured with CUDA 13 nvcc and a g++ reporting GCC 99",
+        rank=55,
+    ),
+    Rule(
+        "cuda-driver-insufficient", "cuda", ("driver version is insufficient",
+                                             "cudaErrorInsufficientDriver",
+                                             "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"),
+        r"CUDA driver version is insufficient for CUDA runtime version|"
+        r"cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+        "NVIDIA driver missing or older than the CUDA runtime",
+        "the CUDA runtime found no NVIDIA driver, or one older than this CUDA version needs "
+        "(each CUDA release needs a minimum driver; nvidia-smi shows the newest CUDA the driver "
+        "supports).",
+        "install or update the NVIDIA driver (in a container: run with --gpus all and the "
+        "NVIDIA container toolkit), or use a TVM/CUDA build for the CUDA version the driver "
+        "supports.",
+        "libcudart (cudaGetErrorString); captured here with CUDA 13 and no NVIDIA driver",
+        rank=55,
+    ),
+    Rule(
+        "cuda-no-device", "cuda", ("no CUDA-capable device", "CUDA_ERROR_NO_DEVICE",
+                                   "cudaErrorNoDevice"),
+        r"no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice",
+        "No GPU visible to this process",
+        "the driver is there but shows this process no GPU: CUDA_VISIBLE_DEVICES is empty or "
+        "wrong, a container was started without GPUs, or the GPU is not bound to the driver.",
+        "check nvidia-smi in the same environment; unset or fix CUDA_VISIBLE_DEVICES; start "
+        "containers with --gpus all.",
+        "libcudart / the CUDA driver API (cudaErrorNoDevice, CUDA_ERROR_NO_DEVICE: strings of "
+        "CUDA 13's libcudart)",
+        rank=55,
+    ),
+    Rule(
+        "rocm-no-code-object", "rocm", ("hipErrorNoBinaryForGpu", "Unable to find code object",
+                                        "HSA_STATUS_ERROR_INVALID_ISA"),
+        r"hipErrorNoBinaryForGpu|Unable to find code object for all current devices|"
+        r"HSA_STATUS_ERROR_INVALID_ISA",
+        "Code compiled for another AMD GPU",
+        "the kernels were compiled for another gfx architecture than the GPU here (the ROCm "
+        "target's -mcpu), or the GPU is not one ROCm ships code for.",
+        "compile for the GPU's arch ({\"kind\": \"rocm\", \"mcpu\": \"gfx1100\"}; rocminfo "
+        "names it); for a consumer GPU ROCm does not list, HSA_OVERRIDE_GFX_VERSION=<the nearest "
+        "supported one> and the matching -mcpu.",
+        "the HIP runtime's and HSA's error names (hipErrorNoBinaryForGpu, "
+        "HSA_STATUS_ERROR_INVALID_ISA) as ROCm prints them",
+        rank=55,
+    ),
+    Rule(
+        "vulkan-error", "vulkan", "VK_ERROR_",
+        r"(?:Vulkan Error, code=(?P<code>-?\d+): )?(?P<vk>VK_ERROR_[A-Z0-9_]+)",
+        "Vulkan call failed",
+        "a Vulkan call of TVM's Vulkan runtime failed.",
+        "check the Vulkan installation with vulkaninfo.",
+        "src/runtime/vulkan/vulkan_common.h (VULKAN_CHECK_ERROR: \"Vulkan Error, code=\") with "
+        "VkResult names",
+        toolchain.vulkan,
+        rank=55,
+    ),
+    Rule(
+        "cmake-package-not-found", "build", ("Cannot find ", "Could NOT find "),
+        r"Cannot find (?P<dep>[\w.]+), (?P<opt>USE_\w+)=(?P<val>\S*)|"
+        r"(?<!-- )Could NOT find (?P<pkg>\w+)",  # "-- Could NOT find": an optional package
+        "CMake cannot find a dependency",
+        "the dependency a build option asks for is not installed, or not where the option "
+        "points.",
+        "install its development files, or point the option (or CMAKE_PREFIX_PATH) at them.",
+        "TVM's cmake/modules/*.cmake (\"Cannot find Vulkan, USE_VULKAN=\") and CMake's "
+        "find_package; captured with TVM main's Vulkan.cmake and CMake 3.25 here",
+        toolchain.cmake_package,
+        rank=45,
+    ),
+    Rule(
+        "android-library-not-found", "toolchain", "dlopen failed: library",
+        r"dlopen failed: library \"(?P<lib>[^\"]+)\" not found",
+        "Android cannot find a library on the device",
+        "Android's loader found no such library on the device: it was not pushed (or packaged "
+        "in the app), or it is the NDK's C++ runtime.",
+        "push it beside the program (adb push LIB /data/local/tmp) and run with "
+        "LD_LIBRARY_PATH=/data/local/tmp, or package it in the app's jniLibs; libc++_shared.so "
+        "comes from the NDK (or link with -static-libstdc++).",
+        "Android's bionic linker (dlopen failed: library \"...\" not found)",
+        lambda groups, _text: None if groups["lib"] != "libc++_shared.so" else (
+            "the module was linked against the NDK's shared C++ runtime, libc++_shared.so, "
+            "which the device does not have on its loader path.",
+            "push the NDK's libc++_shared.so (toolchains/llvm/prebuilt/*/sysroot/usr/lib/"
+            "<arch>/) beside the program, or build with the static C++ runtime "
+            "(-static-libstdc++, ANDROID_STL=c++_static)"),
+        rank=55,
     ),
     # Generic, so last and lowest: any CMake error, with the message lines under its header.
     Rule(

@@ -75,8 +75,8 @@ def infer(text: str) -> LogVersion | None:
         if mask:
             return LogVersion(mask, f"written in the log ({label})", versions)
     if files_seen and files_mask and files_mask != versions.all:
-        files = "file" if files_seen == 1 else f"{files_seen} files"
-        return LogVersion(files_mask, f"from the TVM source {files} its traceback names", versions)
+        files = "the TVM source file" if files_seen == 1 else f"the {files_seen} TVM source files"
+        return LogVersion(files_mask, f"from {files} its traceback names", versions)
     return None
 
 

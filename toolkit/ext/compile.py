@@ -57,10 +57,13 @@ def target_python_facts(python: str, *modules: str) -> dict[str, Any]:
 def build(source_dir: str | Path, python: str = sys.executable,
           tvm_prebuild: str | None = None, tvm_source: str | None = None,
           build_id: str | None = None, build_type: str = "RelWithDebInfo",
-          jobs: int | None = None, events: Handler = ignore) -> Built:
+          jobs: int | None = None, events: Handler = ignore,
+          headers_from: Path | None = None) -> Built:
     """Configure and build the extension in ``source_dir`` against ``python``'s TVM (or the
     given one), after checking its headers against its libraries; ``events`` hears a
-    ``Stage`` and the compile's ``Progress``."""
+    ``Stage`` and the compile's ``Progress``. ``headers_from``: with ``build_id``, the tree
+    whose headers go with the stored build's libraries (default: the tree it was built in;
+    either way, one whose build key is the build's)."""
     from toolkit import ownership
     from toolkit.builds.backends import BuildFailed, BuildJob, backend, empty_dir, foreign_cache
     from toolkit.builds.recipes import BuildPlan
@@ -72,7 +75,7 @@ def build(source_dir: str | Path, python: str = sys.executable,
         raise UserError("pass one of --tvm-prebuild, --tvm-source, --build")
     name = project_name(src)
     facts = target_python_facts(python)
-    against, env = resolve(facts, python, tvm_prebuild, tvm_source, build_id)
+    against, env = resolve(facts, python, tvm_prebuild, tvm_source, build_id, headers_from)
     cmake = {"CMAKE_BUILD_TYPE": build_type, "Python_EXECUTABLE": python, **against.cmake}
     generator = "Ninja" if shutil.which("ninja") else "Unix Makefiles"
     plan = BuildPlan(recipes=[f"ext:{name}"], options={}, cmake=cmake, env={},
@@ -115,7 +118,7 @@ def build(source_dir: str | Path, python: str = sys.executable,
 
 
 def resolve(facts: dict[str, Any], python: str, tvm_prebuild: str | None,
-            tvm_source: str | None, build_id: str | None
+            tvm_source: str | None, build_id: str | None, headers_from: Path | None = None
             ) -> tuple[headers.Against, dict[str, str] | None]:
     """Where the headers and libraries come from, and the environment (None: the caller's)
     in which ``python`` imports that TVM."""
@@ -129,7 +132,7 @@ def resolve(facts: dict[str, Any], python: str, tvm_prebuild: str | None,
         from toolkit.builds.source import inspect
 
         record = store.find(build_id, use=True)  # linked against: its lib/ must be there
-        tree = Path(record.source.dir)
+        tree = Path(headers_from or record.source.dir)
         if not tree.is_dir():
             raise UserError(f"--build {record.id}: its source tree {tree} is gone (its headers "
                             "are needed)")

@@ -143,8 +143,9 @@ def verify(script: Path, message: str) -> str | None:
     import sys
 
     try:
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                              timeout=VERIFY_TIMEOUT_S, cwd=script.parent)
+        # Absolute: the script runs from its own directory, and ``-o`` may be relative.
+        proc = subprocess.run([sys.executable, str(script.resolve())], capture_output=True,
+                              text=True, timeout=VERIFY_TIMEOUT_S, cwd=script.parent)
     except subprocess.TimeoutExpired:
         return f"it ran over {VERIFY_TIMEOUT_S:.0f} s"
     if proc.returncode == 0:

@@ -1,0 +1,129 @@
+"""What a log's own tracebacks say about where an error was raised.
+
+A failure inside TVM usually prints more than its message: the C++ backtrace (dmlc's
+``[bt] (1) libtvm.so(tvm::relay::LayoutTransformRel(...)+0x118)``, libbacktrace's
+``1: tvm::relax::StorageAllocatorInit::CreateToken(...)`` with ``at src/...cc:597``, tvm-ffi's
+``File "src/relax/...cc", line 597, in tvm::relax::...``), the file and line of a failed check
+(``src/relay/op/tensor/transform.cc:2382: Check failed``) and Python frames (``File
+".../tvm/s_tir/dlight/gpu/gemv.py", line 291, in apply``). :mod:`toolkit.explain.raised` uses
+them to tell apart checks that print the same message: the one at the line the log shows, in
+a function its backtrace names, nearest the error line.
+
+One pass over the log's lines; only lines holding a cheap literal (``tvm``, ``src/``,
+``.py"``, ``include/``) are searched, each up to ``MAX_LINE`` characters, and at most
+``MAX_FRAMES`` frames are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MAX_LINE = 2000
+MAX_FRAMES = 400
+# tvm::relay::LayoutTransformRel(  tvm::tir::TryConstFold<tvm::tir::Div>(
+CPP = re.compile(r"\btvm((?:::~?[A-Za-z_]\w*(?:<[^()<>]*(?:<[^()<>]*>[^()<>]*)*>)?)+)\s*\(")
+TEMPLATE = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+_MANGLED = re.compile(r"_ZNK?(3tvm\w+)")
+# src/relay/op/tensor/transform.cc:2382   "src/x.cc", line 597   at /a/src/x.cc:597
+_PLACE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
+                    r"(?::(\d+)|\", line (\d+))?")
+_PY = re.compile(r"File \"[^\"]*/(tvm/(?:\w+/)*\w+\.py)\", line (\d+)(?:, in (\w+))?")
+
+
+@dataclass
+class Frames:
+    """The functions, source files and lines a log's tracebacks name, each with the log lines
+    (0-based) where it appears."""
+
+    functions: dict[str, list[int]] = field(default_factory=dict)  # "relay::LayoutTransformRel"
+    places: list[tuple[str, int, int, str]] = field(default_factory=list)  # file, line, log
+    # line, the frame's function ("" when the frame does not say)
+    files: set[str] = field(default_factory=set)  # src/..., include/..., python/tvm/...
+    py_functions: dict[str, list[int]] = field(default_factory=dict)  # "FILE:function"
+
+    def innermost(self, at: int) -> tuple[str, int, int, str] | None:
+        """The frame nearest the error on log line ``at``: the last one before it (Python's
+        and tvm-ffi's tracebacks end with the innermost frame), else the first after it
+        (dmlc's and libbacktrace's ``0:`` frame follows the message)."""
+        before = [p for p in self.places if at - 80 <= p[2] <= at]
+        if before:
+            return max(before, key=lambda p: p[2])
+        after = [p for p in self.places if at < p[2] <= at + 40]
+        return min(after, key=lambda p: p[2]) if after else None
+
+    def function_near(self, function: str, file: str, at: int) -> int | None:
+        """How many log lines from ``at`` the nearest frame of ``function`` (a site's
+        enclosing function, ``Class::method`` or ``Class.method``) is; None if none is."""
+        if not function:
+            return None
+        if file.endswith(".py"):
+            seen = self.py_functions.get(f"{file}:{function.rsplit('.', 1)[-1]}", [])
+        else:
+            parts = function.split("::")
+            tail = "::".join(parts[-2:])
+            seen = [n for name, lines in self.functions.items()
+                    if name == tail or name.endswith("::" + tail) for n in lines]
+        return min((abs(n - at) for n in seen), default=None)
+
+    def lines_in(self, file: str) -> set[int]:
+        """The lines of ``file`` the log shows."""
+        return {p[1] for p in self.places if p[0] == file}
+
+
+def read(lines: list[str]) -> Frames:
+    """The frames of ``lines`` (a log split into lines)."""
+    out = Frames()
+    count = 0
+    named: dict[int, str] = {}  # log line -> the first C++ function it names
+    for i, line in enumerate(lines):
+        if count >= MAX_FRAMES:
+            break
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE]
+        if "tvm" in line:
+            for m in CPP.finditer(line):
+                name = TEMPLATE.sub("", m.group(1)).lstrip(":")
+                out.functions.setdefault(name, []).append(i)
+                named.setdefault(i, name)
+                count += 1
+            if "_ZN" in line:
+                for m in _MANGLED.finditer(line):
+                    name = _demangle(m.group(1))
+                    if name:
+                        out.functions.setdefault(name, []).append(i)
+                        count += 1
+        if "src/" in line or "include/" in line:
+            for m in _PLACE.finditer(line):
+                out.files.add(m.group(1))
+                number = m.group(2) or m.group(3)
+                if number:
+                    # libbacktrace prints the function on the line above "at FILE:LINE"
+                    function = named.get(i) or (named.get(i - 1, "") if "at " in line else "")
+                    out.places.append((m.group(1), int(number), i, function))
+                    count += 1
+        if '.py"' in line:
+            m = _PY.search(line)
+            if m:
+                file = f"python/{m.group(1)}"
+                out.files.add(file)
+                out.places.append((file, int(m.group(2)), i, m.group(3) or ""))
+                if m.group(3):
+                    out.py_functions.setdefault(f"{file}:{m.group(3)}", []).append(i)
+                count += 1
+    return out
+
+
+def _demangle(nested: str) -> str:
+    """``3tvm5relay18LayoutTransformRel`` -> ``relay::LayoutTransformRel`` (an Itanium nested
+    name's plain parts; anything else it holds ends the name)."""
+    parts, pos = [], 0
+    while pos < len(nested):
+        m = re.match(r"\d+", nested[pos:])
+        if not m:
+            break
+        size = int(m.group(0))
+        start = pos + len(m.group(0))
+        parts.append(nested[start:start + size])
+        pos = start + size
+    return "::".join(parts[1:]) if len(parts) > 1 else ""

@@ -1,0 +1,433 @@
+"""Toolchains, vendored code and packaging: what a build or load failure says about them.
+
+Rules (:mod:`toolkit.explain.rules`) match the wording of compilers, linkers, the loader, LLVM,
+CUDA, ROCm, Vulkan, pip and importlib; the tables here turn what they matched into a cause:
+
+- ``DEPENDENCIES``: a compile error in a TVM source or header, by the path and the names in
+  it, is an API change of one dependency (LLVM, CUDA, ROCm, Vulkan, OpenCL, Metal) against
+  the TVM tree, or a vendored submodule (dlpack, dmlc-core, tvm-ffi, cutlass, ...) that is
+  older or newer than the tree expects;
+- ``LLVM_TARGETS``: an LLVM triple's architecture and the LLVM target that compiles for it;
+- ``SYMBOLS``: what a symbol a loader or linker misses belongs to;
+- ``DISTRIBUTIONS``, ``TOOLS``, ``GLIBCXX``, ``VK_RESULTS``: pip distributions, programs TVM
+  runs, libstdc++ symbol versions and Vulkan result codes.
+
+Every function here takes a rule's matched groups and the text near the match and returns
+``(cause, fix)``, or None to keep the rule's own words.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+# (name, what it is, path or name patterns, the fix) - the first whose pattern is in the
+# error's file path or message names the dependency. Vendored code comes first: a header of
+# a stale submodule fails inside TVM's own files.
+DEPENDENCIES: list[tuple[str, str, re.Pattern[str], str]] = [
+    ("dlpack", "vendored", re.compile(r"\bkDL\w+|\bDL(?:Tensor|Device|DataType|Managed\w*|PackVersion"
+                                      r"|DeviceType)\b|dlpack"),
+     "git submodule update --init --recursive (3rdparty/dlpack, and 3rdparty/tvm-ffi's own "
+     "3rdparty/dlpack), then rebuild from a clean build directory"),
+    ("dmlc-core", "vendored", re.compile(r"\bdmlc::|dmlc-core|dmlc/"),
+     "git submodule update --init --recursive (3rdparty/dmlc-core), then rebuild"),
+    ("tvm-ffi", "vendored", re.compile(r"\bTVMFFI\w+|tvm::ffi::|3rdparty/tvm-ffi|tvm/ffi/"),
+     "git submodule update --init --recursive (3rdparty/tvm-ffi must be the commit the tree "
+     "records), then rebuild; a pip-installed apache-tvm-ffi must match it too"),
+    ("cutlass", "vendored", re.compile(r"\bcutlass::|3rdparty/cutlass|cute::"),
+     "git submodule update --init --recursive (3rdparty/cutlass), then rebuild"),
+    ("libbacktrace", "vendored", re.compile(r"\bbacktrace_\w+|libbacktrace"),
+     "git submodule update --init --recursive (libbacktrace), or build with "
+     "USE_LIBBACKTRACE OFF"),
+    ("3rdparty", "vendored", re.compile(r"3rdparty/[\w.-]+/"),
+     "git submodule update --init --recursive, then rebuild from a clean build directory"),
+    ("LLVM", "toolchain", re.compile(r"src/target/llvm/|\bllvm::|llvm[-/]\d*/?include|/llvm/"),
+     "use a TVM release that supports this LLVM (update TVM: newer TVM follows LLVM's API), or "
+     "build with an older LLVM: set(USE_LLVM /path/to/older/llvm-config)"),
+    ("CUDA", "toolchain", re.compile(r"src/runtime/(?:cuda|contrib/(?:cublas|cudnn|thrust|"
+                                     r"cutlass|nvshmem|curand))|codegen_cuda|/cuda[-\d.]*/|"
+                                     r"\bcu(?:da|blas|dnn|rand|Launch)\w*\b|nvrtc"),
+     "use a CUDA toolkit this TVM supports (a newer TVM for a newer CUDA, or an older CUDA), "
+     "and set USE_CUDA to its path"),
+    ("ROCm", "toolchain", re.compile(r"src/runtime/(?:rocm|contrib/(?:miopen|rocblas|hipblas))|"
+                                     r"codegen_amdgpu|/rocm[-\d.]*/|\bhip\w+|\brocblas"),
+     "use the ROCm version this TVM supports (or a newer TVM), and set USE_ROCM to its path"),
+    ("Vulkan / SPIR-V", "toolchain", re.compile(r"src/runtime/vulkan|src/target/spirv|\bVk\w+|"
+                                                r"\bvk[A-Z]\w*|spirv|SPIRV"),
+     "install a Vulkan SDK (headers, SPIRV-Tools) of the version this TVM supports and set "
+     "USE_VULKAN to it"),
+    ("OpenCL", "toolchain", re.compile(r"src/runtime/opencl|\bcl[A-Z]\w+|CL/cl"),
+     "use the OpenCL headers from 3rdparty/OpenCL-Headers (git submodule update --init) or "
+     "your SDK's, matching USE_OPENCL"),
+    ("Metal", "toolchain", re.compile(r"src/runtime/metal|\bMTL\w+"),
+     "build on macOS with the Xcode SDK this TVM supports"),
+]
+
+# An LLVM triple's architecture -> the LLVM target that must be built (LLVM_TARGETS_TO_BUILD).
+LLVM_TARGETS = {
+    "wasm32": "WebAssembly", "wasm64": "WebAssembly", "nvptx": "NVPTX", "nvptx64": "NVPTX",
+    "amdgcn": "AMDGPU", "r600": "AMDGPU", "aarch64": "AArch64", "arm64": "AArch64",
+    "aarch64_be": "AArch64", "arm": "ARM", "armv7": "ARM", "armv7a": "ARM", "thumb": "ARM",
+    "thumbv7": "ARM", "riscv32": "RISCV", "riscv64": "RISCV", "x86_64": "X86", "i386": "X86",
+    "i686": "X86", "hexagon": "Hexagon", "spirv": "SPIRV", "spirv32": "SPIRV",
+    "spirv64": "SPIRV", "powerpc64le": "PowerPC", "powerpc64": "PowerPC", "ppc64le": "PowerPC",
+    "mips": "Mips", "mipsel": "Mips", "xtensa": "Xtensa", "loongarch64": "LoongArch",
+    "s390x": "SystemZ",
+}
+
+# What a missing symbol belongs to: (pattern on the symbol, its owner, the fix).
+SYMBOLS: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r"_ZN\w*4llvm|\bllvm::|LLVM\w*_\d"), "LLVM",
+     "the library was built against another LLVM than the one it now meets (another "
+     "llvm-config at build time, or a second LLVM loaded first): rebuild it against the LLVM "
+     "in use, or link LLVM statically into libtvm (USE_LLVM=\"llvm-config --link-static\", "
+     "HIDE_PRIVATE_SYMBOLS=ON)"),
+    (re.compile(r"_ZN\w*3c10|_ZN\w*2at\d|_ZN\w*5torch|\btorch::|\bat::|\bc10::"), "PyTorch",
+     "the extension was built against another PyTorch (or C++ ABI): rebuild it with the torch "
+     "installed now (pip install --no-build-isolation), or install the torch it was built for"),
+    (re.compile(r"_ZNSt7__cxx11|std::__cxx11|_ZNKSt7__cxx11"), "the C++ standard library",
+     "two libraries disagree on _GLIBCXX_USE_CXX11_ABI (a PyTorch wheel built with the old "
+     "ABI beside a library built with the new one): build both with the same "
+     "-D_GLIBCXX_USE_CXX11_ABI value"),
+    (re.compile(r"^(?:cu[A-Z]\w+|cuda\w+|nvrtc\w+|cublas\w+|cudnn\w+)"), "CUDA",
+     "the library calls CUDA, and no CUDA library that defines it is linked or loaded: a build "
+     "with USE_CUDA needs libcuda/libcudart/nvrtc (of that CUDA version) on the loader path"),
+    (re.compile(r"^(?:hip\w+|rocblas\w+|miopen\w+|hsa_\w+)"), "ROCm",
+     "the library calls ROCm (HIP), and the ROCm libraries it was built with are not on the "
+     "loader path: export LD_LIBRARY_PATH=/opt/rocm/lib, or rebuild against the ROCm here"),
+    (re.compile(r"^vk[A-Z]\w+"), "Vulkan",
+     "the library calls Vulkan and no libvulkan is loaded: install the Vulkan loader "
+     "(libvulkan1) or rebuild with the Vulkan SDK here"),
+    (re.compile(r"^cl[A-Z]\w+"), "OpenCL",
+     "the library calls OpenCL and no libOpenCL is loaded: install an OpenCL ICD loader"),
+]
+
+# pip distribution -> (what it provides, how to install it).
+DISTRIBUTIONS = {
+    "apache-tvm-ffi": ("TVM's FFI (the tvm_ffi package and libtvm_ffi.so; TVM >= 0.22 imports "
+                       "it)", "pip install apache-tvm-ffi (the version TVM was built with), or "
+                       "from a source tree: pip install ./3rdparty/tvm-ffi"),
+    "tvm-ffi": ("TVM's FFI", "pip install apache-tvm-ffi, or pip install ./3rdparty/tvm-ffi"),
+    "apache-tvm": ("TVM", "pip install apache-tvm, or from a source tree: pip install -e "
+                   "./python (after building libtvm)"),
+    "tvm": ("TVM built from source", "pip install -e ./python in the TVM tree after building "
+            "libtvm (or pip install apache-tvm)"),
+    "mlc-ai-nightly": ("MLC's build of TVM", "install the MLC wheels MLC-LLM's docs name for "
+                       "your platform (pip install --pre -f https://mlc.ai/wheels ...)"),
+    "mlc-llm": ("MLC-LLM", "pip install the mlc-llm wheel for your platform, or pip install -e "
+                "./python in its tree"),
+    "tilelang": ("TileLang", "pip install tilelang, or pip install -e . in its tree"),
+}
+
+# Programs TVM (or a project on it) runs -> what provides them.
+TOOLS = {
+    "emcc": "Emscripten (WebAssembly/WebGPU builds): install emsdk and `source emsdk_env.sh` so "
+            "emcc is on PATH",
+    "emcmake": "Emscripten: install emsdk and `source emsdk_env.sh`",
+    "nvcc": "the CUDA toolkit: put its bin/ on PATH (export PATH=/usr/local/cuda/bin:$PATH) or "
+            "set CUDA_HOME",
+    "hipcc": "ROCm: put /opt/rocm/bin on PATH",
+    "ld.lld": "LLVM's linker lld (ROCm code objects are linked with it): install lld or ROCm's "
+              "llvm (/opt/rocm/llvm/bin)",
+    "lld": "LLVM's linker lld: install lld",
+    "llvm-config": "LLVM's development package (llvm-dev / llvm-NN-dev): install it, or give "
+                   "USE_LLVM the path of an llvm-config",
+    "xcrun": "Xcode's command line tools (Metal/iOS builds run on macOS only)",
+    "metal": "Xcode's Metal toolchain (xcrun -sdk macosx metal)",
+    "glslangValidator": "the Vulkan SDK's glslang",
+    "spirv-val": "SPIRV-Tools (the Vulkan SDK)",
+    "adb": "the Android SDK platform tools",
+    "clang++": "clang: install it, or point the compiler setting at another C++ compiler",
+    "g++": "a C++ compiler (build-essential)",
+    "ninja": "pip install ninja (or apt-get install ninja-build)",
+}
+_TOOL_NAMES = "|".join(re.escape(t) for t in sorted(TOOLS, key=len, reverse=True))
+TOOL_PATTERN = (rf"(?:(?P<tool>{_TOOL_NAMES}): (?:command )?not found|No such file or directory:? "
+                rf"'(?:[^'\n]*/)?(?P<tool2>{_TOOL_NAMES})'|(?P<tool3>[\w.+-]*(?:android|linux-gnu)"
+                rf"\w*-(?:clang\+\+|clang|g\+\+|gcc)): (?:command )?not found)")
+
+# libstdc++ symbol version -> the GCC release that first ships it.
+GLIBCXX = {"3.4.21": "5", "3.4.22": "6", "3.4.23": "7", "3.4.24": "8", "3.4.25": "9",
+           "3.4.26": "9.2", "3.4.27": "9.3", "3.4.28": "10", "3.4.29": "11", "3.4.30": "12",
+           "3.4.31": "13", "3.4.32": "13.2", "3.4.33": "14"}
+
+# VkResult codes TVM's Vulkan runtime prints, and what each means for a user.
+VK_RESULTS = {
+    "VK_ERROR_INCOMPATIBLE_DRIVER": "no Vulkan driver (ICD) for a GPU is installed, or the "
+    "loader does not find it: install the GPU's Vulkan driver (mesa-vulkan-drivers, the NVIDIA "
+    "driver's ICD) and check `vulkaninfo`; in a container, mount the ICD json (VK_ICD_FILENAMES)",
+    "VK_ERROR_INITIALIZATION_FAILED": "the Vulkan driver failed to initialise (driver and loader "
+    "out of step, or no GPU visible): check `vulkaninfo` and the driver installation",
+    "VK_ERROR_EXTENSION_NOT_PRESENT": "the driver lacks an extension TVM's Vulkan runtime asks "
+    "for: update the driver, or build for a target without that feature",
+    "VK_ERROR_FEATURE_NOT_PRESENT": "the device lacks a feature the kernel needs (int64, "
+    "float16, 8-bit storage): give the vulkan target only what `vulkaninfo` lists",
+    "VK_ERROR_LAYER_NOT_PRESENT": "a requested validation layer is not installed: unset "
+    "TVM_VULKAN_ENABLE_VALIDATION_LAYERS or install the Vulkan SDK's layers",
+    "VK_ERROR_OUT_OF_DEVICE_MEMORY": "the GPU ran out of memory: smaller batches or models",
+    "VK_ERROR_OUT_OF_HOST_MEMORY": "the host ran out of memory",
+    "VK_ERROR_DEVICE_LOST": "the GPU reset or a kernel faulted (out-of-bounds access, a "
+    "watchdog timeout on a display GPU): rerun with validation layers, shorter kernels",
+}
+
+
+def dependency(file: str, message: str) -> tuple[str, str, str] | None:
+    """(name, kind, fix) of the dependency a compile error in ``file`` saying ``message``
+    is about, or None."""
+    for name, kind, pattern, fix in DEPENDENCIES:
+        if pattern.search(message) or pattern.search(file):
+            return name, kind, fix
+    return None
+
+
+_LLVM_SHOWN = re.compile(r"(?:llvm[-/]|LLVM[ _]?(?:version )?|llvm-config-|libLLVM-?)(\d{2})\b")
+
+
+def llvm_shown(text: str) -> int | None:
+    """The LLVM major version a build log shows (``/usr/lib/llvm-20/include``, ``LLVM 20.1``)."""
+    m = _LLVM_SHOWN.search(text)
+    return int(m.group(1)) if m and 7 <= int(m.group(1)) <= 40 else None
+
+
+def llvm_support(major: int | None) -> str:
+    """What TVM's history says of LLVM ``major``: the first release whose LLVM codegen tests
+    for it, or the newest LLVM main tests for."""
+    from toolkit.explain.history import api
+
+    history = api()
+    known = history.llvm_known()
+    if not known:
+        return ""
+    v = history.versions
+    newest = max(known)
+    if major is not None and major in known:
+        return (f" TVM's LLVM codegen adapts to LLVM {major}'s API from {v.first(known[major])} "
+                "on (TVM's history).")
+    if major is not None and major > newest:
+        return (f" No TVM release's LLVM codegen tests for LLVM {major} yet (main knows up to "
+                f"LLVM {newest}; TVM's history): use LLVM {newest} or older.")
+    return f" TVM main's LLVM codegen knows LLVM up to {newest} (TVM's history)."
+
+
+# The name a compiler says is missing: ‘X’ was not declared, ‘X’ is not a member of ‘Y’, ‘X’
+# does not name a type, no member named 'X', use of undeclared identifier 'X', unknown type
+# name 'X', identifier "X" is undefined.
+_MISSING_NAME = re.compile(
+    r"[‘'\"](?:[\w:]+::)?(?P<name>\w+)[’'\"] (?:was not declared|is not a member of|(?:in namespace "
+    r"[‘'][\w:]+[’'] )?does not name a type|is undefined)|(?:no member named|undeclared "
+    r"identifier|unknown type name|no type named) [‘'](?P<name2>\w+)[’']")
+
+
+def tvm_name(message: str) -> tuple[str, str] | None:
+    """(cause, fix) when the name a compile error misses is one TVM's own headers declared in
+    some versions and not in others: code written for another TVM than the headers in use."""
+    from toolkit.explain.history import api
+
+    m = _MISSING_NAME.search(message)
+    name = m and (m.group("name") or m.group("name2"))
+    if not name:
+        return None
+    history = api()
+    hit = history.get("H", name)
+    if hit is None:
+        return None
+    mask, header = hit
+    v = history.versions
+    gone = v.after_last(mask)
+    if gone:
+        return (f"{name} is TVM's own: {header} declares it in {v.span(mask)}, and it was removed "
+                f"in {gone} (TVM's history). This source was written for an older TVM than the "
+                "headers it is compiled against (a contrib file or a project on TVM that was not "
+                "updated).",
+                f"port the code to the API of the TVM in use (what replaced {name}: the TVM "
+                f"release notes of {gone}), or build against a TVM of {v.span(mask)}")
+    first = v.first(mask)
+    if first != v.labels[0]:
+        return (f"{name} is TVM's own: {header} declares it from {first} on (TVM's history); the "
+                "headers this build uses are older than the code that needs it.",
+                f"build against TVM {first} or newer (update the TVM submodule or "
+                "TVM_SOURCE_DIR), or use the code's release that matches your TVM")
+    return None  # in every version: the history says nothing about this error
+
+
+@cache
+def _tvm_directories() -> frozenset[str]:
+    from toolkit.explain.history import sites
+
+    return frozenset(f.rsplit("/", 1)[0] for f in sites().by_file if "/" in f)
+
+
+def _tvm_directory(path: str) -> bool:
+    """Whether ``path`` (relative to a tree) lies in a directory of TVM's own sources - a
+    user's ``src/my_pass.cc`` does not (TVM keeps no source file in ``src/`` itself)."""
+    return "/" in path and path.rsplit("/", 1)[0] in _tvm_directories()
+
+
+def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A compile error in TVM's sources: a TVM name of another version, or which dependency's
+    API or vendored code moved; None when the file is not one of TVM's and nothing names the
+    dependency (the user's own code)."""
+    file, message = groups.get("file") or groups.get("file2") or "", groups.get("msg", "")
+    # The path inside the TVM tree: a TVM vendored by another project (mlc-llm/3rdparty/tvm)
+    # is still TVM's own source, not a vendored library.
+    in_tree = file.split("/3rdparty/tvm/")[-1]
+    where = re.sub(r"^.*?(?=(?:src|include|3rdparty)/)", "", in_tree) or file
+    known = tvm_name(message)
+    if known is not None:
+        return f"{where} does not compile: {message.strip()[:160]}. " + known[0], known[1]
+    found = dependency(in_tree, message)
+    if found is None:
+        if not _tvm_directory(where):
+            return None  # not a file of TVM's: a user's own code (a typo, not a toolchain)
+        return (f"{where} does not compile: {message.strip()[:200]}. TVM's sources meet a "
+                "compiler or header they were not written for (a compiler too old for the C++ "
+                "standard TVM uses, or another version of a dependency's headers).",
+                "build with a compiler TVM supports (GCC >= 7 / clang >= 5, newer for newer "
+                "TVM), and check that the submodules match the tree: git submodule update "
+                "--init --recursive")
+    name, kind, fix = found
+    if kind == "vendored":
+        return (f"{where} does not compile against the {name} headers it found: "
+                f"{message.strip()[:160]}. The submodule ({name}) is older or newer than this "
+                "TVM tree expects - a checkout or pull that did not update it.", fix)
+    history = llvm_support(llvm_shown(text)) if name == "LLVM" else ""
+    return (f"{where} does not compile against this {name}: {message.strip()[:160]}. The "
+            f"{name} API it calls changed: the {name} installed is newer (or older) than the "
+            f"ones this TVM's sources were written for.{history}", fix)
+
+
+def llvm_target(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    triple = groups.get("triple") or groups.get("triple2") or ""
+    arch = triple.split("-", 1)[0]
+    target = LLVM_TARGETS.get(arch) or LLVM_TARGETS.get(re.sub(r"v\d.*$", "", arch))
+    if not target:
+        return None
+    return (f"the LLVM that TVM links was built without the {target} target, which "
+            f"compiles for {triple}.",
+            f"use an LLVM built with {target} in LLVM_TARGETS_TO_BUILD (check with "
+            "`llvm-config --targets-built`; apt.llvm.org and conda's llvmdev packages include "
+            f"the common ones) and rebuild TVM with USE_LLVM pointing at its llvm-config")
+
+
+def missing_symbol(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    sym = groups.get("sym", "")
+    lib = (groups.get("lib") or "").rsplit("/", 1)[-1]
+    for pattern, owner, fix in SYMBOLS:
+        if pattern.search(sym):
+            whose = f"{lib} needs" if lib else "the link needs"
+            return (f"{whose} {sym}, a symbol of {owner}, and nothing loaded or linked defines "
+                    f"it in that version.", fix)
+    return None
+
+
+def distribution(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    dist = groups.get("dist", "").strip("'\"")
+    what, fix = DISTRIBUTIONS.get(dist.lower().replace("_", "-"), (None, None))
+    if what is None:
+        return None
+    return (f"importlib.metadata asked for the {dist} distribution ({what}) and found none: "
+            "its package may be importable (a source tree on PYTHONPATH) but it was never "
+            "pip-installed, so the code that reads its version or locates its library through "
+            "the package metadata fails.", fix)
+
+
+def tool(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    name = groups.get("tool") or groups.get("tool2") or groups.get("tool3") or ""
+    if name in TOOLS:
+        return (f"{name} is not on PATH; it is {TOOLS[name].split(':', 1)[0]}.",
+                TOOLS[name].split(": ", 1)[-1])
+    return (f"{name} (a cross compiler for Android or another target) is not on PATH.",
+            "install the toolchain (the Android NDK's toolchains/llvm/prebuilt/*/bin) and put it "
+            "on PATH, or give its full path (TVM_NDK_CC for tvm.contrib.ndk)")
+
+
+def glibcxx(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    which, version = groups.get("which", ""), groups.get("ver", "")
+    lib = groups.get("by", "").rsplit("/", 1)[-1]
+    if which == "GLIBCXX":
+        gcc = GLIBCXX.get(version)
+        built = f" (GCC {gcc} or newer)" if gcc else ""
+        return (f"{lib or 'a library'} was built with a newer libstdc++{built} than the "
+                f"libstdc++.so.6 this process loaded, which lacks GLIBCXX_{version}: usually a "
+                "conda environment's older libstdc++ found before the system's.",
+                "load a libstdc++ at least that new: conda install -c conda-forge 'libstdcxx-ng"
+                ">=12' (or libstdcxx), or put the system's first (LD_PRELOAD=/usr/lib/x86_64-"
+                "linux-gnu/libstdc++.so.6); or rebuild the library with the older compiler")
+    if which == "GLIBC":
+        return (f"{lib or 'a library'} was built for glibc {version} or newer; this system's "
+                "glibc is older.",
+                "use a wheel built for this system's glibc (manylinux tag), or a newer OS / "
+                "container, or build from source here")
+    return None
+
+
+def vulkan(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    code = groups.get("vk") or groups.get("vk2") or ""
+    if code in VK_RESULTS:
+        what, _, fix = VK_RESULTS[code].partition(": ")
+        return f"Vulkan returned {code}: {what}.", fix or VK_RESULTS[code]
+    return None
+
+
+# A CMake package (or TVM's USE_X dependency) -> how to provide it.
+PACKAGES = {
+    "vulkan": "install the Vulkan SDK (LunarG), or the distribution's libvulkan-dev, "
+              "spirv-headers and spirv-tools; then set USE_VULKAN to the SDK's path ($VULKAN_SDK) "
+              "or ON",
+    "cuda": "install the CUDA toolkit and set USE_CUDA to its path (/usr/local/cuda), or put nvcc "
+            "on PATH",
+    "rocm": "install ROCm and set USE_ROCM=/opt/rocm (or ROCM_PATH)",
+    "opencl": "install OpenCL headers and an ICD loader (opencl-headers, ocl-icd-opencl-dev), or "
+              "set USE_OPENCL to the SDK's path",
+    "llvm": "install LLVM's development package (llvm-NN-dev) and set USE_LLVM to its "
+            "llvm-config",
+    "cudnn": "install cuDNN for this CUDA version and set USE_CUDNN to its path",
+    "nccl": "install NCCL and set USE_NCCL to its path",
+    "python": "install the interpreter's development files (python3-dev)",
+    "zlib": "install zlib's development package (zlib1g-dev)",
+    "libxml2": "install libxml2-dev (LLVM's CMake package needs it)",
+    "gtest": "install GoogleTest (libgtest-dev), or build without C++ tests",
+    "threads": "install the C library's development files (build-essential)",
+}
+
+
+def cmake_package(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    name = groups.get("dep") or groups.get("pkg") or ""
+    fix = PACKAGES.get(name.lower())
+    if groups.get("opt"):
+        where = groups.get("val") or "(empty)"
+        cause = (f"the build asks for {name} ({groups['opt']}={where}) and TVM's CMake found no "
+                 f"{name} {'there' if where not in ('ON', '(empty)') else 'in the default places'}.")
+        return cause, fix or (f"install {name}'s development files and set {groups['opt']} to "
+                              "their path")
+    cause = f"CMake's find_package({name}) found no {name} (its development files or config)."
+    return cause, fix or (f"install {name}'s development package, or point CMake at it "
+                          f"(-D{name}_DIR=... or CMAKE_PREFIX_PATH)")
+
+
+# A target kind's code generator -> the CMake option that compiles it, where TVM's history has
+# no O fact for the file that registers target.build.KIND (older layouts).
+CODEGEN_OPTIONS = {"llvm": "USE_LLVM", "cuda": "USE_CUDA", "nvptx": "USE_LLVM", "rocm": "USE_ROCM",
+                   "vulkan": "USE_VULKAN", "opencl": "USE_OPENCL", "metal": "USE_METAL",
+                   "hexagon": "USE_HEXAGON", "sdaccel": "USE_SDACCEL", "aocl": "USE_AOCL"}
+
+
+def codegen(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``target.build.vulkan is not enabled``: which option compiles that code generator,
+    from TVM's history (the file registering target.build.KIND and the CMake option it sits
+    under), else the table."""
+    from toolkit.explain.history import api
+
+    kind = groups.get("kind", "")
+    history = api()
+    hit = history.get("F", f"target.build.{kind}")
+    option = history.option_for(hit[1]) if hit and hit[1] else None
+    name = option[0] if option else CODEGEN_OPTIONS.get(kind)
+    if name is None:
+        return None
+    where = f" (target.build.{kind} is registered in {hit[1]})" if option else ""
+    return (f"the TVM in use was built without the {kind} code generator: {name} was OFF when "
+            f"it was built{where}, or it was not rebuilt after turning it on.",
+            f"set({name} ON) in config.cmake (for llvm, the path of an llvm-config), then rebuild "
+            "from a clean build directory and reinstall the Python package; tk doctor lists the "
+            "codegens a build has")
