@@ -20,10 +20,10 @@ class Block(nn.Module):
 
 
 class Stack(nn.Module):
-    """Blocks from ``widths[0]`` through each width in turn (builtin:mlp400 stacks more)."""
+    """Blocks from ``widths[0]`` through each width in turn (builtin:mlp400 runs ten)."""
 
-    def __init__(self, widths):
-        dims = [widths[0], *widths]
+    def __init__(self, widths, d_in=None):
+        dims = [d_in or widths[0], *widths]
         self.layers = nn.ModuleList([Block(a, b) for a, b in zip(dims, dims[1:])])
 
     def forward(self, x):
