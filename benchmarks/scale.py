@@ -6,8 +6,9 @@ page); ``tk profile``'s measurement (compile with the kernel capture, cost analy
 and timed runs through the VM instrument) and its report (built, then written as csv, json,
 md and html). Prints CPU time (this process, all its threads, and every child it waited for)
 and wall time of each, the kernels each compile made, and the last workload over the first:
-cost that grows linearly grows as the kernels do. Beside it, dump-ir and profile over the plain compile of the same
-model: a recorder that grows faster than the compile shows as a ratio rising with size.
+cost that grows linearly grows as the kernels do. Beside it, dump-ir and profile over the
+plain compile of the same model: a recorder that grows faster than the compile shows as a
+ratio rising with size.
 
     taskset -c 0 python benchmarks/scale.py [--repeat 1] [--runs 20] [WORKLOAD ...]
 """
