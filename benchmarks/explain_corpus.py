@@ -4,9 +4,10 @@ Reads tests/fixtures/explain/corpus (real logs from public TVM, MLC-LLM and Tile
 SOURCES.md there cites each and says what counts as naming its cause), runs
 ``toolkit.explain.explain`` on each log and prints, per log, whether every required term is
 in tk's answer, then the share named per set and collection round. ``--set dev`` is what
-development may look at (round 1's logs, its held-out quarter included since round 2, and
-round 2's development half); ``--set held-out`` is round 2's held-out half, kept out of
-development and measured at the end. Also prints each log's CPU time.
+development may look at (the earlier rounds' logs, their held-out parts included once their
+round was measured, and the newest round's development half); ``--set held-out`` is the
+newest round's held-out half, kept out of development and measured once, at the end. Also
+prints each log's CPU time.
 
     python benchmarks/explain_corpus.py [--set dev|held-out|all] [--verbose]
 """

@@ -19,7 +19,7 @@ class Case:
     cause: str
     terms: tuple[tuple[str, ...], ...]  # every group must match; any term of a group does
     split: str  # DEV or HELD_OUT
-    round: int  # the collection round (1: c01-c44, 2: the fresh set c45-)
+    round: int  # the collection round (1: c01-c44, 2: c45-c71, 3: c72-)
 
 
 def cases() -> list[Case]:
@@ -32,10 +32,12 @@ def cases() -> list[Case]:
         log, thread, cause, must, label = cells
         groups = tuple(tuple(t.strip() for t in g.replace("\\|", "|").split("|") if t.strip())
                        for g in must.split(";"))
-        # "dev", "dev (held out in round 1)", "dev (round 2)", "held out (round 2)"
+        # "dev", "dev (held out in round 1)", "dev (round 2)", "dev (held out in round 2)",
+        # "dev (round 3)", "held out (round 3)": the round named is the one that collected it
         split = HELD_OUT if label.startswith(HELD_OUT) else DEV
+        got = re.search(r"round (\d+)", label)  # a log held out in round N was collected then
         out.append(Case(CORPUS / log, thread, cause, groups, split,
-                        2 if "round 2" in label else 1))
+                        int(got.group(1)) if got else 1))
     return out
 
 

@@ -215,9 +215,10 @@ def test_corpus_is_cited_and_the_fresh_round_half_held_out():
     assert {c.log.name for c in rows} == {p.name for p in CORPUS.glob("*.log")}
     assert len({c.thread for c in rows}) == len(rows)  # no thread twice
     assert all(c.thread.startswith("https://github.com/") for c in rows)
-    fresh = [c for c in rows if c.round == 2]
+    newest = max(c.round for c in rows)  # only the newest round's fresh logs are held out
+    fresh = [c for c in rows if c.round == newest]
     held = [c for c in rows if c.split == HELD_OUT]
-    assert len(fresh) >= 24 and held and all(c.round == 2 for c in held)
+    assert len(fresh) >= 20 and held and all(c.round == newest for c in held)
     # The rule SOURCES.md states: the first half of the fresh threads by SHA-1 of the URL.
     by_sha = sorted(fresh, key=lambda c: hashlib.sha1(c.thread.encode()).hexdigest())
     assert {c.log.name for c in held} == {c.log.name for c in by_sha[:(len(fresh) + 1) // 2]}
@@ -400,3 +401,146 @@ def test_a_converter_of_newer_tvm_is_named_when_the_log_shows_no_version():
     f = next(f for f in explain("AssertionError: Unsupported function types ['mm.default']\n")
              if f.origin == "API history")
     assert "use TVM v0.22.0 or newer" in f.fix
+
+
+# --- round 3: the general answers the round-2 misses taught ------------------------------
+
+
+def _said(log: str) -> str:
+    return answer_text(explain(log))
+
+
+def test_a_missing_tvm_library_is_read_by_the_generation_that_ships_it() -> None:
+    # libtvm.so is the single library up to v0.23.0; an extension asking for it meets a TVM
+    # of another generation (the split libtvm_compiler/libtvm_runtime from v0.24.0).
+    old = _said("OSError: libtvm.so: cannot open shared object file: No such file or directory\n"
+                "$ ldd lib/libmy_ext.so | grep tvm\n        libtvm.so => not found\n")
+    assert "v0.23.0" in old and "libtvm_compiler.so" in old and "libmy_ext.so" in old
+    new = _said("OSError: libtvm_compiler.so: cannot open shared object file: No such file or "
+                "directory\n")
+    assert "v0.24.0" in new and "v0.23.0" not in new
+    # a library of no table keeps the loader-path answer
+    plain = _said("OSError: libfoo_bar.so: cannot open shared object file: No such file or "
+                  "directory\n")
+    assert "loader path" in plain and "TVM v0" not in plain
+
+
+def test_a_missing_gpu_library_names_the_stack_the_package_was_built_for() -> None:
+    cuda = _said("OSError: libnvrtc.so.12: cannot open shared object file: No such file or "
+                 "directory\n")
+    assert "CUDA 12" in cuda and "ROCm" in cuda
+    rocm = _said("OSError: libamdhip64.so.6: cannot open shared object file: No such file or "
+                 "directory\n")
+    assert "ROCm build" in rocm and "CUDA (an NVIDIA GPU)" in rocm
+
+
+def test_a_module_gated_by_a_build_option_names_the_option() -> None:
+    log = "AttributeError: module 'tvm' has no attribute 'micro'\n"
+    assert "USE_MICRO" in _said(log)
+    # a TVM the log shows is past the gated versions: only the removal answers
+    newer = _said("Successfully installed apache-tvm==0.20.0\n" + log)
+    assert "USE_MICRO" not in newer and "removed in v0.19.0" in newer
+
+
+def test_a_check_typed_without_spaces_is_found_and_rpc_shutdown_is_named() -> None:
+    findings = explain("Check failed:(code == RPCCode::kReturn)is false: code =kShutdown\n")
+    sites_found = [f for f in findings if f.origin == "error-site index"]
+    assert sites_found and sites_found[0].groups["file"].endswith("rpc_endpoint.cc")
+    assert any(f.id == "rpc-session-ended" and "session_timeout" in f.fix for f in findings)
+
+
+def test_checks_of_one_condition_are_told_apart_by_their_message() -> None:
+    # ValidateShader and BinaryToText both check `res == SPV_SUCCESS`; only BinaryToText's
+    # message has line= and column=.
+    def function(msg: str) -> str:
+        got = [f for f in explain(f"tvm.error.InternalError: Check failed: res == SPV_SUCCESS "
+                                  f"(-10 vs. 0) : {msg}\n") if f.origin == "error-site index"]
+        return got[0].groups["function"]
+
+    assert function("index=199 error:[VUID-1] Invalid layout") == "SPIRVTools::ValidateShader"
+    assert function("line=3 column=4 index=199 error: bad") == "SPIRVTools::BinaryToText"
+
+
+def test_a_name_error_in_a_file_that_is_not_tvms_blames_that_file() -> None:
+    log = ('Traceback (most recent call last):\n'
+           '  File "/home/u/proj/tools/pack.py", line 39, in main\n'
+           '    out.append(paths[ls0])\n'
+           "NameError: name 'ls0' is not defined\n")
+    findings = explain(log)
+    assert any("pack.py" in f.title and "line 39" in f.cause for f in findings)
+    assert not any(f.origin == "error-site index" for f in findings)
+    # the same name read unbound by TVM's own file is TVM's bug, not the caller's
+    tvm = explain('  File "/x/site-packages/tvm/s_tir/dlight/gpu/gemv.py", line 291, in apply\n'
+                  "NameError: name 'TX' is not defined\n")
+    assert any("gemv.py" in f.title and "a bug in TVM" in f.cause for f in tvm)
+
+
+def test_a_python_error_raised_in_the_users_frame_is_not_put_on_a_tvm_raise() -> None:
+    from toolkit.explain.frames import foreign
+
+    assert foreign("/home/u/proj/tools/pack.py") and foreign("C:\\proj\\x.py")
+    assert not foreign("/usr/lib/python3/site-packages/tvm/relax/utils.py")
+    assert not foreign("python/tvm_ffi/module.py")
+
+
+def test_a_backend_function_missing_from_a_build_without_the_backend_names_its_option() -> None:
+    # a tree under ~/src/: the tree's own src/ is found, not the home directory's
+    log = ("/home/u/src/tvm/src/target/metadata_module.cc:120:23: error: "
+           "‘CreateLLVMCrtMetadataModule’ was not declared in this scope\n")
+    said = _said(log)
+    assert "src/target/metadata_module.cc does not compile" in said and "USE_LLVM" in said
+    # LLVM's own C API missing is the dependency's version, not a gated TVM function
+    api_missing = _said("/home/u/src/tvm/src/target/llvm/llvm_instance.cc:10:3: error: "
+                        "‘LLVMInitializeFooTarget’ was not declared in this scope\n")
+    assert "USE_LLVM ON" not in api_missing and "LLVM" in api_missing
+
+
+def test_an_undefined_cuda_symbol_of_a_newer_cuda_names_that_cuda() -> None:
+    said = _said("OSError: /x/libext.so: undefined symbol: cuTensorMapEncodeTiled\n")
+    assert "CUDA 12.0" in said and "older" in said
+    plain = _said("OSError: /x/libext.so: undefined symbol: cudaFooBar\n")
+    assert "older than the CUDA the library was built with" in plain
+
+
+def test_a_wrapped_check_line_is_joined_before_matching() -> None:
+    log = ("RuntimeError: error with ~/tvm/src/tir/transforms/unify_thread_binding.cc:112: "
+           "Check failed: (ana.CanPro\nveEqual(dom->extent, new_iter_var->dom->extent)) is false: "
+           "ValueError: All loops that are bound to `threadIdx.y` should have the same extent.\n")
+    f = next(f for f in explain(log) if f.origin == "error-site index")
+    assert f.groups["file"].endswith("unify_thread_binding.cc")
+    assert f.groups["function"].endswith("UnifyThreadBindingImpl")
+
+
+def test_an_attribute_error_raised_by_tvms_own_file_names_the_file() -> None:
+    # pytest's FILE.py:LINE frame form; no TVM class Module ever had .func
+    said = _said("File tvm/python/tvm/script/parser.py:364\n"
+                 "AttributeError: 'Module' object has no attribute 'func'\n")
+    assert "python/tvm/script/parser.py line 364" in said and "ast.Module" in said
+    # the same error raised in the user's file is not put on TVM
+    user = _said('  File "/home/u/run.py", line 3, in <module>\n'
+                 "AttributeError: 'Module' object has no attribute 'func'\n")
+    assert "parser.py" not in user
+
+
+def test_a_version_older_than_the_index_is_not_claimed_as_its_oldest() -> None:
+    from toolkit.explain.tvm_version import LogVersion, infer
+
+    assert infer("Successfully installed apache-tvm==0.4.0\n") is None
+    assert infer("Successfully installed apache-tvm==0.18.0\n").describe() == "v0.18.0"
+    versions = api().versions
+    by_files = LogVersion(1, "from the TVM source file its traceback names", versions)
+    assert by_files.describe() == f"{versions.labels[0]} or older"
+
+
+def test_a_missing_header_of_tvms_own_says_where_tvm_has_it() -> None:
+    # a relative include that resolves where no TVM version has the file: the include is stale
+    said = _said("/w/tvm/src/contrib/torch/tvm_module_wrapper/RuntimeModuleWrapperTVM.cc:32:10: "
+                 "fatal error: ../../support/base64.h: No such file or directory\n")
+    assert "src/support/base64.h" in said and "src/contrib/support/base64.h" in said
+    # a header only older TVM ships: the code was written for an older TVM
+    old = _said("/w/ext/src/my_op.cc:3:10: fatal error: tvm/runtime/packed_func.h: No such "
+                "file or directory\n")
+    assert "include/tvm/runtime/packed_func.h" in old and "removed in" in old
+    # not TVM's: the generic answer stays
+    other = _said("/w/m.cc:1:10: fatal error: tk_absent_header.h: No such file or directory\n")
+    assert "not installed or not on the include path" in other

@@ -13,13 +13,15 @@ pytest.importorskip("tornado", reason="TVM's RPC tracker needs tornado (pip inst
 
 @pytest.fixture(scope="module")
 def server():
-    with tvm_process("tvm.exec.rpc_server", port=free_port()) as port:
+    port = free_port()
+    with tvm_process("tvm.exec.rpc_server", port=port):
         yield f"127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")
 def tracker():
-    with tvm_process("tvm.exec.rpc_tracker", port=free_port()) as tracker_port:
+    tracker_port = free_port()
+    with tvm_process("tvm.exec.rpc_tracker", port=tracker_port):
         address = f"127.0.0.1:{tracker_port}"
         with tvm_process("tvm.exec.rpc_server", "--tracker", address, "--key", "tk-cpu",
                          port=free_port()):
@@ -104,3 +106,15 @@ def test_profile_over_tracker_and_refusals(tk, tracker, server):
     assert refused.returncode == 2
     assert refused.stderr.strip() == f"tk: error: the RPC server at {silent} does not answer " \
                                      f"(Connection refused)"
+
+
+def test_tune_measures_on_servers_the_tracker_leases(tk, tracker, tmp_path):
+    db = tmp_path / "db"
+    result = tk("tune", str(te_matmul(tmp_path)), "--tracker", tracker, "--key", "tk-cpu",
+                "--trials", "2", "-o", str(db), "--json", timeout=1800)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["trials"] == 2 and report["tasks"] == 1
+    if report["records"] == 0:
+        pytest.skip("no candidate built and ran in time on this machine (busy?)")
+    assert report["best_us"] > 0

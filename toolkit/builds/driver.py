@@ -1,7 +1,9 @@
 """``tk build``: plan, pre-flight, build, record, store, check — one function per step.
 
 ``build()`` serves a stored build when the same plan was already built from a tree with the
-same build key; otherwise it runs the backend in the plan's build directory (incremental),
+same build key; otherwise, with a team registry (``toolkit.builds.team``), it fetches the
+build of that key from there (``fetch``: verified, then the same post-build check); otherwise
+it runs the backend in the plan's build directory (incremental),
 stores every library the build wrote (content-addressed), builds the tree's tvm-ffi Python
 package, writes the ``BuildRecord`` from what is on disk (CMake's cache, not the request) and
 checks the build in its own environment: each runtime backend asked for, then ``import tvm``.
@@ -10,6 +12,7 @@ checks the build in its own environment: each runtime backend asked for, then ``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import fcntl
 import json
@@ -22,10 +25,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit import __version__, ownership
-from toolkit.builds import gc, preflight, store
+from toolkit.builds import ccache, gc, preflight, store
 from toolkit.builds import python as pypkg
 from toolkit.builds.backends import (
     PLAN_STAMP,
@@ -36,17 +39,26 @@ from toolkit.builds.backends import (
     read_build_options,
     read_cmake_cache,
 )
+from toolkit.builds.backends.native import ccache_args
 from toolkit.builds.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
 from toolkit.builds.record import (
     BuildRecord,
     PostBuildCheck,
     Provenance,
+    Pulled,
     RuntimeCheck,
     SourceRecord,
 )
 from toolkit.builds.source import SourceTree, detect_layout, inspect
+from toolkit.builds.team import TeamSettings, redact
 from toolkit.errors import TkError, UserError
 from toolkit.events import Handler, Stage, ignore
+
+if TYPE_CHECKING:
+    from toolkit.builds.registry import Found
+
+# The registry's client (urllib, http.client, ssl) is imported where a registry is used: a
+# store hit's process starts without it.
 
 LIBRARY = re.compile(r"^lib[\w.+-]*\.so(\.[\d.]+)?$")
 CACHE_FIELDS = ("CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CXX_FLAGS", "CMAKE_GENERATOR",
@@ -72,7 +84,13 @@ class PreflightFailed(TkError):
 @dataclass
 class Outcome:
     record: BuildRecord
-    from_store: bool
+    from_store: bool  # not built by this call: the store had it, or the registry
+    pulled: bool = False  # fetched from the team's registry by this call
+    ccache: ccache.CcacheStats | None = None  # what ccache did for the compile, when it ran
+
+    @property
+    def came_from(self) -> str:
+        return "registry" if self.pulled else "store" if self.from_store else "built"
 
 
 def plan(req: Request, source_dir: Path | str) -> tuple[BuildPlan, SourceTree]:
@@ -118,18 +136,29 @@ def source_record(tree: SourceTree) -> SourceRecord:
                         tree_key=tree.key, submodules=tree.submodules)
 
 
+def builds_python(plan: BuildPlan, tree: SourceTree) -> bool:
+    """Does the build of ``plan`` keep the tree's tvm-ffi package (built for this Python)?"""
+    return (plan.backend == "native" and tree.layout != "extension"
+            and pypkg.ffi_source(tree.root) is not None)
+
+
 def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
           jobs: int | None = None, events: Handler = ignore,
-          force: bool = False, check: bool = True, pack: bool = True) -> Outcome:
-    """Build ``plan`` from ``tree`` (or serve it from the store).
+          force: bool = False, check: bool = True, pack: bool = True,
+          share: TeamSettings | None = None) -> Outcome:
+    """Build ``plan`` from ``tree`` (or serve it from the store, or fetch it from the team's
+    registry).
 
     ``events`` hears a ``Stage`` per step and Ninja's ``Progress`` while it compiles.
     ``pack=False`` leaves the store's other builds unpacked: a bisection packs them when it
-    ends, not between its steps (which may come back to an earlier build).
+    ends, not between its steps (which may come back to an earlier build). ``share``: the
+    registry and remote compile cache to use (None: those the environment and tk's config
+    file name). ``force`` builds here, looking in neither store.
     """
     def say(message: str) -> None:
         events(Stage(message))
 
+    share = share or TeamSettings.load()
     started = time.monotonic()
     key = store.build_key(plan.hash, tree.key)
     if not force:
@@ -150,16 +179,116 @@ def build(plan: BuildPlan, tree: SourceTree, *, build_dir: str | None = None,
                 say(f"{key} was built by another tk while this one waited: served from the store")
                 raise_if_check_failed(stored)
                 return Outcome(stored, from_store=True)
+            if share.registry:
+                pulled = from_registry(plan, tree, key, share.registry, events, pack)
+                if pulled is not None:
+                    return pulled
         return _build(plan, tree, key, started, build_dir=build_dir, jobs=jobs,
-                      events=events, check=check, pack=pack)
+                      events=events, check=check, pack=pack, ccache_remote=share.ccache_remote)
+
+
+def from_registry(plan: BuildPlan, tree: SourceTree, key: str, where: str, events: Handler,
+                  pack: bool) -> Outcome | None:
+    """The build ``key`` from the team's registry, fetched and verified; None when it has
+    none or does not answer (then this machine builds it). One it has that is not what it
+    claims is refused: building over it would hide that someone's store was tampered with."""
+    from toolkit.builds import oci, registry
+
+    repo = oci.Reference.parse(where)
+    ref = repo.at(registry.local_tag(key, builds_python(plan, tree)))
+    try:
+        found = registry.find(ref)
+        if found is None:
+            events(Stage(f"{repo} has no build {ref.tag}: building here"))
+            return None
+        theirs = found.record
+        if (theirs.id, theirs.plan_hash, theirs.source.tree_key) != (key, plan.hash, tree.key):
+            raise oci.Untrusted(f"{found.reference} holds build {theirs.id} (plan "
+                                f"{theirs.plan_hash}, tree {theirs.source.tree_key}), not {key}")
+        return fetch(found, plan, tree, events, pack)
+    except (oci.RegistryUnavailable, oci.RegistryRefused) as e:
+        events(Stage(f"{e}: building here"))
+        return None
+    except oci.Untrusted as e:
+        raise oci.Untrusted(f"{e}; tk build --force builds it here without the "
+                            "registry") from None
+
+
+def fetch(found: Found, plan: BuildPlan, tree: SourceTree, events: Handler,
+          pack: bool = True) -> Outcome:
+    """Store a build found in a registry for ``tree``: its files fetched and checked against
+    their digests, then the post-build check a local build gets, run here; the record is saved
+    last. A build that fails any of it leaves nothing in the store. The caller holds the
+    entry's lock."""
+    from toolkit.builds import oci, registry
+
+    fetched = registry.install(found, source_record(tree), events)
+    record = fetched.record
+    try:
+        events(Stage("checking the pulled build in its own environment"))
+        t = time.monotonic()
+        record.check = post_build_check(record, plan)
+        record.pulled.timings["check"] = round(time.monotonic() - t, 3)
+        if not record.check.ok:
+            raise oci.Untrusted(f"{found.reference} fails its post-build check here: "
+                                f"{'; '.join(record.check.problems)} (not stored)")
+        store.save(record)
+    except BaseException:
+        registry.discard(record.id, fetched)
+        raise
+    if pack:
+        gc.pack_unused(keep={record.id})
+    return Outcome(record, from_store=True, pulled=True)
+
+
+def pull(ref: str, tree: SourceTree, events: Handler = ignore) -> Outcome:
+    """``tk build pull REF``: the build ``ref`` names, for ``tree`` (the tree it was built
+    from, or one whose build key is the same), into the store."""
+    from toolkit.builds import oci, registry
+
+    reference = oci.Reference.parse(ref)
+    if not reference.tag and not reference.digest:
+        raise UserError(f"{ref}: name the build, REGISTRY/REPOSITORY:TAG or @sha256:DIGEST "
+                        "(tk build push prints it)")
+    found = registry.find(reference)
+    if found is None:
+        raise UserError(f"{reference.name} has no {reference.tag or reference.digest}")
+    theirs = found.record
+    if theirs.source.tree_key != tree.key:
+        raise oci.Untrusted(f"{found.reference} is the build of another tree (tree key "
+                            f"{theirs.source.tree_key}; {tree.root}'s is {tree.key})")
+    entry = store.entry_dir(theirs.id)
+    entry.mkdir(parents=True, exist_ok=True)
+    with locked(entry / store.LOCK):
+        stored = store.load(theirs.id, verify=True)
+        if stored is not None:
+            events(Stage(f"{theirs.id} is in the store already: served from there"))
+            return Outcome(stored, from_store=True)
+        return fetch(found, found.plan, tree, events)
+
+
+def compiles_through_ccache(plan: BuildPlan) -> bool:
+    """Whether the native backend's compiles go through ccache, so that its remote storage
+    is used: tk's launchers, TVM's own (USE_CCACHE=ON), or a recipe's ccache launcher."""
+    return bool(ccache_args(plan)) or plan.options.get("USE_CCACHE", "").upper() == "ON" or any(
+        k.endswith("_COMPILER_LAUNCHER") and "ccache" in v for k, v in plan.cmake.items())
 
 
 def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
            build_dir: str | None, jobs: int | None, events: Handler,
-           check: bool, pack: bool) -> Outcome:
+           check: bool, pack: bool, ccache_remote: str | None = None) -> Outcome:
     def say(message: str) -> None:
         events(Stage(message))
 
+    if ccache_remote:
+        ccache.check_remote(ccache_remote)
+        if plan.backend != "native":
+            say(f"warning: the {plan.backend} backend compiles with its own ccache: the remote "
+                f"storage {redact(ccache_remote)} is not used")
+        elif not compiles_through_ccache(plan):
+            say(f"warning: this plan does not compile through ccache (USE_CCACHE=OFF, no ccache "
+                f"here, or another launcher): the remote storage {redact(ccache_remote)} is "
+                "not used")
     checks = preflight.run(plan, tree)
     failed = [c for c in checks if not c.ok]
     if failed:
@@ -178,7 +307,7 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
     entry = store.clear_entry(key)  # an earlier incomplete (or --force'd) entry starts afresh
     log = entry / "build.log"
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
-                   events=events, files_key=tree.files_key)
+                   events=events, files_key=tree.files_key, ccache_remote=ccache_remote)
     with locked(bdir / ".tk-lock"):
         try:
             foreign = foreign_cache(bdir, tree.root)
@@ -205,7 +334,7 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
     store_s = time.monotonic() - t
     python = None
     timings = {"preflight": round(preflight_s, 3), **result.timings, "store": round(store_s, 3)}
-    if plan.backend == "native" and tree.layout != "extension" and pypkg.ffi_source(tree.root):
+    if builds_python(plan, tree):
         say(f"building the tree's {pypkg.DIST} Python package (once per tvm-ffi source)")
         t = time.monotonic()
         ffi = next((Path(a.path) for a in artifacts if a.name == "libtvm_ffi.so"), None)
@@ -241,7 +370,7 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
         gc.pack_unused(keep={key, *(r.id for r in store.all_builds()
                                        if str(store.entry_dir(r.id)) in plan_text)})
     raise_if_check_failed(record)
-    return Outcome(record, from_store=False)
+    return Outcome(record, from_store=False, ccache=result.extra.get("ccache"))
 
 
 def checked_before(earlier: BuildRecord | None, record: BuildRecord) -> bool:
@@ -250,6 +379,8 @@ def checked_before(earlier: BuildRecord | None, record: BuildRecord) -> bool:
     code, which is the same tree key here."""
     if earlier is None or earlier.check is None or not earlier.check.ok:
         return False
+    if earlier.pulled is not None:
+        return False  # its check could not read a build directory here: this one can
     def files(r: BuildRecord) -> list[tuple[str, str | None, str | None]]:
         return sorted((a.name, a.sha256, a.link) for a in r.artifacts)
 
@@ -370,7 +501,8 @@ def post_build_check(record: BuildRecord, plan: BuildPlan) -> PostBuildCheck:
     ``import tvm`` from the tree with this build's libraries and tvm-ffi."""
     env = build_env(record)
     runtimes = check_runtimes(record, env)
-    origin = provenance(Path(record.build_dir), Path(record.source.dir))
+    origin = (builders_provenance(record.pulled) if record.pulled is not None
+              else provenance(Path(record.build_dir), Path(record.source.dir)))
     problems = provenance_problems(origin, record)
     problems += [p for r in runtimes for p in runtime_problems(r, record)]
     if record.source.layout == "extension" or {"runtime", "tvm_runtime"} & set(plan.targets):
@@ -439,6 +571,15 @@ def provenance(build_dir: Path, root: Path) -> Provenance:
     outside = [s for s in sources if not (inside(s, root) or inside(s, build_dir))]
     return Provenance(objects=len(sources), outside=outside[:MAX_OUTSIDE],
                       outside_count=len(outside))
+
+
+def builders_provenance(pulled: Pulled) -> Provenance:
+    """What a pulled build's builder found of its sources: its build directory is not here
+    to be read again (and a directory of that name here would be another build's)."""
+    if pulled.provenance is None:
+        return Provenance(objects=None, note="not checked: built elsewhere without a "
+                          "post-build check, and its build directory is not here")
+    return dataclasses.replace(pulled.provenance, note="as checked where it was built")
 
 
 def inside(path: str, root: Path) -> bool:

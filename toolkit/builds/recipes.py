@@ -123,6 +123,12 @@ class BuildPlan:
         return {**asdict(self), "hash": self.hash, "config_cmake": self.config_cmake(),
                 "cmake_args": self.cmake_args()}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BuildPlan:
+        """The plan ``to_json`` wrote (a record's); the derived keys are left to be derived
+        again, so a plan edited after its hash was taken hashes otherwise."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
 
 def is_on(value: str) -> bool:
     return str(value).upper() not in ("OFF", "0", "FALSE", "NO", "N", "", "NONE", "AUTO")

@@ -119,6 +119,30 @@ class PostBuildCheck:
 
 
 @dataclass
+class Pulled:
+    """Where a build fetched from a team's registry came from (``toolkit.builds.registry``):
+    the libraries are the builder's, checked against their digests and by this machine's own
+    post-build check; its build directory and log stayed with the builder (the record's
+    ``timings`` are the builder's too; this machine's are here)."""
+
+    reference: str  # registry/repository:tag@digest
+    digest: str  # the manifest's
+    at: str  # when it was pulled (UTC)
+    source_dir: str  # the builder's tree, build directory and store entry
+    build_dir: str
+    entry: str
+    provenance: Provenance | None = None  # what the builder's check found of its sources
+    timings: dict[str, float] = field(default_factory=dict)  # here: pull, check (seconds)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Pulled:
+        known = {k: v for k, v in data.items() if k in {f.name for f in fields(cls)}}
+        if data.get("provenance"):
+            known["provenance"] = Provenance(**data["provenance"])
+        return cls(**known)
+
+
+@dataclass
 class BuildRecord:
     id: str
     created: str
@@ -141,6 +165,7 @@ class BuildRecord:
     runtimes: list[str] = field(default_factory=list)  # runtime backends the plan asked for
     python: PythonPackage | None = None
     check: PostBuildCheck | None = None
+    pulled: Pulled | None = None  # fetched from a registry, not built here
     format: int = FORMAT
 
     @property
@@ -167,6 +192,8 @@ class BuildRecord:
             known["python"] = PythonPackage(**data["python"])
         if data.get("check"):
             known["check"] = PostBuildCheck.from_json(data["check"])
+        if data.get("pulled"):
+            known["pulled"] = Pulled.from_json(data["pulled"])
         return cls(**known)
 
     def save(self, path: Path) -> Path:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from toolkit.builds.ccache import CcacheStats
     from toolkit.builds.gc import Usage
     from toolkit.builds.record import BuildRecord, Provenance, RuntimeCheck
 
@@ -56,17 +57,29 @@ def dry_run_text(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def outcome_text(r: BuildRecord, from_store: bool) -> str:
-    """What a build (or the store) delivered, and how to use it."""
+def outcome_text(r: BuildRecord, from_store: bool, pulled: bool = False,
+                 ccache: CcacheStats | None = None) -> str:
+    """What a build (or the store, or the team's registry) delivered, and how to use it."""
     t = r.timings
-    if from_store:
+    if pulled:
+        here = r.pulled.timings
+        head = (f"build {r.id} pulled from {r.pulled.reference} in {here.get('pull', 0):.1f} s, "
+                f"checked here in {here.get('check', 0):.1f} s (built {r.created}; compile "
+                f"{t.get('compile', 0):.1f} s there)")
+    elif from_store:
         head = (f"build {r.id} served from the store (built {r.created}; nothing "
                 f"build-relevant changed)")
     else:
         head = (f"built {r.id} in {t.get('total', 0):.1f} s (configure "
                 f"{t.get('configure', 0):.1f} s, compile {t.get('compile', 0):.1f} s)")
-    lines = [head, f"  build dir  {r.build_dir}",
-             f"  libraries  {' '.join(a.name for a in r.artifacts)}  ->  {r.lib_dir}"]
+    lines = [head]
+    if r.pulled:
+        lines.append(f"  built in   {r.pulled.build_dir} (from {r.pulled.source_dir})")
+        if not pulled:
+            lines.append(f"  pulled     from {r.pulled.reference} at {r.pulled.at}")
+    else:
+        lines.append(f"  build dir  {r.build_dir}")
+    lines.append(f"  libraries  {' '.join(a.name for a in r.artifacts)}  ->  {r.lib_dir}")
     if r.python:
         lines.append(f"  python     {r.python.name} {r.python.version} (from the tree) -> "
                      f"{r.python.site}")
@@ -84,16 +97,34 @@ def outcome_text(r: BuildRecord, from_store: bool) -> str:
             lines.append(f"  sources    {provenance_text(chk.provenance, r)}")
         for rt in chk.runtimes:
             lines.append(f"  runtime    {rt.kind}: {runtime_text(rt)}")
+    if ccache is not None:
+        lines.append(f"  ccache     {ccache_text(ccache)}")
     lines.append(f"  use it     eval \"$(tk env {r.id})\"")
     return "\n".join(lines)
+
+
+def ccache_text(s: CcacheStats) -> str:
+    """What ccache did for one build's compiles."""
+    if not s.compiles:
+        return "nothing was compiled" if not s.uncacheable else \
+            f"no compile ccache could cache ({s.uncacheable} other calls)"
+    text = f"{s.hits} of {s.compiles} compiles hit ({100 * s.hit_rate:.0f}%)"
+    if s.remote:
+        text += f", {s.remote_hits} from {s.remote} ({100 * s.remote_rate:.0f}%)"
+        if s.remote_errors:
+            text += f"; the remote failed {s.remote_errors} times"
+    return text
 
 
 def provenance_text(p: Provenance, r: BuildRecord) -> str:
     if p.objects is None:
         return p.note
+    tree = r.pulled.source_dir if r.pulled else r.source.dir
     if p.outside_count:
-        return f"{p.outside_count} of {p.objects} objects compiled from outside {r.source.dir}"
-    return f"all {p.objects} objects compiled from {r.source.dir} (or its build directory)"
+        text = f"{p.outside_count} of {p.objects} objects compiled from outside {tree}"
+    else:
+        text = f"all {p.objects} objects compiled from {tree} (or its build directory)"
+    return f"{text}, {p.note}" if p.note else text
 
 
 def runtime_text(rt: RuntimeCheck) -> str:
@@ -158,5 +189,10 @@ def record_text(r: BuildRecord) -> str:
         if chk.provenance:
             lines.append(f"  sources: {provenance_text(chk.provenance, r)}")
         lines += [f"  {rt.kind}: {runtime_text(rt)}" for rt in chk.runtimes]
+    if r.pulled:
+        lines.append(f"pulled: from {r.pulled.reference} at {r.pulled.at}; built in "
+                     f"{r.pulled.build_dir} from {r.pulled.source_dir} (timings above are "
+                     "its builder's; here: " + ", ".join(f"{k} {v:.2f} s" for k, v in
+                                                        r.pulled.timings.items()) + ")")
     lines.append(f"log: {r.log}")
     return "\n".join(lines)

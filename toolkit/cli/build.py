@@ -10,6 +10,7 @@ import click
 from toolkit.cli.options import COUNT, json_option, recipe_options
 
 if TYPE_CHECKING:
+    from toolkit.builds.driver import Outcome
     from toolkit.builds.recipes import Request
 
 from toolkit.cli.terminal import Terminal, pass_terminal
@@ -24,13 +25,20 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @click.option("--dry-run", is_flag=True, help="Print the resolved plan; build nothing.")
 @click.option("--force", is_flag=True, help="Build even when the store has this build.")
 @click.option("--no-check", is_flag=True, help="Skip the post-build check in the build's env.")
+@click.option("--registry", metavar="REGISTRY/REPO",
+              help="Look for the build in this OCI registry before building "
+                   "(default: $TK_REGISTRY, else tk's config file; '' for none).")
+@click.option("--ccache-remote", metavar="URL",
+              help="ccache's remote storage, shared by a team: redis://HOST:PORT, "
+                   "http://HOST/PATH (default: $TK_CCACHE_REMOTE, else tk's config file).")
 @json_option
 @click.pass_context
 @pass_terminal
 def build_group(term: Terminal, ctx: click.Context, source: str, request: Request,
                 build_dir: str | None,
                 jobs: int | None, dry_run: bool, force: bool,
-                no_check: bool, as_json: bool) -> int | None:
+                no_check: bool, registry: str | None, ccache_remote: str | None,
+                as_json: bool) -> int | None:
     """Build TVM from recipes: base + --llvm/--cuda/--debug/--ccache/--runtime-only + yours.
 
     \b
@@ -38,22 +46,76 @@ def build_group(term: Terminal, ctx: click.Context, source: str, request: Reques
     tk build --cuda --debug          build (served from the store when nothing changed)
     tk build ls / tk build show ID   stored builds (sizes) and their records
     tk build rm ID / tk build gc     free the store
+    tk build push ID / pull REF      share a build through an OCI registry
     eval "$(tk env ID)"              use a stored build in this shell
     """
     if ctx.invoked_subcommand:
         return None
     from toolkit.builds import driver as builder
     from toolkit.builds import report
+    from toolkit.builds.team import TeamSettings
 
     plan, tree = builder.plan(request, source)
     if dry_run:
         term.result(builder.dry_run(plan, tree, build_dir), report.dry_run_text)
         return 0
+    share = TeamSettings.load(registry=registry, ccache_remote=ccache_remote)
     outcome = builder.build(plan, tree, build_dir=build_dir, jobs=jobs, events=term.handle,
-                            force=force, check=not no_check)
-    term.result({**outcome.record.to_json(), "from_store": outcome.from_store},
-                lambda _: report.outcome_text(outcome.record, outcome.from_store))
+                            force=force, check=not no_check, share=share)
+    show_outcome(term, outcome)
     return 0
+
+
+def show_outcome(term: Terminal, outcome: Outcome) -> None:
+    from toolkit.builds import report
+
+    stats = outcome.ccache
+    term.result({**outcome.record.to_json(), "from_store": outcome.from_store,
+                 "from": outcome.came_from, "ccache": stats.to_json() if stats else None},
+                lambda _: report.outcome_text(outcome.record, outcome.from_store,
+                                              pulled=outcome.pulled, ccache=stats))
+
+
+@build_group.command("push")
+@click.argument("build_id", metavar="ID")
+@click.argument("repository", metavar="[REGISTRY/REPO]", required=False)
+@json_option
+@pass_terminal
+def push_cmd(term: Terminal, build_id: str, repository: str | None, as_json: bool) -> None:
+    """Send a stored build to an OCI registry (default: $TK_REGISTRY, else tk's config
+    file): its libraries, tvm-ffi wheel and record, each a blob named by its digest."""
+    from toolkit.builds import registry, report, store
+    from toolkit.builds.team import TeamSettings
+    from toolkit.errors import UserError
+
+    where = repository or TeamSettings.load().registry
+    if not where:
+        raise UserError("no registry to push to: tk build push ID REGISTRY/REPO, or set "
+                        "TK_REGISTRY or [team] registry in tk's config file")
+    repo = registry.Reference.parse(where)
+    record = store.find(build_id)
+    pushed = registry.push(record, repo, events=term.handle)
+    term.result(pushed.to_json(), lambda _: (
+        f"pushed {record.id} to {pushed.reference}\n  {pushed.blobs} blobs, "
+        f"{pushed.uploaded} uploaded ({report.size(pushed.bytes_uploaded)}), the rest there "
+        f"already; {pushed.seconds:.1f} s"))
+
+
+@build_group.command("pull")
+@click.argument("reference", metavar="REF")
+@click.option("--source", "-C", "source", default=".", show_default=True, metavar="DIR",
+              help="The tree the build is for (its build key must be the build's).")
+@json_option
+@pass_terminal
+def pull_cmd(term: Terminal, reference: str, source: str, as_json: bool) -> None:
+    """Fetch a build from an OCI registry into the store (REGISTRY/REPO:TAG or @sha256:...,
+    as tk build push printed it): every blob checked against its digest, then the build's
+    post-build check, here, before the store keeps it."""
+    from toolkit.builds import driver as builder
+    from toolkit.builds.source import inspect
+
+    outcome = builder.pull(reference, inspect(source), events=term.handle)
+    show_outcome(term, outcome)
 
 
 @build_group.command("ls")

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from toolkit.cli.terminal import Terminal
+from toolkit.watchdog import Bounds
 
 
 class Number(click.ParamType):
@@ -174,22 +175,39 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-# A remote device over TVM RPC: a server directly, or one leased from a tracker by key.
+# A remote device over TVM RPC: a server directly, or one leased from a tracker by key; and the
+# bounds on waiting for either (toolkit.watchdog: defaults there, docs/remote.md says more).
 _REMOTE_OPTIONS = [
     click.option("--rpc", metavar="HOST:PORT", help="Run on the device of this TVM RPC server."),
     click.option("--tracker", metavar="HOST:PORT", help="Lease a device from this RPC tracker."),
     click.option("--key", metavar="KEY", help="The device key to ask the tracker for."),
+    click.option("--rpc-timeout", type=POSITIVE_SECONDS, default=Bounds.timeout,
+                 envvar="TK_RPC_TIMEOUT", show_default=True, show_envvar=True,
+                 metavar="SECONDS",
+                 help="Give up when the server or tracker sends no reply to one call for this "
+                      "long (long runs are many short calls)."),
+    click.option("--rpc-probe", type=POSITIVE_SECONDS, default=Bounds.probe,
+                 envvar="TK_RPC_PROBE", show_default=True, show_envvar=True, metavar="SECONDS",
+                 help="While waiting, check this often that the server's or tracker's port "
+                      "takes connections: refused twice, it is gone."),
 ]
 _REMOTE_FIELDS = ("rpc", "tracker", "key")
 
 
 def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --rpc / --tracker / --key; the command receives ``remote`` (a dict, or None)."""
+    """Add --rpc / --tracker / --key and the bounds on waiting; the command receives
+    ``remote`` (a ``toolkit.stack.remote.Remote``, or None)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        remote = {name: kwargs.pop(name) for name in _REMOTE_FIELDS}
-        return func(*args, remote=remote if any(remote.values()) else None, **kwargs)
+        where = {name: kwargs.pop(name) for name in _REMOTE_FIELDS}
+        bounds = Bounds(timeout=kwargs.pop("rpc_timeout"), probe=kwargs.pop("rpc_probe"))
+        remote = None
+        if any(where.values()):
+            from toolkit.stack.remote import Remote
+
+            remote = Remote(**where, bounds=bounds)
+        return func(*args, remote=remote, **kwargs)
 
     for option in reversed(_REMOTE_OPTIONS):
         wrapper = option(wrapper)

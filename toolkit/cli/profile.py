@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,9 @@ from toolkit.cli.options import (
     workload_argument,
 )
 from toolkit.cli.terminal import Terminal, pass_terminal
+
+if TYPE_CHECKING:
+    from toolkit.stack.remote import Remote
 
 
 @click.group("profile", cls=DefaultGroup, default_command="run")
@@ -58,7 +61,7 @@ def profile_group() -> None:
 @json_option
 @pass_terminal
 def profile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, ...],
-                entry: str | None, compiling: dict[str, Any], remote: dict[str, Any] | None, repeat: int,
+                entry: str | None, compiling: dict[str, Any], remote: Remote | None, repeat: int,
                 warmup: int, inputs: Path | None,
                 seed: int, output: Path | None, formats: str, trace: Path | None, top: int,
                 as_json: bool) -> int:
@@ -68,7 +71,7 @@ def profile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[st
     TVM's time_evaluator: end to end through the VM, and each kernel alone.
     """
     from toolkit import reports
-    from toolkit.cli.run import read_inputs
+    from toolkit.cli.run import input_flags, read_inputs
     from toolkit.profile import report as reporting
     from toolkit.profile.in_tvm.measure import profile
     from toolkit.stack import target as targets
@@ -93,10 +96,11 @@ def profile_cmd(term: Terminal, workload: str, target: str, extensions: tuple[st
         from toolkit.profile.in_tvm import remote as remote_profile
         from toolkit.stack import remote as remotes
 
-        measured = remote_profile.profile(wl, targets.resolve(target),
-                                          remotes.connect(**remote), repeat=repeat,
-                                          warmup=warmup, seed=seed, inputs=arrays,
-                                          options=options)
+        with remotes.connect(remote) as session:
+            measured = remote_profile.profile(wl, targets.resolve(target), session,
+                                              repeat=repeat, warmup=warmup, seed=seed,
+                                              inputs=arrays, options=options,
+                                              input_flags=input_flags(inputs, seed))
     else:
         measured = profile(wl, targets.resolve(target), repeat=repeat, warmup=warmup,
                            seed=seed, inputs=arrays, options=options)

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,6 +18,9 @@ from toolkit.cli.options import (
     workload_argument,
 )
 from toolkit.cli.terminal import Terminal, pass_terminal
+
+if TYPE_CHECKING:
+    from toolkit.stack.remote import Remote
 
 
 @click.command("run")
@@ -37,7 +41,7 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @json_option
 @pass_terminal
 def run_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, ...],
-            entry: str | None, compiling: dict[str, Any], remote: dict[str, Any] | None,
+            entry: str | None, compiling: dict[str, Any], remote: Remote | None,
             inputs: Path | None, seed: int, check: bool, rtol: float, atol: float,
             as_json: bool) -> int:
     """Run WORKLOAD (or a library from 'tk compile -o') on the target's device, or a remote one."""
@@ -55,17 +59,18 @@ def run_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, .
                   f"{'the given' if inputs else 'seeded-random'} inputs, without its reference")
     args = read_inputs(inputs, wl) if inputs else wl.make_inputs(seed)
     t = targets.resolve(target)  # once: the device check and the compile share it
-    session = None
-    if remote is not None:
-        from toolkit.stack import remote as remotes
+    with contextlib.ExitStack() as ending:
+        session = None
+        if remote is not None:
+            from toolkit.stack import remote as remotes
 
-        session = remotes.connect(**remote)
-    if wl.library is None:  # refuse before a compile that could not run
-        session.device(t.tvm) if session is not None else targets.device_for(t.tvm)
-    compiled = stack.compile(wl, t, options=options, remote=session is not None)
-    for note in compiled.notes:
-        term.note(note)
-    result = stack.run(compiled, args, remote=session)
+            session = ending.enter_context(remotes.connect(remote))
+        if wl.library is None:  # refuse before a compile that could not run
+            session.device(t.tvm) if session is not None else targets.device_for(t.tvm)
+        compiled = stack.compile(wl, t, options=options, remote=session is not None)
+        for note in compiled.notes:
+            term.note(note)
+        result = stack.run(compiled, args, remote=session, input_flags=input_flags(inputs, seed))
     report = {
         "workload": wl.source,
         "entry": wl.entry,
@@ -94,6 +99,11 @@ def render_run(r: dict[str, Any]) -> str:
                      f"abs err {c['max_abs']:.3g}, max rel err {c['max_rel']:.3g} (rtol "
                      f"{c['rtol']:g}, atol {c['atol']:g})")
     return "\n".join(lines)
+
+
+def input_flags(inputs: Path | None, seed: int) -> list[str]:
+    """The options that chose a run's inputs, as a reproduce line repeats them."""
+    return ["--inputs", str(inputs)] if inputs else ["--seed", str(seed)]
 
 
 def read_inputs(path: Path, wl) -> list:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,6 +16,9 @@ from toolkit.cli.options import (
     workload_argument,
 )
 from toolkit.cli.terminal import Terminal, pass_terminal
+
+if TYPE_CHECKING:
+    from toolkit.stack.remote import Remote
 
 
 @click.command("tune")
@@ -30,7 +33,7 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 @json_option
 @pass_terminal
 def tune_cmd(term: Terminal, workload: str, target: str, entry: str | None, trials: int,
-             output: Path, remote: dict[str, Any] | None, as_json: bool) -> None:
+             output: Path, remote: Remote | None, as_json: bool) -> None:
     """Tune WORKLOAD's kernels with MetaSchedule; the database goes to -o DIR."""
     from toolkit.stack import target as targets
     from toolkit.stack import tune
@@ -38,12 +41,13 @@ def tune_cmd(term: Terminal, workload: str, target: str, entry: str | None, tria
 
     wl = workloads.load(workload, entry=entry)
     t = targets.resolve(target)
-    runner = None
-    if remote is not None:
+    if remote is None:
+        result = tune.tune(wl, t.tvm, trials, output, events=term.handle)
+    else:
         from toolkit.stack import remote as remotes
 
-        runner = remotes.tuning_runner(**remote)
-    result = tune.tune(wl, t.tvm, trials, output, events=term.handle, runner=runner)
+        with remotes.tuning_runner(remote) as runner:
+            result = tune.tune(wl, t.tvm, trials, output, events=term.handle, runner=runner)
     term.result({
         "workload": wl.source, "entry": wl.entry, "target": t.spec,
         "database": str(result.database), "tasks": result.tasks, "trials": result.trials,

@@ -12,6 +12,7 @@ user is on.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -102,7 +103,8 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
                 if history.get("F", candidate):
                     return _global(history, candidate, m, version)
             return None
-        return _python(history, name, m, version)
+        answer = _python(history, name, m, version)
+        return _gated(history, answer, version) if answer is not None else None
     if kind == "member":
         if "in __getattr__" in m.string[max(0, m.start() - 400):m.start()]:
             return None  # resolved at run time (a target's attributes): no static history
@@ -190,6 +192,33 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                   f"use TVM {v.first(mask)} or newer")
 
 
+def _gated(history: ApiHistory, answer: Answer, version: LogVersion | None) -> Answer:
+    """``answer`` about a module that ``import tvm`` loads only in a build with an option
+    (``toolchain.BUILD_GATED``): where the log's TVM may be such a build, the option comes
+    first; a build without it lacks the module as if its version did."""
+    from toolkit.explain.toolchain import BUILD_GATED
+
+    gate = BUILD_GATED.get(answer.name)
+    if gate is None:
+        return answer
+    option, first, last = gate
+    labels = history.versions.labels
+    if first not in labels or last not in labels:
+        return answer
+    mask = sum(1 << i for i in range(labels.index(first), labels.index(last) + 1))
+    if version is not None and not version.mask & mask:
+        return answer
+    return Answer(answer.kind, answer.name, answer.start, answer.excerpt,
+                  f"{answer.name} is there only in a build with {option} ON ({first}–{last})",
+                  f"in TVM {first}–{last} `import tvm` loads {answer.name} only when the library "
+                  f"was built with {option} ON (python/tvm/__init__.py reads it from "
+                  f"tvm.support.libinfo()): a build without it has no {answer.name}. Beside "
+                  f"that, {answer.cause[0].lower()}{answer.cause[1:]}",
+                  f"set({option} ON) in config.cmake and rebuild TVM (check with python -c "
+                  f"\"import tvm; print(tvm.support.libinfo()['{option}'])\"); on a newer TVM: "
+                  f"{answer.fix}")
+
+
 def _renamed(history: ApiHistory, name: str, mask: int, rename, m: re.Match[str],
              version: LogVersion | None) -> Answer:
     v = history.versions
@@ -213,6 +242,10 @@ def _member(history: ApiHistory, cls: str, attr: str, m: re.Match[str],
             version: LogVersion | None) -> Answer | None:
     v = history.versions
     owners = history.members.get(f"{cls}.{attr}")
+    if not owners and cls != "NoneType":
+        raised = _raised_in_tvm(cls, attr, m, version)
+        if raised is not None:
+            return raised
     if cls not in history.classes:
         return None  # not a TVM class tk knows: the history has nothing to say
     if not owners:
@@ -245,6 +278,31 @@ def _member(history: ApiHistory, cls: str, attr: str, m: re.Match[str],
         title, fix = (f"{cls}.{attr} exists from {v.first(mask)}", f"use TVM {v.first(mask)} or newer")
     return Answer("member", f"{cls}.{attr}", m.start(), m.group(0), title,
                   f"{owner}.{attr} exists in {v.span(mask)}{_yours(version)}.", fix)
+
+
+def _raised_in_tvm(cls: str, attr: str, m: re.Match[str],
+                   version: LogVersion | None) -> Answer | None:
+    """``'X' object has no attribute 'y'`` raised by TVM's own Python (its innermost frame is a
+    file of TVM) when no TVM class X ever had y: TVM's code reads an attribute the object it
+    holds never has - a bug in that file, or an object of another type than it expects."""
+    from toolkit.explain.frames import foreign
+
+    frame = _raising_frame(m)
+    if frame is None or foreign(frame[0]):
+        return None
+    path, line, func = frame
+    file = "python/tvm/" + re.split(r"(?:^|[/\\])tvm[/\\]", path)[-1].replace("\\", "/")
+    name = file.rsplit("/", 1)[-1]
+    where = f"{file} line {line}" + (f" (in {func})" if func and func != "<module>" else "")
+    like = f", such as Python's ast.{cls}" if hasattr(ast, cls) else ""
+    return Answer("member", f"{file}:{cls}.{attr}", m.start(), m.group(0),
+                  f"TVM's {name} reads {attr} of a {cls} object, which has none",
+                  f"{where}, TVM's own code, reads .{attr} of a {cls} object, and no Apache TVM "
+                  f"release's {cls} class defines {attr} (tk's index of apache/tvm): the object "
+                  f"is not what {name} expects (another library's {cls}{like}), a bug in "
+                  f"{name} at this version{_yours(version)}.",
+                  f"read {file} line {line} in the TVM in use; if the input is valid, update TVM "
+                  "(a newer release may have fixed the line) or report it")
 
 
 def _global(history: ApiHistory, name: str, m: re.Match[str],
@@ -327,8 +385,8 @@ def _unbound(history: ApiHistory, ident: str, m: re.Match[str],
     read the name without binding it, and the versions with that bug."""
     v = history.versions
     places = history.undefined(ident)
-    if not places:
-        return None  # no TVM file reads it unbound: the user's code (or a fork's)
+    if not places:  # no TVM file reads it unbound: the user's code (or a fork's)
+        return _unbound_elsewhere(ident, m, version)
     # The file the traceback shows first, then those the log's version has, newest first.
     log = m.string
 
@@ -351,6 +409,38 @@ def _unbound(history: ApiHistory, ident: str, m: re.Match[str],
                   (f"upgrade TVM to {fixed} or newer" if fixed else
                    f"define or import {ident} in {path} (and report it to TVM)")
                   + "; until then avoid the code path (another rule or schedule)")
+
+
+def _raising_frame(m: re.Match[str]) -> tuple[str, int, str] | None:
+    """The innermost Python frame printed before the error ``m`` (within a bounded window):
+    where a Python exception was raised."""
+    from toolkit.explain.frames import python_frames
+
+    shown = python_frames(m.string[max(0, m.start() - 2000):m.start()])
+    return shown[-1] if shown else None
+
+
+def _unbound_elsewhere(ident: str, m: re.Match[str], version: LogVersion | None
+                       ) -> Answer | None:
+    """A NameError no TVM file explains, raised in the file of the traceback's innermost
+    frame when that is not TVM's: a bug in that file."""
+    from toolkit.explain.frames import foreign
+
+    frame = _raising_frame(m)
+    if frame is None or not foreign(frame[0]):
+        return None
+    path, line, func = frame
+    name = re.split(r"[/\\]", path)[-1]
+    where = f"{path} line {line}" + (f" (in {func})" if func and func != "<module>" else "")
+    return Answer("unbound", f"{path}:{ident}", m.start(), m.group(0),
+                  f"{name} reads {ident}, which it never defines",
+                  f"{where} reads {ident}, which nothing binds there; no Apache TVM release's "
+                  f"file reads {ident} unbound (tk's index of apache/tvm), and the innermost "
+                  f"frame is {name}, not TVM's: a bug in {name} (a typo or a missing "
+                  f"import){_yours(version)}.",
+                  f"fix {name} line {line} (define or import {ident}, or correct the name); if "
+                  f"{name} belongs to an installed package (MLC-LLM, TileLang, ...), update that "
+                  "package: a newer release may have fixed it")
 
 
 def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],

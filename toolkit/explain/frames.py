@@ -29,6 +29,23 @@ _MANGLED = re.compile(r"_ZNK?(3tvm\w+)")
 _PLACE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
                     r"(?::(\d+)|\", line (\d+))?")
 _PY = re.compile(r"File \"[^\"]*/(tvm/(?:\w+/)*\w+\.py)\", line (\d+)(?:, in (\w+))?")
+# Any Python frame, also one a user cut short ('prepare_model_lib.py", line 39, in main'), and
+# pytest's and editors' FILE.py:LINE form ('tvm/python/tvm/script/parser.py:364').
+PY_ANY = re.compile(r"(?:File \")?(?P<path>[^\"\s]*?[\w.-]+\.py)\", line (?P<line>\d+)"
+                    r"(?:, in (?P<func>[\w<>.]+))?|(?P<path2>[\w./\\-]+\.py):(?P<line2>\d+)\b")
+
+
+def python_frames(text: str) -> list[tuple[str, int, str]]:
+    """The Python frames ``text`` shows, in order: (path as printed, line, function or "")."""
+    return [(m.group("path") or m.group("path2"), int(m.group("line") or m.group("line2")),
+             m.group("func") or "") for m in PY_ANY.finditer(text)]
+
+
+def foreign(path: str) -> bool:
+    """Is the Python file ``path`` (as a traceback prints it) outside TVM and tvm_ffi: the
+    user's own code or another project's?"""
+    parts = re.split(r"[/\\]", path)
+    return not any(p in ("tvm", "tvm_ffi") for p in parts[:-1])
 
 
 @dataclass
@@ -41,6 +58,8 @@ class Frames:
     # line, the frame's function ("" when the frame does not say)
     files: set[str] = field(default_factory=set)  # src/..., include/..., python/tvm/...
     py_functions: dict[str, list[int]] = field(default_factory=dict)  # "FILE:function"
+    # every Python frame, TVM's or not: (path as printed, line, log line, function)
+    py_places: list[tuple[str, int, int, str]] = field(default_factory=list)
 
     def innermost(self, at: int) -> tuple[str, int, int, str] | None:
         """The frame nearest the error on log line ``at``: the last one before it (Python's
@@ -51,6 +70,12 @@ class Frames:
             return max(before, key=lambda p: p[2])
         after = [p for p in self.places if at < p[2] <= at + 40]
         return min(after, key=lambda p: p[2]) if after else None
+
+    def innermost_python(self, at: int) -> tuple[str, int, int, str] | None:
+        """The last Python frame at or before log line ``at`` (within 80 lines): the frame
+        that raised a Python exception printed there."""
+        before = [p for p in self.py_places if at - 80 <= p[2] <= at]
+        return max(before, key=lambda p: p[2]) if before else None
 
     def function_near(self, function: str, file: str, at: int) -> int | None:
         """How many log lines from ``at`` the nearest frame of ``function`` (a site's
@@ -102,7 +127,9 @@ def read(lines: list[str]) -> Frames:
                     function = named.get(i) or (named.get(i - 1, "") if "at " in line else "")
                     out.places.append((m.group(1), int(number), i, function))
                     count += 1
-        if '.py"' in line:
+        if '.py' in line:
+            for path, number, function in python_frames(line):
+                out.py_places.append((path, number, i, function))
             m = _PY.search(line)
             if m:
                 file = f"python/{m.group(1)}"

@@ -355,7 +355,9 @@ def matches_template(template: str, text: str) -> int:
     for i, piece in enumerate(pieces):
         if not piece:
             continue
-        piece = piece.strip() if i == len(pieces) - 1 else piece
+        # A message's edges are where logs differ in spacing ("(-10 vs. 0) : index=" against
+        # the template's " index="), not its text.
+        piece = piece.strip() if i == len(pieces) - 1 else piece.lstrip() if i == 0 else piece
         if not piece:
             continue
         at = text.find(piece, pos)

@@ -31,7 +31,8 @@ MAX_CHECKS = 400
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
 _ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "FATAL", "CHECK", "ailed",
              "not ", "Cannot", "cannot", "nvalid", "nsupported", "must ", "xpect")
-_IS_FALSE = re.compile(r"\((?P<cond>.*)\) is false(?::\s?(?P<msg>.*))?$")
+# Users retype checks without the spaces ("Check failed:(a == b)is false: ...").
+_IS_FALSE = re.compile(r"\((?P<cond>.*)\)\s*is false(?::\s?(?P<msg>.*))?$")
 _BINARY = re.compile(r"(?P<cond>.+?) \((?:.*) vs\. (?:.*)\)\s*:\s?(?P<msg>.*)$")
 
 
@@ -67,7 +68,7 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
     found: list[Raised] = []
     at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
     for i in candidates:
-        hit = _match_line(index, lines[i][:MAX_LINE], i, seen, version, at_place)
+        hit = _match_line(index, _unwrapped(lines, i)[:MAX_LINE], i, seen, version, at_place)
         if hit is not None:
             hit.line, hit.excerpt = i + 1, lines[i].strip()[:300]
             found.append(hit)
@@ -75,6 +76,20 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
         return []
     best = max(found, key=lambda r: (r.by_condition, r.score, -r.line))
     return [best]
+
+
+def _unwrapped(lines: list[str], i: int) -> str:
+    """Line ``i``, joined with up to two following lines when it is a ``Check failed: (...``
+    whose parenthesis a pasted log wrapped (``(ana.CanPro`` / ``veEqual(a, b)) is false``)."""
+    line = lines[i]
+    pos = line.find("Check failed:")
+    if pos < 0:
+        return line
+    for nxt in lines[i + 1:i + 3]:
+        if line.count("(", pos) <= line.count(")", pos):
+            break
+        line += nxt[:MAX_LINE]
+    return line
 
 
 def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
@@ -100,6 +115,12 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
     # message (an assert without one, a message made of formatted values only).
     frame = seen.innermost(at)
     exc = _EXCEPTION.search(line)
+    # A Python exception is raised by the innermost Python frame: when that is the user's
+    # (or another project's) file, no raise in TVM's Python made it, whatever its wording.
+    py_frame = seen.innermost_python(at)
+    if exc and exc.group(1) in _PYTHON_ONLY and py_frame and frames.foreign(py_frame[0]):
+        scored = {i: v for i, v in scored.items()
+                  if not index.sites[i].kind.startswith(("raise ", "assert"))}
     # Only a raised error has a raising frame: a compiler's "x.cc:12:3: error:" names the line
     # it could not compile, which some version's check may happen to stand at.
     if frame is not None and (exc or pos >= 0) and not _DIAGNOSTIC.search(line):

@@ -1024,6 +1024,7 @@ RULES: list[Rule] = [
         "missing -dev package, or a submodule not checked out).",
         "install the package that provides it, or git submodule update --init --recursive.",
         "gcc/clang; as printed in ninja logs",
+        toolchain.header,
     ),
     Rule(
         "tvm-library-not-found", "library", "Cannot find ",
@@ -1048,6 +1049,7 @@ RULES: list[Rule] = [
         "add its directory to LD_LIBRARY_PATH, or load it by absolute path; "
         "`tk ext check LIB.so` resolves every dependency.",
         "glibc dynamic loader (dlopen error)",
+        toolchain.library,
         rank=20,
     ),
     # --- RPC.
@@ -1060,6 +1062,26 @@ RULES: list[Rule] = [
         "start it there (python -m tvm.exec.rpc_server --host 0.0.0.0 --port 9090) and check "
         "the port; through a tracker, use rpc.connect_tracker and request(key).",
         "src/runtime/rpc/rpc_socket_impl.cc (RPCConnect); captured with 0.27.0.post1",
+    ),
+    Rule(
+        "rpc-session-ended", "rpc", ("kShutdown", "RPCSessionTimeoutError",
+                                     "timeout in RPC session", "RPCCode::kReturn"),
+        # the client's check after a call (rpc_endpoint.cc: `code == RPCCode::kReturn`, code
+        # 1 is kShutdown, printed as a number or, in older TVM, by name), and what the server
+        # says when its session timeout kills the session (python/tvm/rpc/server.py)
+        r"RPCCode::kReturn\)?\s*(?:is false)?\s*:?\s*code\s*=\s*(?:kShutdown|1)\b|"
+        r"code\s*=\s*kShutdown|RPCSessionTimeoutError[^\n]*|timeout in RPC session",
+        "RPC session ended by the server",
+        "the RPC server shut the session down while the client waited for a call's result "
+        "(RPCCode::kShutdown): its session timeout ran out during a long call (a measurement "
+        "of a slow kernel, a long compile on the device), or the server process died there "
+        "(killed for memory, a crash on the device).",
+        "raise the session timeout (rpc.connect(..., session_timeout=S), "
+        "tracker.request(key, session_timeout=S), MetaSchedule's RPCConfig(session_timeout_sec"
+        "=S), AutoTVM's RPCRunner(timeout=...)), or shorten the call; the server's log says "
+        "'timeout in RPC session, kill..' when the timeout ended it.",
+        "src/runtime/rpc/rpc_endpoint.cc (CallFunc's check), python/tvm/rpc/server.py",
+        rank=55,
     ),
     Rule(
         "rpc-tracker-unreachable", "rpc", "Failed to connect to server",
@@ -1203,6 +1225,41 @@ RULES: list[Rule] = [
         "gcc/clang/nvcc diagnostics (FILE:LINE:COL: error: ...); captured with g++ 12 here",
         lambda groups, text: toolchain.compile_error(groups, text) or NOT_THIS,
         rank=48,  # below rules that know the exact message (stale-dlpack, missing-header)
+    ),
+    Rule(
+        "llvm-crash", "toolchain", ("free(): ", "double free", "Segmentation fault", "SIGSEGV",
+                                    "SIGABRT", "Aborted"),
+        # glibc's heap abort or a signal, then a debugger's or backtrace's frame in libLLVM
+        r"(?:free\(\): [^\n]*|double free[^\n]*|Segmentation fault|SIGSEGV|SIGABRT|Aborted)"
+        r"(?:[^\n]*\n){1,12}?[^\n]*?in (?P<fn>llvm::[\w:~]+)[^\n]*?libLLVM-?(?P<ver>\d+)",
+        "Crash inside LLVM",
+        "the process crashed in LLVM's own code while TVM drove it.",
+        "use another LLVM release for TVM.",
+        "glibc heap checks and gdb/backtrace frames naming libLLVM",
+        toolchain.llvm_crash,
+        rank=45,
+    ),
+    Rule(
+        "python-dependency-attribute", "packaging", "has no attribute",
+        r"(?:module )?'?(?P<mod>[A-Za-z_][\w.]*)'? has no attribute '?(?P<attr>\w+)'?",
+        "A package TVM uses lacks an attribute",
+        "a package TVM imports is of another version than TVM was written for.",
+        "install the version TVM requires.",
+        "CPython's AttributeError; the packages of python/tvm's requirements",
+        lambda groups, text: toolchain.dependency_attribute(groups, text) or NOT_THIS,
+    ),
+    Rule(
+        "wasm-initial-memory", "toolchain", "initial memory too small",
+        r"wasm-ld: error: initial memory too small(?:, (?P<need>\d+) bytes needed)?",
+        "WebAssembly module larger than its initial memory",
+        "wasm-ld places the module's static data and stack in the initial memory emcc gives it, "
+        "and this module does not fit: a WebGPU/wasm build of a large model (in MLC-LLM the "
+        "prefill chunk and the context window size the buffers compiled into the module).",
+        "make the module smaller: for MLC-LLM compile with a smaller prefill chunk (mlc_llm "
+        "compile ... --overrides \"prefill_chunk_size=1024\", or the older build.py's "
+        "--prefill_chunk_size 1024) or context_window_size; for an emcc link of your own, pass "
+        "-sINITIAL_MEMORY=<bytes> (at least what wasm-ld says is needed).",
+        "wasm-ld (LLVM lld for WebAssembly, run by emcc)",
     ),
     Rule(
         "llvm-target-not-built", "toolchain", ("No available targets are compatible with triple",

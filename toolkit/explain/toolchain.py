@@ -9,6 +9,11 @@ CUDA, ROCm, Vulkan, pip and importlib; the tables here turn what they matched in
   older or newer than the tree expects;
 - ``LLVM_TARGETS``: an LLVM triple's architecture and the LLVM target that compiles for it;
 - ``SYMBOLS``: what a symbol a loader or linker misses belongs to;
+- ``TVM_LIBRARIES``, ``LIBRARY_OWNERS``: which TVM generation ships which of its libraries,
+  and which GPU stack or toolkit another library belongs to (a library the loader misses);
+- ``BUILD_GATED``: Python modules TVM imports only when the library was built with an option;
+- ``PYTHON_DEPENDENCIES``: the Python packages TVM imports (a missing attribute of one is a
+  version of it that TVM was not written for);
 - ``DISTRIBUTIONS``, ``TOOLS``, ``GLIBCXX``, ``VK_RESULTS``: pip distributions, programs TVM
   runs, libstdc++ symbol versions and Vulkan result codes.
 
@@ -18,6 +23,7 @@ Every function here takes a rule's matched groups and the text near the match an
 
 from __future__ import annotations
 
+import posixpath
 import re
 from functools import cache
 
@@ -90,8 +96,10 @@ SYMBOLS: list[tuple[re.Pattern[str], str, str]] = [
      "ABI beside a library built with the new one): build both with the same "
      "-D_GLIBCXX_USE_CXX11_ABI value"),
     (re.compile(r"^(?:cu[A-Z]\w+|cuda\w+|nvrtc\w+|cublas\w+|cudnn\w+)"), "CUDA",
-     "the library calls CUDA, and no CUDA library that defines it is linked or loaded: a build "
-     "with USE_CUDA needs libcuda/libcudart/nvrtc (of that CUDA version) on the loader path"),
+     "the library calls CUDA, and no CUDA library that defines it is linked or loaded, or the "
+     "CUDA loaded is older than the CUDA the library was built with (a newer CUDA added the "
+     "symbol): put the libcuda/libcudart/nvrtc of that CUDA version (or newer) on the loader "
+     "path and update the driver, or rebuild the library against the CUDA here"),
     (re.compile(r"^(?:hip\w+|rocblas\w+|miopen\w+|hsa_\w+)"), "ROCm",
      "the library calls ROCm (HIP), and the ROCm libraries it was built with are not on the "
      "loader path: export LD_LIBRARY_PATH=/opt/rocm/lib, or rebuild against the ROCm here"),
@@ -101,6 +109,60 @@ SYMBOLS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"^cl[A-Z]\w+"), "OpenCL",
      "the library calls OpenCL and no libOpenCL is loaded: install an OpenCL ICD loader"),
 ]
+
+# TVM's own shared libraries, by generation (apache/tvm's CMakeLists.txt at each release tag):
+# name -> (first release that builds it or "" for the earliest, last release or "" for main,
+# what it is). An
+# extension links the libraries of the TVM it was built against; meeting another generation,
+# the loader misses a library that generation never ships.
+TVM_LIBRARIES = {
+    "libtvm": ("", "v0.23.0", "TVM's single library (compiler and runtime in one)"),
+    "libtvm_runtime": ("", "", "TVM's runtime"),
+    "libtvm_compiler": ("v0.24.0", "", "TVM's compiler (libtvm.so split into it and "
+                        "libtvm_runtime.so in v0.24.0)"),
+    "libtvm_runtime_extra": ("v0.25.0", "", "TVM's optional runtime parts (disco, NCCL, ...)"),
+    "libtvm_runtime_cuda": ("v0.25.0", "", "TVM's CUDA runtime (a USE_CUDA build)"),
+    "libtvm_ffi": ("v0.21.0", "", "TVM's FFI (in-tree ffi/ in v0.21.0; from v0.22.0 the "
+                   "3rdparty/tvm-ffi submodule, shipped by the apache-tvm-ffi wheel)"),
+}
+
+# Other libraries a TVM build or package loads: (pattern on the file name, the GPU stack or
+# toolkit it belongs to, what provides it). A missing GPU library means the package was built
+# for that stack; on a machine of the other vendor the fix is another build, not a path.
+LIBRARY_OWNERS: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r"^lib(?:nvrtc|cudart|cublas(?:Lt)?|cufft|curand|cusparse|cusolver|nvJitLink|"
+                r"nvToolsExt|cupti)\b"), "CUDA",
+     "the CUDA toolkit's runtime libraries (or pip install nvidia-cuda-runtime-cu12 / "
+     "nvidia-cuda-nvrtc-cu12 ...)"),
+    (re.compile(r"^libcudnn\b"), "CUDA", "cuDNN (the NVIDIA cuDNN package for that CUDA)"),
+    (re.compile(r"^libnccl\b"), "CUDA", "NCCL (libnccl2, or pip install nvidia-nccl-cu12)"),
+    (re.compile(r"^lib(?:amdhip64|hiprtc|rocblas|hipblas(?:lt)?|miopen|MIOpen|hsa-runtime64|"
+                r"rccl|rocm_smi64)\b"), "ROCm",
+     "ROCm (its lib directory, /opt/rocm/lib, on the loader path)"),
+    (re.compile(r"^libvulkan\b"), "Vulkan", "the Vulkan loader (libvulkan1)"),
+    (re.compile(r"^libOpenCL\b"), "OpenCL", "an OpenCL ICD loader (ocl-icd-libopencl1)"),
+    (re.compile(r"^libLLVM"), "LLVM", "the LLVM shared library TVM was linked against"),
+]
+_OTHER_VENDOR = {"CUDA": "ROCm (an AMD GPU)", "ROCm": "CUDA (an NVIDIA GPU)"}
+
+
+# Python modules ``import tvm`` loads only when the library was built with an option
+# (python/tvm/__init__.py: ``if support.libinfo().get("USE_MICRO") == "ON": from . import
+# micro``, v0.8.0-v0.18.0 (apache/tvm#8715 to #17554); no other top-level module is gated so):
+# module -> (option, first release, last release).
+BUILD_GATED = {"tvm.micro": ("USE_MICRO", "v0.8.0", "v0.18.0")}
+
+
+# Python packages TVM's own code imports (python/tvm's requirements) -> what TVM uses them for.
+PYTHON_DEPENDENCIES = {
+    "numpy": "arrays and dtypes", "ml_dtypes": "the low-precision dtypes (bfloat16, float8, "
+    "float4)", "scipy": "the frontends and tests", "psutil": "RPC and MetaSchedule",
+    "cloudpickle": "MetaSchedule's workers", "decorator": "older TVM's decorators",
+    "attrs": "older TVM's objects", "typing_extensions": "type hints", "tornado": "the RPC "
+    "tracker's web proxy", "packaging": "version checks", "onnx": "the ONNX frontend",
+    "torch": "the PyTorch frontend", "tensorflow": "the TensorFlow frontend",
+}
+
 
 # pip distribution -> (what it provides, how to install it).
 DISTRIBUTIONS = {
@@ -250,6 +312,39 @@ def tvm_name(message: str) -> tuple[str, str] | None:
     return None  # in every version: the history says nothing about this error
 
 
+# Backends whose code TVM compiles only with an option: a token of an undeclared name -> (the
+# option, the backend). The names follow TVM's own (CreateLLVMCrtMetadataModule, BuildCUDA).
+_GATED_TOKENS = [("LLVM", "USE_LLVM", "LLVM"), ("CUDA", "USE_CUDA", "CUDA"),
+                 ("NVRTC", "USE_CUDA", "CUDA"), ("ROCM", "USE_ROCM", "ROCm"),
+                 ("AMDGPU", "USE_ROCM", "ROCm"), ("Vulkan", "USE_VULKAN", "Vulkan"),
+                 ("SPIRV", "USE_VULKAN", "Vulkan"), ("Metal", "USE_METAL", "Metal"),
+                 ("OpenCL", "USE_OPENCL", "OpenCL"), ("Hexagon", "USE_HEXAGON", "Hexagon")]
+
+
+def _gated_name(message: str) -> tuple[str, str, str] | None:
+    """(name, option, backend) when the name a compile error misses is a backend's code by its
+    name (a CamelCase part such as ``LLVM`` in ``CreateLLVMCrtMetadataModule``)."""
+    m = _MISSING_NAME.search(message)
+    name = m and (m.group("name") or m.group("name2"))
+    if not name:
+        return None
+    for token, option, backend in _GATED_TOKENS:
+        # inside the name (CreateLLVM..., BuildCUDA): LLVMInitialize* and cudaMalloc are the
+        # libraries' own API, which a dependency's version explains instead
+        if re.search(rf"[a-z_]{token}(?:[A-Z_]|$)", name):
+            return name, option, backend
+    return None
+
+
+def _tree_path(path: str) -> str:
+    """``path`` from its TVM tree's root: the first ``src/``, ``include/`` or ``3rdparty/``
+    that starts a TVM source directory (``/home/u/src/tvm/src/target/x.cc`` ->
+    ``src/target/x.cc``), else the first one at all."""
+    starts = [m.start() for m in re.finditer(r"(?:^|/)(?:src|include|3rdparty)/", path)]
+    tails = [path[i + (path[i] == "/"):] for i in starts]
+    return next((t for t in tails if _tvm_directory(t)), tails[0] if tails else "")
+
+
 @cache
 def _tvm_directories() -> frozenset[str]:
     from toolkit.explain.history import sites
@@ -271,10 +366,20 @@ def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     # The path inside the TVM tree: a TVM vendored by another project (mlc-llm/3rdparty/tvm)
     # is still TVM's own source, not a vendored library.
     in_tree = file.split("/3rdparty/tvm/")[-1]
-    where = re.sub(r"^.*?(?=(?:src|include|3rdparty)/)", "", in_tree) or file
+    where = _tree_path(in_tree) or file
     known = tvm_name(message)
     if known is not None:
         return f"{where} does not compile: {message.strip()[:160]}. " + known[0], known[1]
+    gated = _gated_name(message)
+    if gated is not None and _tvm_directory(where):
+        name, option, backend = gated
+        return (f"{where} does not compile: {message.strip()[:160]}. {name} is TVM's {backend} "
+                f"code, which TVM compiles only in a build with {option} (its definition sits "
+                f"under src/target/ or src/runtime/ files CMake adds for {option}, or an #ifdef): "
+                f"this build, without {backend} ({option} OFF), reaches a call to it that is not "
+                "guarded.",
+                f"build with {option} ON (if {backend} is wanted); otherwise the unguarded call is "
+                "a TVM bug of this tree - update TVM (a newer TVM guards it)")
     found = dependency(in_tree, message)
     if found is None:
         if not _tvm_directory(where):
@@ -309,12 +414,27 @@ def llvm_target(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
             f"the common ones) and rebuild TVM with USE_LLVM pointing at its llvm-config")
 
 
+# CUDA API functions and the CUDA release that added them (NVIDIA's CUDA Driver/Runtime API
+# reference of each release): a library calling one meets an older CUDA when it is undefined.
+CUDA_SINCE = {"cuTensorMapEncodeTiled": "12.0", "cuTensorMapEncodeIm2col": "12.0",
+              "cuTensorMapReplaceAddress": "12.0", "cuLaunchKernelEx": "12.0",
+              "cudaLaunchKernelExC": "12.0", "cuLibraryLoadData": "12.0",
+              "cudaGetDriverEntryPointByVersion": "12.5"}
+
+
 def missing_symbol(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     sym = groups.get("sym", "")
     lib = (groups.get("lib") or "").rsplit("/", 1)[-1]
     for pattern, owner, fix in SYMBOLS:
         if pattern.search(sym):
             whose = f"{lib} needs" if lib else "the link needs"
+            since = CUDA_SINCE.get(re.sub(r"_v\d+$", "", sym)) if owner == "CUDA" else None
+            if since:
+                return (f"{whose} {sym}, which CUDA {since} added: the CUDA this process loads (the "
+                        f"driver's libcuda or the toolkit's libraries) is older than CUDA {since}, "
+                        f"the CUDA the library was built with.",
+                        f"use CUDA {since} or newer (toolkit and an NVIDIA driver that supports "
+                        f"it), or rebuild the library against the older CUDA here")
             return (f"{whose} {sym}, a symbol of {owner}, and nothing loaded or linked defines "
                     f"it in that version.", fix)
     return None
@@ -431,3 +551,139 @@ def codegen(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
             f"set({name} ON) in config.cmake (for llvm, the path of an llvm-config), then rebuild "
             "from a clean build directory and reinstall the Python package; tk doctor lists the "
             "codegens a build has")
+
+
+_NEEDED_BY = re.compile(r"ldd\s+(?P<dep>\S+\.so)|(?P<dep2>[\w./-]+\.so)[.\d]*: cannot open|"
+                        r"loading shared libraries: (?P<dep3>[\w./-]+\.so)")
+
+
+def library(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A shared library the loader did not find, by what ships it: a TVM library of another
+    generation than the extension needing it, or a GPU stack's library (the package was built
+    for that stack)."""
+    lib = groups.get("lib", "").rsplit("/", 1)[-1]
+    stem = re.sub(r"\.so[.\d]*$", "", lib)
+    needer = ""
+    for m in _NEEDED_BY.finditer(text):
+        dep = (m.group("dep") or m.group("dep2") or m.group("dep3")).rsplit("/", 1)[-1]
+        if not dep.startswith(stem + ".") and dep != lib:
+            needer = dep
+            break
+    by = f"{needer} needs {lib}" if needer else f"{lib} is needed"
+    if stem in TVM_LIBRARIES:
+        first, last, what = TVM_LIBRARIES[stem]
+        span = (f"{first}–{last}" if first and last else f"up to {last}" if last else
+                f"{first} on" if first else "of every release")
+        later = (f"; from {_next(last)} TVM ships libtvm_compiler.so and libtvm_runtime.so "
+                 "instead" if stem == "libtvm" else "")
+        who = needer or "the library that needs it"
+        return (f"{by}: {lib} is {what}, built by TVM {span}{later}. {who} was built against "
+                f"another TVM than the one installed (an older or newer TVM generation: a "
+                f"mismatch), or that TVM's library directory is not on the loader path.",
+                f"rebuild {who} against the installed TVM (or install the TVM it was built "
+                f"with); if {lib} exists, export TVM_LIBRARY_PATH / LD_LIBRARY_PATH=<its "
+                f"directory>. `tk ext check LIB.so` lists what a library needs.")
+    for pattern, owner, provider in LIBRARY_OWNERS:
+        if not pattern.search(stem):
+            continue
+        version = re.search(r"\.so\.(\d+)", lib)
+        of = f" {version.group(1)}" if version and owner == "CUDA" else ""
+        other = _OTHER_VENDOR.get(owner)
+        instead = (f"; on a machine with {other} instead, this build cannot run: install the "
+                   f"package's {other.split(' ')[0]} build or build it from source for "
+                   f"{other.split(' ')[0]}" if other else "")
+        return (f"{by}, a library of {owner}{of}: the package loading it is a {owner} build "
+                f"(built for {owner}{of}), and {owner}{of}'s libraries are not installed or "
+                "not on the loader path.",
+                f"install {provider} and put their directory on LD_LIBRARY_PATH{instead}.")
+    return None
+
+
+def _next(release: str) -> str:
+    major, minor, _ = release.lstrip("v").split(".")
+    return f"v{major}.{int(minor) + 1}.0"
+
+
+def dependency_attribute(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """A package TVM imports lacks an attribute TVM's code reads: its installed version is
+    older (or newer) than the one this TVM was written for."""
+    module, attr = groups.get("mod", ""), groups.get("attr", "")
+    top = module.split(".")[0]
+    if top not in PYTHON_DEPENDENCIES:
+        return NOT_A_DEPENDENCY
+    return (f"{module} has no {attr}: {top} is a package TVM imports (for "
+            f"{PYTHON_DEPENDENCIES[top]}), and the {top} installed is older (or newer) than the "
+            f"version this TVM was written for - {attr} came (or went) with another {top} "
+            "release.",
+            f"upgrade {top} to the version TVM requires (pip install -U {top}; TVM's "
+            f"python/setup.py or pyproject.toml names the minimum), or pin the older {top} if "
+            "this TVM predates the change")
+
+
+NOT_A_DEPENDENCY = ("", "")
+
+
+def header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A header the compiler does not find that is one of TVM's own files: included by a
+    path where it is not (a file that moved; an includer not updated), or one that only other
+    TVM versions have (code written for another TVM)."""
+    from toolkit.explain.history import api
+
+    name = groups.get("header", "")
+    m = re.search(r"(?P<file>[^\s:\"'(]+\.(?:cc|cpp|cu|h|hpp|mm)):\d+(?::\d+)?: fatal error: "
+                  + re.escape(name), text)
+    includer = _tree_path(m.group("file")) if m else ""
+    history = api()
+    files = history.facts.get("P", {})
+    if name.startswith("."):  # relative: resolve it against the includer in the tree
+        if not includer:
+            return None
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(includer), name))
+        if resolved in files:
+            return None  # TVM has it there: a checkout that lacks it, not a moved file
+        tail = "/" + name.lstrip("./")
+    else:
+        resolved, tail = "", "/" + name
+    found = sorted((f for f in files if f.endswith(tail) or f == "include" + tail),
+                   key=lambda f: -files[f][0].bit_length())
+    if not found:
+        return None
+    place = found[0]
+    v = history.versions
+    mask = files[place][0]
+    span = v.span(mask)
+    if resolved:
+        return (f"{name} is TVM's own header ({place}, in TVM {span}), but {includer} names it "
+                f"by a path that resolves to {resolved}, where no TVM version has it: the header "
+                "or the file including it moved and the include was not updated - a bug of "
+                "this TVM tree (often in a contrib part few builds turn on).",
+                f"update TVM (a newer TVM fixed the include), or make the include reach "
+                f"{place}; or turn off the option that builds {includer or 'that file'}")
+    gone = v.after_last(mask)
+    if gone:
+        return (f"{name} is TVM's own header ({place}), in TVM {span} and removed in {gone}: "
+                f"{includer or 'the code'} was written for an older TVM than the one it is built "
+                "against.",
+                f"build against TVM {span}, or port the code to the TVM in use (what replaced "
+                f"{posixpath.basename(name)}: the release notes of {gone})")
+    first = v.first(mask)
+    if first != v.labels[0]:
+        return (f"{name} is TVM's own header ({place}), added in {first}: the TVM the build "
+                "includes from is older than the code that needs it.",
+                f"build against TVM {first} or newer (its include/ on the include path)")
+    return None
+
+
+def llvm_crash(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """The process aborted or crashed in a frame of LLVM's own library."""
+    version = groups.get("ver") or ""
+    function = groups.get("fn", "")
+    tested = llvm_support(int(version)) if version.isdigit() else ""
+    return (f"the process crashed inside LLVM {version} ({function}, in libLLVM) while TVM "
+            f"drove it: this LLVM and TVM's LLVM-based code generation (llvm, NVPTX for cuda, "
+            f"AMDGPU for rocm) do not work together - a bug of that LLVM release TVM meets "
+            f"(TVM's AMDGPU backend needs LLVM >= 9), or a TVM built against another LLVM than "
+            f"the one loaded.{tested}",
+            "rebuild TVM against a newer LLVM (USE_LLVM=/path/to/llvm-config of it), and make "
+            "sure the LLVM loaded is the one it was built with (`tk doctor` names a second LLVM "
+            "in the process)")

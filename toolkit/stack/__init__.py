@@ -27,7 +27,7 @@ import numpy as np
 
 from toolkit import outputs, process, reproduce
 from toolkit.cause import one_line
-from toolkit.errors import TvmFailure, UserError, suggest
+from toolkit.errors import TkError, TvmFailure, UserError, suggest
 from toolkit.stack import compat
 from toolkit.stack import target as targets
 from toolkit.stack.workload import TIR, Workload, flatten_outputs, params_path, save_params
@@ -486,37 +486,55 @@ def entry_function(module: Any, compiled: Compiled, dev: Any) -> Any:
     return relax.VirtualMachine(module, dev)[compiled.workload.entry]
 
 
-def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None) -> RunResult:
+def run(compiled: Compiled, inputs: Sequence[np.ndarray], remote: Any = None,
+        input_flags: Sequence[str] = ()) -> RunResult:
     """Run the entry function on the target's device (refused when it is absent), or on a
-    remote device: ``remote`` is a ``toolkit.stack.remote.Session``."""
+    remote device: ``remote`` is a ``toolkit.stack.remote.Session``. ``input_flags`` are the
+    options that chose ``inputs`` (``--inputs FILE``, ``--seed N``), for the reproduce line."""
     wl = compiled.workload
-    if remote is not None:
-        module, dev = remote.load(compiled)
-    else:
+    flags = [*compiled.options.flags(), "--entry", wl.entry, *input_flags]
+    if remote is None:
         module, dev = compiled.executable, targets.device_for(compiled.target)
-    where = str(dev) if remote is None else \
-        f"{targets.device_kind(compiled.target)}:0 at {remote.address}"
+        where, waiting = str(dev), contextlib.nullcontext()
+    else:
+        flags += remote.remote.flags()
+        where = f"{targets.device_kind(compiled.target)}:0 at {remote.address}"
+        waiting = remote.step(f"running {wl.source}")
     try:
-        fn = entry_function(module, compiled, dev)
-        if wl.kind == TIR:
-            outputs = to_device(wl.make_outputs(), dev)
-            args = wl.call_args(to_device(inputs, dev), outputs)
-        else:
-            args = to_device([*inputs, *wl.params], dev)
-        start = time.perf_counter()
-        out = fn(*args)
-        dev.sync()
-        seconds = time.perf_counter() - start
+        if remote is not None:
+            module, dev = remote.load(compiled)
+        with waiting:
+            values, seconds = _call_entry(module, compiled, dev, inputs)
+            # A remote module is freed by a call to the server, which waits like any other.
+            del module
+    except TkError:
+        raise
     except Exception as e:  # noqa: BLE001
         if process.stopped_by():  # a Ctrl-C inside a Python function the kernel called
             raise KeyboardInterrupt from e
         raise TvmFailure(
             f"running {wl.source} on {where} failed: {one_line(e)}",
-            reproduce=reproduce.tk_command("run", wl.source, compiled.target_spec,
-                                        *compiled.options.flags()),
+            reproduce=reproduce.tk_command("run", wl.source, compiled.target_spec, *flags),
         ) from e
-    values = flatten_outputs(outputs if wl.kind == TIR else out)
     return RunResult(values, seconds, where)
+
+
+def _call_entry(module: Any, compiled: Compiled, dev: Any,
+                inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarray], float]:
+    """Call the entry function of ``module`` on ``dev``: its outputs, copied here, and the
+    seconds the call took. What it put on a remote device is freed as this returns."""
+    wl = compiled.workload
+    fn = entry_function(module, compiled, dev)
+    if wl.kind == TIR:
+        outputs = to_device(wl.make_outputs(), dev)
+        args = wl.call_args(to_device(inputs, dev), outputs)
+    else:
+        args = to_device([*inputs, *wl.params], dev)
+    start = time.perf_counter()
+    out = fn(*args)
+    dev.sync()
+    seconds = time.perf_counter() - start
+    return flatten_outputs(outputs if wl.kind == TIR else out), seconds
 
 
 @dataclass

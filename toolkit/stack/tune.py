@@ -309,13 +309,17 @@ def _prim_func_type() -> type:
     return compat.tir().PrimFunc
 
 
-def _progress_callback(ms: Any, total: int, events: Handler) -> Any:
+def derived_object(ms: Any) -> Any:
+    """The decorator that makes a Python class implement a MetaSchedule interface."""
     try:
-        from tvm.ir.utils import derived_object
+        from tvm.ir.utils import derived_object as decorator
     except ImportError:  # before v0.24 it lived with MetaSchedule
-        derived_object = ms.utils.derived_object
+        decorator = ms.utils.derived_object
+    return decorator
 
-    @derived_object
+
+def _progress_callback(ms: Any, total: int, events: Handler) -> Any:
+    @derived_object(ms)
     class TrialCounter(ms.measure_callback.PyMeasureCallback):
         """Counts measured candidates and tracks the fastest, for the progress line."""
 

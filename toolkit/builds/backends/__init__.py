@@ -49,6 +49,7 @@ class BuildJob:
     jobs: int | None = None
     events: Handler = ignore  # hears the compile's Progress
     files_key: str = ""  # SourceTree.files_key: which source files exist
+    ccache_remote: str | None = None  # the team's ccache remote storage (toolkit.builds.ccache)
 
     @property
     def config_cmake(self) -> Path:

@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+from toolkit.builds import ccache
 from toolkit.builds.backends import (
     BackendResult,
     BuildFailed,
@@ -28,10 +29,13 @@ def build(job: BuildJob) -> BackendResult:
     env = {**os.environ, **job.plan.env}
     result = BackendResult(toolchain=toolchain(job.plan))
     launcher = ccache_args(job.plan)
-    if launcher or job.plan.options.get("USE_CCACHE", "").upper() == "ON":
+    cached = bool(launcher) or job.plan.options.get("USE_CCACHE", "").upper() == "ON"
+    stats_log = job.log.parent / ccache.STATS_LOG
+    if cached:
         result.toolchain["ccache"] = first_line(["ccache", "--version"])
         # Paths relative to the tree and no working directory in the hash: the same sources
-        # unpacked elsewhere (another worktree, a test's temporary tree) hit the same cache.
+        # unpacked elsewhere (another worktree, a test's temporary tree, another machine of
+        # the team's) hit the same cache.
         env.setdefault("CCACHE_BASEDIR", ccache_base(job.source_dir, job.build_dir))
         env.setdefault("CCACHE_NOHASHDIR", "1")
     steps = [("configure", configure_argv(job) + launcher), ("compile", compile_argv(job))]
@@ -43,11 +47,17 @@ def build(job: BuildJob) -> BackendResult:
         line = shell_line(argv, env=job.plan.env)
         result.commands.append(line)
         start = log_size(job.log)
-        rc, seconds = run_logged([cmake, *argv[1:]], job.log, env=env, cwd=job.build_dir,
+        # ccache's stats log counts the compile alone; the remote's URL is in no line above.
+        step_env = {**env, **ccache.environment(job.ccache_remote, stats_log)} \
+            if cached and step == "compile" else env
+        rc, seconds = run_logged([cmake, *argv[1:]], job.log, env=step_env, cwd=job.build_dir,
                                  events=job.events if step == "compile" else ignore)
         result.timings[step] = round(seconds, 3)
         if rc != 0 or cmake_error(job.log, start):
             raise BuildFailed(step, job, reproduce=line)
+    if cached:
+        result.extra["ccache"] = ccache.read_stats(
+            stats_log, job.ccache_remote or os.environ.get("CCACHE_REMOTE_STORAGE"))
     cxx = read_cmake_cache(job.build_dir).get("CMAKE_CXX_COMPILER")
     if cxx:
         result.toolchain["cxx"] = first_line([cxx, "--version"])

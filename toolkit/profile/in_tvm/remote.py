@@ -8,24 +8,33 @@ from the same compiled code (the executable's kernel library, uploaded as its ow
 since a loaded VM executable resolves only VM functions by name). The call sequence comes
 from the compiled Relax entry: its calls of the module's kernels, in order. Builtins run on
 the remote host and are not timed one by one; they are what end to end leaves over.
+
+Every call waits in a step of the session's watchdog (``toolkit.watchdog``), whose bound is
+on one call going without a reply; so time_evaluator's rounds are asked for a few seconds'
+worth at a time, and ``-n 5000`` on a live server runs as long as it takes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from toolkit import reproduce
 from toolkit.cause import one_line
-from toolkit.errors import TvmFailure, UserError
+from toolkit.errors import TkError, TvmFailure, UserError
 from toolkit.profile.records import Call, Measured, Timings
 
 METHOD = "rpc time_evaluator"
 # time_evaluator repeats a call until one round takes this long and reports the round's
 # mean: a time slice lost to another process is then a share of a round, not all of it.
 MIN_REPEAT_MS = 10
+# Seconds of rounds asked for in one time_evaluator call, at most, and at most this share of
+# the bound on a call (Bounds.timeout): a busy machine may slow one call down many times.
+CALL_S = 2.0
+CALL_SHARE = 0.1
 
 
 def call_sequence(final: Any, entry: str) -> list[str]:
@@ -65,9 +74,11 @@ def kernel_arguments(func: Any, rng: np.random.Generator) -> list[np.ndarray] | 
 
 
 def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmup: int = 3,
-            seed: int = 0, inputs: Sequence[Any] | None = None, options: Any = None) -> Measured:
+            seed: int = 0, inputs: Sequence[Any] | None = None, options: Any = None,
+            input_flags: Sequence[str] = ()) -> Measured:
     """Compile ``workload`` here, run and time it on ``session``'s device (a
-    ``toolkit.stack.remote.Session``), return what was measured."""
+    ``toolkit.stack.remote.Session``), return what was measured. ``input_flags`` are the
+    options that chose ``inputs`` (``--inputs FILE``), for a failure's reproduce line."""
     from tvm import relax
 
     from toolkit import stack
@@ -93,40 +104,54 @@ def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmu
     kernels = cost.analyse(capture)
     sequence = call_sequence(capture.final, workload.entry)
     where = f"{targets.device_kind(t.tvm)}:0 at {session.address}"
+    doing = f"profiling {workload.source}"
     rng = np.random.default_rng(seed)
     try:
         vm_module, dev = session.load(compiled)
         library = session.load_kernels(compiled)
         arrays = list(inputs) if inputs is not None else workload.make_inputs(seed)
-        args = stack.to_device([*arrays, *workload.params], dev)
-        vm = relax.VirtualMachine(vm_module, dev)
-        for _ in range(warmup):
-            vm[workload.entry](*args)
-        dev.sync()
-        end_to_end = list(vm.time_evaluator(workload.entry, dev, number=1, repeat=repeat,
-                                            min_repeat_ms=MIN_REPEAT_MS)(*args).results)
+        with session.step(f"{doing} (sending its inputs)"):
+            args = stack.to_device([*arrays, *workload.params], dev)
+            vm = relax.VirtualMachine(vm_module, dev)
+        for i in range(warmup):
+            with session.step(f"{doing} (warm-up run {i + 1} of {warmup})"):
+                vm[workload.entry](*args)
+                dev.sync()
+        end_to_end = _rounds(session, doing, "end to end", repeat,
+                             lambda n, vm=vm, args=args: vm.time_evaluator(
+                                 workload.entry, dev, number=1, repeat=n,
+                                 min_repeat_ms=MIN_REPEAT_MS)(*args))
         per_kernel: dict[str, list[float]] = {}
         signatures: dict[str, tuple[str, ...]] = {}
         untimed: list[str] = []
+        kargs: list[Any] = []
         by_symbol = dict(_prim_funcs(capture.final).values())
         for symbol in dict.fromkeys(sequence):
             arrays_k = kernel_arguments(by_symbol[symbol], rng)
             if arrays_k is None:
                 untimed.append(symbol)
                 continue
-            kargs = stack.to_device(arrays_k, dev)
-            timer = library.time_evaluator(symbol, dev, number=1, repeat=repeat + warmup,
-                                           min_repeat_ms=MIN_REPEAT_MS)
-            per_kernel[symbol] = list(timer(*kargs).results)[warmup:]
+            with session.step(f"{doing} (sending {symbol}'s arguments)"):
+                kargs = stack.to_device(arrays_k, dev)
+            per_kernel[symbol] = _rounds(
+                session, doing, f"timing {symbol}", repeat + warmup,
+                lambda n, symbol=symbol, kargs=kargs, library=library: library.time_evaluator(
+                    symbol, dev, number=1, repeat=n, min_repeat_ms=MIN_REPEAT_MS)(*kargs),
+            )[warmup:]
             signatures[symbol] = tuple(f"{a.dtype}[{','.join(str(d) for d in a.shape)}]"
                                        for a in arrays_k)
-    except (UserError, KeyboardInterrupt):
+        # What tk put on the server is freed by calls to it, which wait like any other.
+        with session.step(f"{doing} (freeing its tensors and modules on the server)"):
+            del vm, args, kargs, library, vm_module
+    except (TkError, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - a kernel failing remotely is TVM's failure
         raise TvmFailure(
-            f"profiling {workload.source} on {where} failed: {one_line(e)}",
-            reproduce=reproduce.tk_command("profile", workload.source, t.spec,
-                                              *compiled.options.flags()),
+            f"{doing} on {where} failed: {one_line(e)}",
+            reproduce=reproduce.tk_command(
+                "profile", workload.source, t.spec, *compiled.options.flags(),
+                "--entry", workload.entry, "-n", str(repeat), "--warmup", str(warmup),
+                *(input_flags or ["--seed", str(seed)]), *session.remote.flags()),
         ) from e
     timed = [s for s in sequence if s in per_kernel]
     runs = []
@@ -152,6 +177,24 @@ def profile(workload: Any, target: Any, session: Any, *, repeat: int = 20, warmu
     return Measured(timings, kernels, header, warnings)
 
 
+def _rounds(session: Any, doing: str, what: str, rounds: int,
+            timer: Callable[[int], Any]) -> list[float]:
+    """``rounds`` rounds of time_evaluator (``timer(n)`` runs n of them remotely), asked for
+    a few at a time (``CALL_S``, ``CALL_SHARE``), each call a step of ``session``."""
+    call_s = min(CALL_S, CALL_SHARE * session.remote.bounds.timeout)
+    results: list[float] = []
+    batch = 1  # the first call says how long a round takes
+    while len(results) < rounds:
+        n = min(batch, rounds - len(results))
+        start = time.monotonic()
+        with session.step(f"{doing} ({what}, rounds {len(results) + 1}-{len(results) + n} "
+                          f"of {rounds})"):
+            results += list(timer(n).results)
+        took = max(time.monotonic() - start, 1e-6)
+        batch = max(1, min(10 * n, int(n * call_s / took)))
+    return results
+
+
 def _prim_funcs(final: Any) -> dict[str, tuple[str, Any]]:
     """Kernel name in the module -> (the symbol the library exports, the PrimFunc)."""
     from toolkit.stack import compat
@@ -169,6 +212,9 @@ def _prim_funcs(final: Any) -> dict[str, tuple[str, Any]]:
 def _remote_threads(session: Any) -> int | None:
     """The remote runtime's CPU thread pool, where it says."""
     try:
-        return int(session.rpc.get_function("runtime.NumThreads")())
+        with session.step("asking for its thread count"):
+            return int(session.rpc.get_function("runtime.NumThreads")())
+    except TkError:
+        raise
     except Exception:  # noqa: BLE001 - a runtime without the query: the header says unknown
         return None
