@@ -14,7 +14,8 @@ from toolkit.stack import workload
 
 
 @pytest.mark.parametrize("name", ["mlp", "convnet", "attention",
-                                  pytest.param("mlp40", marks=pytest.mark.slow)])
+                                  pytest.param("mlp40", marks=pytest.mark.slow),
+                                  pytest.param("mlp400", marks=pytest.mark.slow)])
 def test_each_builtin_runs_checked_on_llvm(tk, name):
     result = tk("run", f"builtin:{name}", "--target", "llvm", "--check", "--json")
     assert result.returncode == 0, result.stderr

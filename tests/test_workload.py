@@ -10,7 +10,7 @@ from toolkit.errors import UserError
 from toolkit.stack import workload
 
 
-@pytest.mark.parametrize("name", ["mlp", "mlp40", "convnet", "attention"])
+@pytest.mark.parametrize("name", ["mlp", "mlp40", "mlp400", "convnet", "attention"])
 def test_builtins_load_with_static_inputs_and_seeded_params(name):
     a = workload.load(f"builtin:{name}")
     b = workload.load(f"builtin:{name}")
@@ -28,6 +28,16 @@ def test_mlp40_shape_matches_its_definition():
     weights = [p for p in wl.params if p.ndim == 2]
     assert len(weights) == 40
     assert weights[-1].shape == (688, 672)
+
+
+def test_mlp400_is_mlp40_ten_times_with_a_width_of_its_own_per_layer():
+    small, big = workload.load("builtin:mlp40"), workload.load("builtin:mlp400")
+    weights = [p.shape for p in big.params if p.ndim == 2]
+    widths = [p.shape for p in big.params if p.ndim == 1]
+    assert len(weights) == 400 and len(big.params) == 10 * len(small.params)
+    # TVM folds structurally equal kernels into one: distinct shapes keep ten times mlp40's.
+    assert len(set(weights)) == 400 and len(set(widths)) == 400
+    assert weights[:40] == [p.shape for p in small.params if p.ndim == 2]
 
 
 def test_irmodule_file_with_reference(tmp_path):

@@ -83,9 +83,9 @@ class FunctionStore:
     def pack(self) -> bytes:
         """The pack's bytes: every text put so far, as gzipped JSON."""
         data = json.dumps(self._texts, separators=(",", ":")).encode()
-        # Level 6: the pack is written once per dump, and level 1 misses most of the
-        # repetition between versions of one function.
-        return gzip.compress(data, compresslevel=6, mtime=0)
+        # Level 3: on builtin:mlp40 (25 MB of text) 0.12 s of CPU for 2.3 MB, where level 6
+        # takes 0.3 s for 1.9 MB and level 1 0.11 s for 2.7 MB.
+        return gzip.compress(data, compresslevel=3, mtime=0)
 
     def save(self) -> bytes:
         data = self.pack()

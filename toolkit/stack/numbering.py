@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolkit.stack.compat import same_children
+
 Functions = dict[str, Any]  # name -> function object of one module snapshot
 
 
@@ -72,13 +74,40 @@ class PassNumbering:
     def _changed(self, before: Functions, after: Functions) -> bool:
         # By function, not by module: passes such as SplitHostDevice update the IRModule in
         # place (IRModule's operator-> is not copy-on-write), so the module stays "the same".
-        # Identity first; a hash only for a function handed back as a new object.
+        # Identity first, then the new object's fields; a hash only when those differ.
+        if before is after:
+            return False
         if before.keys() != after.keys():
             return True
-        return any(not f.same_as(after[n]) and self._hash(f) != self._hash(after[n])
-                   for n, f in before.items())
+        return any(not f.same_as(g) and not same_children(f, g) and self._hash(f) != self._hash(g)
+                   for n, f in before.items() for g in (after[n],))
 
 
 def functions(mod: Any) -> Functions:
     """A module's functions by name: the snapshot numbering and recording compare."""
-    return {gv.name_hint: f for gv, f in mod.functions.items()}
+    return _by_name(mod.functions)
+
+
+def _by_name(function_map: Any) -> Functions:
+    return {gv.name_hint: f for gv, f in function_map.items()}
+
+
+class Snapshots:
+    """:func:`functions` of each module the hooks see, read again only when the module's
+    function map is another object than last time.
+
+    Most passes leave a module's map alone, and reading 200 functions through the FFI costs
+    about 1 ms. The map held here cannot change under it: a pass that adds or replaces a
+    function copies a map someone else references before changing it (copy on write). The
+    dict handed back is shared between calls: callers must not change it.
+    """
+
+    def __init__(self) -> None:
+        self._map: Any = None
+        self._funcs: Functions = {}
+
+    def __call__(self, mod: Any) -> Functions:
+        current = mod.functions
+        if self._map is None or not current.same_as(self._map):
+            self._map, self._funcs = current, _by_name(current)
+        return self._funcs

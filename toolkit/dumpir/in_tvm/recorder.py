@@ -1,21 +1,26 @@
 """The pass instrument: what every pass of a compile did to each function, at low cost.
 
 Change is decided per function by object identity first (a pass that did not touch a
-function hands back the same object) and structural hash second. Printing, not hashing, is
-the cost (on the 0.27 wheel, one ``.script()`` takes about 1.3 ms a function, while
-``tvm_ffi.structural_hash`` adds 1.2-1.4x to a compile), so a function is printed only when
-it is a version not seen before, and the text is cached per (structural hash, name).
+function hands back the same object), then by the fields of a new object (a copy whose
+fields are the old object's is the same function: ``compat.same_children``) and by
+structural hash last. Printing, not deciding, is the cost (on the 0.27 wheel one
+``.script()`` takes 0.16 ms plus 0.09 ms a KB, about 10 MB a second, where the field check
+takes microseconds and a hash 60 us), so a function is printed only when it is a version not
+seen before, and the text is cached per (structural hash, name).
 
-The hooks themselves only take a snapshot (name -> function object) and time the pass;
-hashing, printing and writing run in one worker thread, in pass order. TVM's FFI releases
-the GIL during calls, so that work overlaps the compile (LLVM codegen alone is a third of
-it) when a core is free. Holding the snapshots keeps the objects alive, and a live reference
-also stops a pass from mutating one in place (TVM copies on write when shared).
+The hooks take a snapshot (name -> function object; read again only when the module's
+function map changed) and time the pass; hashing, printing and writing are jobs run in pass
+order. With more than one core to run on they run in a worker thread: TVM's FFI releases
+the GIL during calls, so that work overlaps the compile (LLVM codegen alone is most of it).
+On one core a thread only adds switching, so the hooks run each job themselves. Holding the
+snapshots keeps the objects alive, and a live reference also stops a pass from mutating one
+in place (TVM copies on write when shared).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import queue
 import sys
 import threading
@@ -42,7 +47,8 @@ from toolkit.dumpir.index import (
 )
 from toolkit.dumpir.store import FunctionStore, write_atomic
 from toolkit.stack import compat
-from toolkit.stack.numbering import PassNumbering, functions
+from toolkit.stack.compat import same_children
+from toolkit.stack.numbering import Functions, PassNumbering, Snapshots
 
 # Handles of recently seen function objects -> (object, structural hash). Keeping the object
 # alive keeps its address from being reused; the bound keeps memory flat on deep models.
@@ -61,11 +67,11 @@ RECHECK_SECONDS = 0.02
 class _Frame:
     record: PassRecord
     mod: Any
-    funcs: dict[str, Any]
+    funcs: Functions
     start: float
     overhead_at_start: float
     children: int = 0
-    last_out: dict[str, Any] | None = None  # the last nested pass's output
+    last_out: Functions | None = None  # the last nested pass's output
 
 
 @dataclass
@@ -83,7 +89,7 @@ class Recorder:
     records: list[PassRecord] = field(default_factory=list)
     input: dict[str, str | None] | None = None
     overhead: float = 0.0  # seconds spent in the hooks, on the compile's own thread
-    worker_seconds: float = 0.0  # seconds of hashing, printing and writing, off that thread
+    worker_seconds: float = 0.0  # hashing, printing, writing: in the worker, or in the hooks
     internal_error: BaseException | None = None
 
     def __post_init__(self) -> None:
@@ -91,8 +97,10 @@ class Recorder:
         self._print: Callable[[Any, str], str] = compat.script_printer()
         self._stack: list[_Frame] = []
         self._numbering = PassNumbering(self._hash)
+        self._snapshot = Snapshots()
         self._by_handle: OrderedDict[int, tuple[Any, int]] = OrderedDict()
         self._keys: dict[tuple[int, str], str] = {}
+        self._last_funcs: Functions | None = None  # the last leaf's output and its hashes
         self._last_output: dict[str, int] | None = None
         self._lane: tuple[str, str | None] | None = None
         self._inputs: list[tuple[PassRecord, dict[str, int]]] = []
@@ -102,15 +110,17 @@ class Recorder:
         self._compile_thread = threading.get_ident()
         self._compile_done = False
         self._checked = 0.0
-        self._worker = threading.Thread(target=self._work, name="tk-dump-ir", daemon=True)
-        self._worker.start()
+        self._worker: threading.Thread | None = None
+        if _cores() > 1:
+            self._worker = threading.Thread(target=self._work, name="tk-dump-ir", daemon=True)
+            self._worker.start()
 
     # -- hooks (compile thread) --------------------------------------------------------
 
     def before(self, mod: Any, name: str) -> None:
         t0 = time.perf_counter()
         parent = self._stack[-1] if self._stack else None
-        funcs = functions(mod)
+        funcs = self._snapshot(mod)
         own, seq = self._numbering.start(funcs)
         if parent is not None:
             if own is not None:  # the wrapper changed the module before its first nested pass
@@ -126,7 +136,7 @@ class Recorder:
             self.journal.write(f"+{record.seq} {name}\n")
             self.journal.flush()
         if record.seq == 0:
-            self._jobs.put((self._input, (funcs, mod)))
+            self._submit(self._input, funcs, mod)
         now = time.perf_counter()
         self.overhead += now - t0
         self._stack.append(_Frame(record, mod, funcs, now, self.overhead))
@@ -139,38 +149,39 @@ class Recorder:
             self.journal.write(f"-{record.seq}\n")
             self.journal.flush()
         record.seconds = round(t0 - frame.start - (self.overhead - frame.overhead_at_start), 6)
-        funcs = functions(mod)
+        funcs = self._snapshot(mod)
         record.functions = len(funcs)
         own = self._numbering.end(funcs)
         if frame.children:
             record.kind = WRAPPER
-            self._jobs.put((self._wrapper, (record, frame.funcs, funcs)))
+            self._submit(self._wrapper, record, frame.funcs, funcs)
             if own is not None:  # the wrapper changed the module after its last nested pass
                 assert frame.last_out is not None
                 self._own_work(own, record, frame.last_out, funcs, mod)
         else:
-            self._jobs.put((self._leaf, (record, frame.funcs, funcs, mod)))
+            self._submit(self._leaf, record, frame.funcs, funcs, mod)
         if self._stack:
             self._stack[-1].last_out = funcs
         self.overhead += time.perf_counter() - t0
 
-    def _own_work(self, seq: int, wrapper: PassRecord, before: dict[str, Any],
-                  after: dict[str, Any], mod: Any) -> None:
+    def _own_work(self, seq: int, wrapper: PassRecord, before: Functions,
+                  after: Functions, mod: Any) -> None:
         """A record for what a wrapper did itself, between two of its module snapshots."""
         record = PassRecord(
             seq=seq, name=wrapper.name, depth=wrapper.depth + 1,
             parent=wrapper.seq, kind=OWN, stored=wrapper.stored, functions=len(after),
         )
         self.records.append(record)
-        self._jobs.put((self._leaf, (record, before, after, mod)))
+        self._submit(self._leaf, record, before, after, mod)
 
     # -- after the compile -------------------------------------------------------------
 
     def finish(self) -> None:
         """Wait until every snapshot is hashed, printed and stored."""
         self._compile_done = True
-        self._jobs.put(None)
-        self._worker.join()
+        if self._worker is not None:
+            self._jobs.put(None)
+            self._worker.join()
         if self.internal_error is not None:
             raise self.internal_error
 
@@ -198,7 +209,17 @@ class Recorder:
         self._numbering.abandon()
         return innermost
 
-    # -- worker thread -----------------------------------------------------------------
+    # -- jobs: in the worker thread, or in the hooks on one core ----------------------
+
+    def _submit(self, job: Callable[..., None], *args: Any) -> None:
+        if self._worker is not None:
+            self._jobs.put((job, args))
+            return
+        start = time.perf_counter()
+        try:
+            job(*args)
+        finally:
+            self.worker_seconds += time.perf_counter() - start
 
     def _work(self) -> None:
         while (job := self._jobs.get()) is not None:
@@ -212,8 +233,10 @@ class Recorder:
             self.worker_seconds += time.perf_counter() - start
 
     def _wait_for_compile_to_park(self) -> None:
-        """Return once the compile thread is parked in C++ (or finished)."""
-        if self._compile_done or time.perf_counter() - self._checked < RECHECK_SECONDS:
+        """Return once the compile thread is parked in C++ (or finished); at once when the
+        jobs run on the compile thread itself."""
+        if (self._worker is None or self._compile_done
+                or time.perf_counter() - self._checked < RECHECK_SECONDS):
             return
         while not self._compile_done:
             first = _position(self._compile_thread)
@@ -222,19 +245,20 @@ class Recorder:
                 break
         self._checked = time.perf_counter()
 
-    def _input(self, funcs: dict[str, Any], mod: Any) -> None:
+    def _input(self, funcs: Functions, mod: Any) -> None:
         self.input = {n: self._key(f, n) for n, f in funcs.items()}
         if self.modules_dir is not None:
             self._write_module("input", mod)
 
-    def _vid(self, func: Any) -> int:
-        """The function's structural hash, skipped when this very object was hashed before."""
+    def _vid(self, func: Any, like: Any = None) -> int:
+        """The function's structural hash, skipped when this very object was hashed before
+        or when it holds the very children of ``like`` (the version it replaces)."""
         handle = compat.object_handle(func)
         hit = self._by_handle.get(handle)
         if hit is not None and hit[0].same_as(func):
             self._by_handle.move_to_end(handle)
             return hit[1]
-        vid = self._hash(func)
+        vid = self._vid(like) if like is not None and same_children(like, func) else self._hash(func)
         self._by_handle[handle] = (func, vid)
         if len(self._by_handle) > HANDLE_CACHE_SIZE:
             self._by_handle.popitem(last=False)
@@ -251,20 +275,27 @@ class Recorder:
             key = self._keys[cache] = self.store.put(self._print(func, name))
         return key
 
-    def _leaf(self, record: PassRecord, before: dict[str, Any], after: dict[str, Any],
-              mod: Any) -> None:
+    def _leaf(self, record: PassRecord, before: Functions, after: Functions, mod: Any) -> None:
         stored = record.stored
-        vids_before = {n: self._vid(f) for n, f in before.items()}
+        if before is self._last_funcs:  # the snapshot of the last output, not read again
+            assert self._last_output is not None
+            vids_before = self._last_output
+        else:
+            vids_before = {n: self._vid(f) for n, f in before.items()}
         self._inputs.append((record, vids_before))
         if self._last_output is not None and vids_before != self._last_output:
             record.received = {n: self._key(f, n) if stored else None for n, f in before.items()}
-        vids_after: dict[str, int] = {}
-        for n, f in after.items():
-            old = before.get(n)
-            vids_after[n] = vids_before[n] if old is not None and old.same_as(f) else self._vid(f)
-        self._last_output = vids_after
+        if after is before:  # the module's function map did not change
+            vids_after = vids_before
+        else:
+            vids_after = {}
+            for n, f in after.items():
+                old = before.get(n)
+                vids_after[n] = (vids_before[n] if old is not None and old.same_as(f)
+                                 else self._vid(f, old))
+        self._last_funcs, self._last_output = after, vids_after
 
-        def key(funcs: dict[str, Any], n: str) -> str | None:
+        def key(funcs: Functions, n: str) -> str | None:
             return self._key(funcs[n], n) if stored else None
 
         added = [n for n in after if n not in before]
@@ -297,9 +328,10 @@ class Recorder:
         if self.modules_dir is not None and stored:
             record.module = self._write_module(f"{record.seq:03d}_{record.name}", mod)
 
-    def _wrapper(self, record: PassRecord, before: dict[str, Any], after: dict[str, Any]) -> None:
-        same = before.keys() == after.keys() and all(
-            f.same_as(after[n]) or self._vid(f) == self._vid(after[n]) for n, f in before.items()
+    def _wrapper(self, record: PassRecord, before: Functions, after: Functions) -> None:
+        same = before is after or before.keys() == after.keys() and all(
+            f.same_as(after[n]) or self._vid(f) == self._vid(after[n], f)
+            for n, f in before.items()
         )
         record.change = UNCHANGED if same else CHANGED
 
@@ -312,6 +344,13 @@ class Recorder:
         return f"{self.modules_dir.name}/{path.name}"
 
 
+def _cores() -> int:
+    """The cores this process may run on (``taskset``, a container's cpuset)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def _position(thread: int) -> tuple[int, int] | None:
     """Where a thread's Python code is (frame, instruction); unchanged while it is in C."""
     frame = sys._current_frames().get(thread)
@@ -322,7 +361,7 @@ def _position(thread: int) -> tuple[int, int] | None:
 HOST_KINDS = ("llvm", "c", "cuda_host")
 
 
-def _lane(funcs: dict[str, Any]) -> tuple[str, str | None]:
+def _lane(funcs: Functions) -> tuple[str, str | None]:
     """(lane, target) of a module: MAIN while it holds Relax functions, functions without a
     target or both sides, HOST when every function is host code, DEVICE when every function
     is for one device and kernels are among them (before the split there are none)."""

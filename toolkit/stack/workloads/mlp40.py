@@ -19,9 +19,11 @@ class Block(nn.Module):
         return nn.silu(self.norm(self.linear(x)))
 
 
-class MLP40(nn.Module):
-    def __init__(self):
-        dims = [WIDTHS[0], *WIDTHS]
+class Stack(nn.Module):
+    """Blocks from ``widths[0]`` through each width in turn (builtin:mlp400 runs ten)."""
+
+    def __init__(self, widths, d_in=None):
+        dims = [d_in or widths[0], *widths]
         self.layers = nn.ModuleList([Block(a, b) for a, b in zip(dims, dims[1:])])
 
     def forward(self, x):
@@ -30,7 +32,7 @@ class MLP40(nn.Module):
         return x
 
 
-model = MLP40()
+model = Stack(WIDTHS)
 spec = {"forward": {"x": nn.spec.Tensor((4, WIDTHS[0]), "float32")}}
 
 
