@@ -20,23 +20,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import psutil
 import pytest
+from net_helpers import answers
 
 START_TIMEOUT_S = 90  # importing TVM in a fresh process is slow on a loaded 2-core machine
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 @contextmanager
@@ -47,7 +35,7 @@ def listening(command: list[str], port: int, what: str,
                             start_new_session=True, text=True, **popen)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not _answers(port):
+        while not answers(port):
             if proc.poll() is not None:
                 pytest.skip(f"{what} did not start: {proc.stderr.read()[-300:]}")
             if time.monotonic() > deadline:
@@ -70,19 +58,8 @@ def tvm_process(module: str, *args: str, port: int) -> Iterator[subprocess.Popen
 
 def children(pid: int) -> list[int]:
     """The live processes whose parent is ``pid``."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(b")") + 2:].split()  # state ppid ...
-        if int(fields[1]) == pid and fields[0] != b"Z":
-            found.append(int(entry.name))
-    return found
+    return [c.pid for c in psutil.Process(pid).children()
+            if c.status() != psutil.STATUS_ZOMBIE]
 
 
 @contextmanager

@@ -27,22 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from net_helpers import answers, free_port
 
 START_TIMEOUT_S = 60
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def answers(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 def need(binary: str, package: str) -> str:

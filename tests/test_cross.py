@@ -16,7 +16,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from rpc_helpers import free_port, listening
+from net_helpers import free_port
+from rpc_helpers import listening
 from workload_files import te_matmul
 
 from toolkit import stack

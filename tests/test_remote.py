@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from rpc_helpers import free_port, tvm_process, wait_for_key
+from net_helpers import free_port
+from rpc_helpers import tvm_process, wait_for_key
 from workload_files import te_matmul
 
 pytest.importorskip("tornado", reason="TVM's RPC tracker needs tornado (pip install tornado)")

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import REPO
+from net_helpers import free_port
 from rpc_helpers import (
     children,
-    free_port,
     silent_server,
     throttled_proxy,
     tvm_process,

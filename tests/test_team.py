@@ -433,7 +433,7 @@ def socket_closed_port():
     """A port nothing listens on (taken, then given back)."""
     import contextlib
 
-    from team_helpers import free_port
+    from net_helpers import free_port
 
     return contextlib.nullcontext(free_port())
 
