@@ -325,13 +325,15 @@ def link_object(obj: Path, dst: Path) -> None:
     tmp = temporary(dst)
     tmp.unlink(missing_ok=True)
     try:
-        os.link(obj, tmp)
-    except OSError as e:
-        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-            raise
-        shutil.copyfile(obj, tmp)
-    tmp.replace(dst)
-    tmp.unlink(missing_ok=True)
+        try:
+            os.link(obj, tmp)
+        except OSError as e:
+            if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                raise
+            shutil.copyfile(obj, tmp)
+        tmp.replace(dst)
+    finally:
+        tmp.unlink(missing_ok=True)  # a full store keeps no half copy either
 
 
 def is_link_of(path: Path, obj: Path) -> bool:
@@ -505,8 +507,11 @@ def _link_built(src: Path, st: os.stat_result, dst: Path) -> None:
         link_object(src, dst)  # a copy across file systems
         return
     tmp = temporary(dst)
-    shutil.copyfile(src, tmp)
-    tmp.replace(dst)
+    try:
+        shutil.copyfile(src, tmp)
+        tmp.replace(dst)
+    finally:
+        tmp.unlink(missing_ok=True)  # a full store keeps no half copy
 
 
 def _adopt(path: Path, sha: str) -> bool:
