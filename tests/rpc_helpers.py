@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 import psutil
 import pytest
-from net_helpers import answers
+from net_helpers import wait_listening
 
 START_TIMEOUT_S = 90  # importing TVM in a fresh process is slow on a loaded 2-core machine
 
@@ -34,13 +34,8 @@ def listening(command: list[str], port: int, what: str,
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True, text=True, **popen)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not answers(port):
-            if proc.poll() is not None:
-                pytest.skip(f"{what} did not start: {proc.stderr.read()[-300:]}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"{what} did not listen on {port} within {START_TIMEOUT_S} s")
-            time.sleep(0.2)
+        if not wait_listening(proc, port, what, START_TIMEOUT_S):
+            pytest.skip(f"{what} did not start: {proc.stderr.read()[-300:]}")
         yield proc
     finally:
         with contextlib.suppress(ProcessLookupError):  # a test killed the group already

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from net_helpers import answers, free_port
+from net_helpers import free_port, wait_listening
 
 START_TIMEOUT_S = 60
 
@@ -62,13 +62,8 @@ def serving(argv: list[str], port: int, root: Path, what: str) -> Iterator[Serve
                             start_new_session=True)
     server = Server(proc, port, root)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not answers(port):
-            if proc.poll() is not None:
-                pytest.fail(f"{what} exited: {(root / 'server.log').read_text()[-500:]}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"{what} did not listen on {port} in {START_TIMEOUT_S} s")
-            time.sleep(0.1)
+        if not wait_listening(proc, port, what, START_TIMEOUT_S):
+            pytest.fail(f"{what} exited: {(root / 'server.log').read_text()[-500:]}")
         yield server
     finally:
         server.kill()
