@@ -293,7 +293,7 @@ def _raised_in_tvm(cls: str, attr: str, m: re.Match[str],
     path, line, func = frame
     file = "python/tvm/" + re.split(r"(?:^|[/\\])tvm[/\\]", path)[-1].replace("\\", "/")
     name = file.rsplit("/", 1)[-1]
-    where = f"{file} line {line}" + (f" (in {func})" if func and func != "<module>" else "")
+    where = _frame_place(file, line, func)
     like = f", such as Python's ast.{cls}" if hasattr(ast, cls) else ""
     return Answer("member", f"{file}:{cls}.{attr}", m.start(), m.group(0),
                   f"TVM's {name} reads {attr} of a {cls} object, which has none",
@@ -420,6 +420,11 @@ def _raising_frame(m: re.Match[str]) -> tuple[str, int, str] | None:
     return shown[-1] if shown else None
 
 
+def _frame_place(path: str, line: int, func: str) -> str:
+    """``FILE line N (in FUNC)``: where a frame stands, for a cause."""
+    return f"{path} line {line}" + (f" (in {func})" if func and func != "<module>" else "")
+
+
 def _unbound_elsewhere(ident: str, m: re.Match[str], version: LogVersion | None
                        ) -> Answer | None:
     """A NameError no TVM file explains, raised in the file of the traceback's innermost
@@ -431,7 +436,7 @@ def _unbound_elsewhere(ident: str, m: re.Match[str], version: LogVersion | None
         return None
     path, line, func = frame
     name = re.split(r"[/\\]", path)[-1]
-    where = f"{path} line {line}" + (f" (in {func})" if func and func != "<module>" else "")
+    where = _frame_place(path, line, func)
     return Answer("unbound", f"{path}:{ident}", m.start(), m.group(0),
                   f"{name} reads {ident}, which it never defines",
                   f"{where} reads {ident}, which nothing binds there; no Apache TVM release's "

@@ -606,11 +606,12 @@ def _next(release: str) -> str:
 
 def dependency_attribute(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     """A package TVM imports lacks an attribute TVM's code reads: its installed version is
-    older (or newer) than the one this TVM was written for."""
+    older (or newer) than the one this TVM was written for. None when the module is not one
+    TVM imports (the rule's caller turns that into ``rules.NOT_THIS``)."""
     module, attr = groups.get("mod", ""), groups.get("attr", "")
     top = module.split(".")[0]
     if top not in PYTHON_DEPENDENCIES:
-        return NOT_A_DEPENDENCY
+        return None
     return (f"{module} has no {attr}: {top} is a package TVM imports (for "
             f"{PYTHON_DEPENDENCIES[top]}), and the {top} installed is older (or newer) than the "
             f"version this TVM was written for - {attr} came (or went) with another {top} "
@@ -618,9 +619,6 @@ def dependency_attribute(groups: dict[str, str], _text: str) -> tuple[str, str] 
             f"upgrade {top} to the version TVM requires (pip install -U {top}; TVM's "
             f"python/setup.py or pyproject.toml names the minimum), or pin the older {top} if "
             "this TVM predates the change")
-
-
-NOT_A_DEPENDENCY = ("", "")
 
 
 def header(groups: dict[str, str], text: str) -> tuple[str, str] | None:

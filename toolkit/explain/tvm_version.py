@@ -64,7 +64,7 @@ def infer(text: str) -> LogVersion | None:
             if hit:
                 files_mask &= hit[0]
                 files_seen += 1
-    if written is not None and major_minor_of(versions.labels[0]) > written[0]:
+    if written is not None and versions.index_of(written[0]) < 0:
         written = None  # older than the oldest version indexed: tk knows nothing of it
     if written is not None:
         major_minor, dev, label = written
@@ -82,12 +82,6 @@ def infer(text: str) -> LogVersion | None:
         files = "the TVM source file" if files_seen == 1 else f"the {files_seen} TVM source files"
         return LogVersion(files_mask, f"from {files} its traceback names", versions)
     return None
-
-
-def major_minor_of(label: str) -> tuple[int, ...]:
-    """``v0.8.0`` -> (0, 8); main -> a tuple above every release."""
-    m = re.match(r"v(\d+)\.(\d+)", label)
-    return (int(m.group(1)), int(m.group(2))) if m else (10**6,)
 
 
 def _iter(text: str):
