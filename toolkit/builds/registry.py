@@ -357,8 +357,7 @@ def _lay_out(found: Found, record: BuildRecord, fetched: Fetched, lib: Path, ent
     except OSError as e:
         if e.errno not in ENVIRONMENT:
             raise
-        raise UserError(f"the build store {cache_root()} cannot take {theirs.id}: "
-                        f"{e.strerror} (free room there, or set TK_CACHE)") from None
+        raise store.store_error(e, theirs.id) from None
 
 
 @store.serialised

@@ -405,7 +405,7 @@ class Storing:
         next store hit and the next rebuild trust these files without reading them."""
         self._thread.join()
         if self._error is not None:
-            raise _store_error(self._error, self.key)
+            raise store_error(self._error, self.key)
         with _LINKS:
             # What this build learnt, over what other builds wrote since (a bisection's build
             # slots store from threads of one process; other tk processes too).
@@ -429,7 +429,9 @@ def _relink(entry: Path, swapped: dict[tuple[int, int], Path]) -> None:
                 link_object(obj, path)
 
 
-def _store_error(e: BaseException, name: str) -> BaseException:
+def store_error(e: BaseException, name: str) -> BaseException:
+    """What to raise for ``e``, met while storing ``name``: a full or read-only store is the
+    user's to mend (``UserError``); any other error is raised as it is."""
     if isinstance(e, OSError) and e.errno in ENVIRONMENT:
         # Incomplete entries are what tk build gc removes: nothing half-stored stays.
         return UserError(f"the build store {cache_root()} cannot take {name}: {e.strerror} "
@@ -457,7 +459,7 @@ def store_artifacts(key: str, files: list[Path]) -> Storing:
                 stamp = None if src.is_symlink() else _stamp(src.stat())
                 art = _store_artifact(src, lib / src.name, known.get(str(src)), learnt)
             except OSError as e:
-                raise _store_error(e, src.name) from None
+                raise store_error(e, src.name) from None
             records.append(art)
             if art.sha256 is None and art.link is None:
                 pending.append((art, stamp))
