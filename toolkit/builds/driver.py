@@ -240,10 +240,10 @@ def fetch(found: Found, plan: BuildPlan, tree: SourceTree, events: Handler,
     except BaseException:
         registry.discard(record.id, fetched)
         raise
-    if pack:
+    if pack:  # as after a local build: in a process of its own, nothing here waits for it
         from toolkit.builds import gc
 
-        gc.pack_unused(keep={record.id})
+        gc.pack_in_background(keep={record.id})
     return Outcome(record, from_store=True, pulled=True)
 
 
