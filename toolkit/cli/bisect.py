@@ -276,8 +276,6 @@ def upstream_cmd(term: Terminal, onto: str | None, start_from: str | None, fork_
         return 0
     if onto is None:
         raise UserError("missing --onto REF (the upstream the fork fails on)")
-    if check_text and workload:
-        raise UserError("give --check CMD or a WORKLOAD, not both")
     st, continued = upstream.start(
         source, onto, check_words(check_text, workload, target), fork_rev=fork_rev,
         start_from=start_from, restart=restart, regress=regress, build_failure=build_failure,
