@@ -7,7 +7,7 @@ import fcntl
 import hashlib
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -155,17 +155,11 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
     jobs = max(1, (os.cpu_count() or 1) // n) if n > 1 and builds_here(st) else None
     builder = builds.builder_for(st, repo, wt.path, events, jobs=jobs)
     verdicts = None if st.recheck else verdict_cache(st, repo, builder)
-    checkout = wt.checkout
-    if st.stack is not None:
-        # Every commit probed is the base of the patch stack: what is checked out, built,
-        # checked and known is the commit the stack makes on it (toolkit.bisect.patches).
-        from toolkit.bisect import patches
+    checkout, builder = stacked(st, repo, wt, builder)
+    if st.stack is not None and verdicts is not None:
+        from toolkit.bisect.patches import StackedVerdicts
 
-        stacks = stacks_of(st, repo)
-        checkout = stacks.checkout(wt)
-        builder = patches.StackedBuilder(builder, stacks)
-        if verdicts is not None:
-            verdicts = patches.StackedVerdicts(verdicts, stacks)
+        verdicts = StackedVerdicts(verdicts, stacks_of(st, repo))
     spare = None
     if n > 1:
         runs = max(1, st.count)
@@ -200,20 +194,26 @@ def slot_builder(st: BisectState, k: int, jobs: int | None) -> Slot:
     # Laid out like slot 0 (a worktree and build directories side by side), so ccache,
     # shared by all, sees the same relative paths from each.
     wt = Worktree(repo, st.directory / f"slot-{k}" / "worktree")
-    builder: Any = StoreBuilder(st, repo, wt.path, jobs=jobs)
-    checkout = wt.checkout
-    if st.stack is not None:  # the slot replays the stack in its own worktree
-        from toolkit.bisect.patches import StackedBuilder
-
-        stacks = stacks_of(st, repo)
-        checkout = stacks.checkout(wt)
-        builder = StackedBuilder(builder, stacks)
+    checkout, builder = stacked(st, repo, wt, StoreBuilder(st, repo, wt.path, jobs=jobs))
 
     def build(sha: str) -> BuildResult:
         checkout(sha)
         return builder.build(sha)
 
     return build
+
+
+def stacked(st: BisectState, repo: Repo, wt: Worktree,
+            builder: Any) -> tuple[Callable[[str], None], Any]:
+    """The checkout and builder of a step in ``wt``: with a patch stack, every commit probed is
+    its base, and what is checked out, built and checked is the commit the stack makes on it
+    (``toolkit.bisect.patches``); each worktree replays the stack in itself."""
+    if st.stack is None:
+        return wt.checkout, builder
+    from toolkit.bisect.patches import StackedBuilder
+
+    stacks = stacks_of(st, repo)
+    return stacks.checkout(wt), StackedBuilder(builder, stacks)
 
 
 _STACKS: dict[tuple[str, ...], Any] = {}

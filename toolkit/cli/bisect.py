@@ -257,12 +257,12 @@ def upstream_cmd(term: Terminal, onto: str | None, start_from: str | None, fork_
     fork's own commits replayed on every probe (skipped, with the reason, where they do not
     apply), built through the store and checked.
 
-    
+    \b
     It is a commit bisection in tk's own repository for the fork (printed at the start):
     tk bisect status/log/env/passes --source THAT work on it; tk bisect env REV builds REV
     with the fork's patches on top.
 
-    
+    \b
     Exit status: 0 a first bad upstream commit (or the commits it may be), 1 none, 2 a
     mistake in what was asked, 3 the check is flaky.
     """
@@ -276,8 +276,6 @@ def upstream_cmd(term: Terminal, onto: str | None, start_from: str | None, fork_
         return 0
     if onto is None:
         raise UserError("missing --onto REF (the upstream the fork fails on)")
-    if check_text and workload:
-        raise UserError("give --check CMD or a WORKLOAD, not both")
     st, continued = upstream.start(
         source, onto, check_words(check_text, workload, target), fork_rev=fork_rev,
         start_from=start_from, restart=restart, regress=regress, build_failure=build_failure,
@@ -304,7 +302,7 @@ def upstream_cmd(term: Terminal, onto: str | None, start_from: str | None, fork_
 def run_cmd(term: Terminal, source: Path | None) -> int:
     """Run the bisection to the end (or continue an interrupted one).
 
-    
+    \b
     Exit status: 0 a first bad commit, confirmed (or the commits it may be, when skips hide
     it), 1 none, 3 the check is flaky: re-run, the answer and its parent disagreed.
     """
@@ -475,7 +473,7 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
     each probe is a subprocess in this environment, or in REV's build with --rev. The
     culprit is confirmed by running its prefix and the one before it again.
 
-    
+    \b
     Exit status: 0 a first bad pass (or the passes it may be), 1 none found, 3 the check is
     flaky (one probe judged two ways): no culprit on that evidence.
     """
@@ -532,7 +530,7 @@ def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str
     (confirmed by checking it and the bad module again), then the first pass after which the
     two lowerings' kernels differ is named, with the IR diff.
 
-    
+    \b
     Exit status: 0 a bad kernel (or the kernels that are only bad together), 1 none found,
     3 the check is flaky (one module checked two ways): no kernel on that evidence.
     """

@@ -80,15 +80,6 @@ def check_options(func):  # noqa: ANN001, ANN201 - a click decorator
     return func
 
 
-def check_words(check_text: str | None, workload: str | None, target: str) -> list[str]:
-    from toolkit.errors import UserError
-    from toolkit.fork.rebase import check_words
-
-    if check_text and workload:
-        raise UserError("give --check CMD or a WORKLOAD, not both")
-    return check_words(check_text, workload, target)
-
-
 @fork_group.command("rebase-check")
 @click.option("--onto", required=True, metavar="REF", help="The newer upstream to replay onto.")
 @fork_option
@@ -111,7 +102,7 @@ def rebase_check_cmd(term: Terminal, onto: str, fork_rev: str, source: Path | No
     from toolkit.cli import bisect  # noqa: F401 - how a bisection step's events read
     from toolkit.fork import rebase
 
-    words = check_words(check_text, workload, target)
+    words = rebase.check_words(check_text, workload, target)
     result = rebase.rebase_check(source, onto, fork_rev, words, request=request,
                                  build_cmd=build_cmd, no_build=no_build, timeout=timeout,
                                  events=term.handle)

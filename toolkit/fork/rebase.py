@@ -21,6 +21,7 @@ from toolkit.bisect import session
 from toolkit.bisect.state import BisectState, Stack, Step
 from toolkit.bisect.worktree import Worktree
 from toolkit.builds.recipes import Request
+from toolkit.errors import UserError
 from toolkit.fork import repo as forks
 
 
@@ -51,6 +52,8 @@ class RebaseCheck:
 
 def check_words(check: str | None, workload: str | None, target: str) -> list[str]:
     """The check as ``tk bisect start`` takes it: a command, or a workload's numerics."""
+    if check and workload:
+        raise UserError("give --check CMD or a WORKLOAD, not both")
     if workload is not None:
         return ["numerics", workload, "--target", target]
     return [check] if check else []

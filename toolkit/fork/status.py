@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from toolkit.bisect.worktree import commit_infos
 from toolkit.fork import repo as forks
 from toolkit.fork.classify import Commit, read
 from toolkit.fork.rules import GROUPS, KINDS
@@ -74,12 +75,13 @@ def status(source: Path | None, upstream: str | None = None, fork_rev: str = "HE
     fork = forks.open_fork(source, fork_rev)
     ref, up = forks.upstream_of(fork, upstream)
     base = forks.merge_base(fork, up, fork.tip)
-    info = fork.repo.git("show", "-s", "--format=%s%x00%aI", base).split("\x00")
+    info = commit_infos(fork.repo, [fork.tip, up, base])  # the three in one git command
     return ForkStatus(
         source=str(fork.root),
-        fork={"ref": fork.tip_ref, "hash": fork.tip, "subject": fork.subject(fork.tip)},
-        upstream={"ref": ref, "hash": up, "subject": fork.subject(up)},
-        merge_base={"hash": base, "subject": info[0], "date": info[1]},
+        fork={"ref": fork.tip_ref, "hash": fork.tip, "subject": info[fork.tip]["subject"]},
+        upstream={"ref": ref, "hash": up, "subject": info[up]["subject"]},
+        merge_base={"hash": base, "subject": info[base]["subject"],
+                    "date": info[base]["date"]},
         behind=forks.count(fork, f"{fork.tip}..{up}"),
         merges=forks.count(fork, f"{up}..{fork.tip}", "--merges"),
         commits=read(fork, forks.own_commits(fork, up)),
