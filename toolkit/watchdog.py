@@ -66,6 +66,11 @@ class Bounds:
     timeout: float = 300.0  # seconds one call may go without a reply
     probe: float = 5.0  # seconds between checks that the peer's port takes connections
 
+    @property
+    def probe_wait(self) -> float:
+        """How long one probe waits for the port to answer: the probe interval, at most 5 s."""
+        return min(self.probe, 5.0)
+
 
 class PeerLost(TkError):
     """A remote peer tk was waiting on died or stopped answering: exit 1, one line."""
@@ -193,7 +198,7 @@ class _Watch(abc.ABC):
         is the peer's answer, and its own)."""
         if all(_established(ino) for ino in self.owned):
             return None
-        wait = min(self.bounds.probe, 5.0)
+        wait = self.bounds.probe_wait
         port = probe(self.address, wait)
         if not port.startswith((REFUSED, UNREACHABLE)):
             # Its other processes may be dying with the one that closed (a kill of the
@@ -281,7 +286,7 @@ class Watchdog(_Watch):
                 self._probes.add(os.fstat(sock.fileno()).st_ino)
 
         try:
-            return probe(self.address, min(self.bounds.probe, 5.0), opened)
+            return probe(self.address, self.bounds.probe_wait, opened)
         finally:
             with self._lock:
                 self._probes.clear()
@@ -376,7 +381,7 @@ def _outside(host: str, port: str, timeout: str, probe_s: str, *fds: str) -> Non
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     address = (host, int(port))
     bounds = Bounds(float(timeout), float(probe_s))
-    verdicts = Verdicts(bounds, lambda: probe(address, min(bounds.probe, 5.0)))
+    verdicts = Verdicts(bounds, lambda: probe(address, bounds.probe_wait))
     socks = [socket.socket(fileno=int(fd)) for fd in fds]
     depth, since, moved = 0, 0.0, _traffic(socks)
     stdin = sys.stdin.fileno()

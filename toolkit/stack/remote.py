@@ -218,9 +218,9 @@ def tuning_runner(remote: Remote) -> Iterator[Any]:
     if remote.rpc:
         raise UserError("tuning measures through a tracker (MetaSchedule's RPC runner leases "
                         "servers from one): use --tracker HOST:PORT --key KEY")
-    with _tracker(remote) as (client, _):
+    with _tracker(remote) as (client, checked):
         client.close()
-    host, port = parse_address(str(remote.tracker), "--tracker")
+    host, port = checked.address  # parsed and probed by _tracker
     ms = tune.meta_schedule()
     config = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=remote.key,
                                  session_timeout_sec=tune.RUN_TIMEOUT_S)
