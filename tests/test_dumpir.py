@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -548,21 +548,94 @@ SEGFAULT = CUSTOM_PASS.replace(
 )
 
 
-def test_a_pass_that_segfaults_keeps_the_earlier_dump_and_is_named_next_time(tmp_path: Path):
+def test_a_pass_that_segfaults_leaves_the_dump_before_it_and_the_module_it_received(
+        tmp_path: Path):
+    """The texts were in the process the segfault killed: tk runs the compile again, stops
+    before the pass that crashed, and keeps what a pass that raises keeps."""
     out = tmp_path / "dump"
     assert dump_ir(out).returncode == 0
-    before = (out / "index.json").read_text()
     workload = tmp_path / "segv.py"
     workload.write_text(SEGFAULT)
     r = run_tk("dump-ir", str(workload), "-o", str(out))
     if r.returncode == 0:
         pytest.skip("this TVM's save_json does not crash: no segfaulting pass to test with")
-    assert "SIGSEGV" in r.stderr
-    assert (out / "index.json").read_text() == before  # the earlier dump is untouched
-    r = dump_ir(out)
-    assert r.returncode == 0, r.stderr
-    assert re.search(r"an earlier run \(pid \d+\) died inside pass FuseMyOps \(#2\)", r.stderr)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dump", "segv.py"]  # reaped
+    assert r.returncode == 1, r.stderr
+    assert "killed by SIGSEGV; running the work again up to where it crashed" in r.stderr
+    assert (f"pass FuseMyOps (#2) killed the process (SIGSEGV) while compiling {workload} for "
+            "llvm; a second run stopped before it") in r.stderr
+    assert f"reproduce: python {out / 'repro.py'}" in r.stderr
+    index = load_index(out)  # the earlier dump is replaced by this one, as a raising pass's
+    assert index["summary"]["status"] == "failed" and index["summary"]["failed_pass"] == 2
+    assert index["summary"]["first_run_crash"] == {
+        "signal": "SIGSEGV", "seq": 2, "pass": "FuseMyOps", "stopped_before_it": True}
+    names = [(p["name"], p["status"]) for p in index["passes"]]
+    assert names == [("sequential", "failed"), ("LegalizeOps", "ok"), ("FuseMyOps", "failed")]
+    assert index["passes"][2]["error"] == "the process died of SIGSEGV inside this pass"
+    assert index["passes"][2]["repro"] == "reproduces"
+    assert "def matmul(" in (out / "failed" / "input.py").read_text()  # LegalizeOps' output
+    r = run_tk("dump-ir", "show", str(out), "--pass", "LegalizeOps", "--func", "matmul")
+    assert r.returncode == 0 and "def matmul(" in r.stdout
+    proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == -signal.SIGSEGV and "running only FuseMyOps" in proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dump", "segv.py"]  # no leftovers
+
+
+ONCE = CUSTOM_PASS.replace(
+    '        raise ValueError("FuseMyOps: cannot fuse matmul yet")',
+    '        import os, pathlib\n'
+    '        marker = pathlib.Path(os.environ["TK_TEST_MARKER"])\n'
+    '        if not marker.exists():\n'
+    '            marker.touch()\n'
+    '            os.kill(os.getpid(), 11)  # SIGSEGV, the first time only',
+)
+
+
+def test_a_crash_that_does_not_repeat_gets_a_repro_said_not_to_reproduce(tmp_path: Path):
+    """The second run stops before the pass, so it cannot tell; the repro it writes is run,
+    and runs clean: tk says so instead of pointing at it."""
+    workload = tmp_path / "once.py"
+    workload.write_text(ONCE)
+    out = tmp_path / "dump"
+    r = run_tk("dump-ir", str(workload), "-o", str(out),
+               env={"TK_TEST_MARKER": str(tmp_path / "crashed")})
+    assert r.returncode == 1, r.stderr
+    assert "pass FuseMyOps (#2) killed the process (SIGSEGV)" in r.stderr
+    assert f"{out / 'repro.py'} does not reproduce it (it runs without crashing here)" in r.stderr
+    assert "reproduce: python" not in r.stderr
+    failed = load_index(out)["passes"][2]
+    assert failed["repro"] == "does not reproduce: it runs without crashing here"
+
+
+OTHER_PATH = CUSTOM_PASS.replace(
+    '        raise ValueError("FuseMyOps: cannot fuse matmul yet")',
+    '        import os\n'
+    '        os.kill(os.getpid(), 11)  # SIGSEGV',
+).replace(
+    'pipeline = tvm.transform.Sequential([\n'
+    '    relax.transform.LegalizeOps(), fuse_my_ops,',
+    'import os, pathlib\n'
+    'marker = pathlib.Path(os.environ["TK_TEST_MARKER"])\n'
+    'first = not marker.exists()  # the second load of this file takes another pipeline\n'
+    'marker.touch()\n'
+    'pipeline = tvm.transform.Sequential([\n'
+    '    relax.transform.LegalizeOps(), *([fuse_my_ops] if first else []),',
+)
+
+
+def test_a_second_run_that_takes_another_path_is_said_and_is_the_dump(tmp_path: Path):
+    workload = tmp_path / "other.py"
+    workload.write_text(OTHER_PATH)
+    out = tmp_path / "dump"
+    r = run_tk("dump-ir", str(workload), "-o", str(out),
+               env={"TK_TEST_MARKER": str(tmp_path / "loaded")})
+    assert r.returncode == 1, r.stderr
+    assert ("the first run died of SIGSEGV inside pass FuseMyOps (#2); the second did not "
+            "reach that pass as it was (the crash did not repeat), so this dump is of the "
+            "second run") in r.stderr
+    summary = load_index(out)["summary"]
+    assert summary["status"] == "ok"
+    assert summary["first_run_crash"]["stopped_before_it"] is False
 
 
 def test_show_with_func_alone_lists_the_passes_that_touched_it(tmp_path: Path):

@@ -18,6 +18,13 @@ The worker (``guard``)
     Ctrl-Z (SIGTSTP) stops the session with tk, and it goes on when tk does.
     ``TK_NO_FORK=1`` runs the command in tk's own process (for debuggers; no guard).
 
+    A worker whose work can be redone up to a crash, to keep what the crash lost, says so
+    by writing ``RERUN`` on a pipe to tk (``rerun_after_crash``; tk dump-ir does, before
+    compiling). If it then dies of one of ``CRASH_SIGNALS`` (and tk was not asked to stop),
+    tk starts a second worker on the same command line, with ``AFTER_CRASH`` in its
+    environment naming the first worker's pid and signal (``after_crash``); it is guarded
+    the same way and its ending is tk's. Only one second worker, whatever it does.
+
     A forked child (the worker, a pass probe) says it finished by writing ``FINISHED`` on
     a pipe only it and its parent hold, just before it exits: an exit without it is one
     that skipped the end of tk's work - ``os._exit`` or C's ``exit()`` in the workload or a
@@ -92,6 +99,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 STOP_GRACE = 5.0  # seconds a worker gets to clean up after SIGTERM/SIGHUP
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 FINISHED = b"F"  # a forked child's last write before it exits, on its own pipe
+RERUN = b"R"  # a worker's request for a second worker should it crash
+AFTER_CRASH = "TK_AFTER_CRASH"  # "PID SIGNAL" of the crashed worker, in the second one
 
 # --- probes -----------------------------------------------------------------------------
 STAGE = "stage"
@@ -402,7 +411,21 @@ def _sweep_when_closed(lifeline: int, spare: int, session: int) -> int:
 
 def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
     """Run ``work`` (which ends by raising SystemExit) in a worker that dies with this
-    process; exit as it did, or say how it was killed."""
+    process; exit as it did, or say how it was killed. A worker that crashed after asking
+    for it (``rerun_after_crash``) is followed by a second one, told of the crash."""
+    rerun_r, rerun_w = os.pipe()
+    ended, stop, worker = _guarded_worker(work, rerun_w, None)
+    if ended.signal in CRASH_SIGNALS and not stop and _rerun_requested(rerun_r):
+        print(f"tk: the process doing the work was killed by {signal_name(ended.signal)}; "
+              "running the work again up to where it crashed", file=sys.stderr)
+        ended, stop, _ = _guarded_worker(work, None, Crash(worker, ended.signal))
+    sys.exit(_report(ended, stop, argv))
+
+
+def _guarded_worker(work: Callable[[], None], rerun_w: int | None,
+                    crash: Crash | None) -> tuple[Ended, list[int], int]:
+    """One worker with its sweeper, this process forwarding signals to it while it runs:
+    how it ended, the stop signals this process got meanwhile, its pid."""
     parent = os.getpid()
     # Until this process's handlers below exist, a signal waits (blocked) rather than taking
     # its default action on tk alone: a Ctrl-Z that came as soon as the worker ran would
@@ -413,10 +436,14 @@ def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
     signal.pthread_sigmask(signal.SIG_BLOCK, handled)
 
     def become_worker() -> None:
+        global _rerun_pipe
         os.setsid()
         _die_with_parent(parent)
         stop_on_signals()
         signal.pthread_sigmask(signal.SIG_UNBLOCK, handled)
+        _rerun_pipe = rerun_w
+        if crash is not None:
+            os.environ[AFTER_CRASH] = f"{crash.pid} {crash.signal}"
 
     worker = fork(work, become_worker)
     lifeline, spare = os.pipe()
@@ -459,7 +486,42 @@ def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
         signal.signal(sig, signal.SIG_IGN)
     os.close(spare)  # the sweeper ends what the worker left running
     wait(sweeper)
-    sys.exit(_report(ended, stop, argv))
+    return ended, stop, worker
+
+
+# --- a second worker after a crash ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Crash:
+    """The worker before this one: its pid, and the signal that killed it."""
+
+    pid: int
+    signal: int
+
+
+_rerun_pipe: int | None = None  # the worker's end of the guard's rerun pipe
+
+
+def rerun_after_crash() -> None:
+    """Ask the guard, should this worker crash, for a second worker running the same
+    command with ``after_crash()`` set (dump-ir replays the compile up to the crash)."""
+    if _rerun_pipe is not None:
+        os.write(_rerun_pipe, RERUN)
+
+
+def after_crash() -> Crash | None:
+    """In the second worker, the crash of the first; None otherwise."""
+    value = os.environ.get(AFTER_CRASH, "").split()
+    return Crash(int(value[0]), int(value[1])) if len(value) == 2 else None
+
+
+def _rerun_requested(rerun_r: int) -> bool:
+    os.set_blocking(rerun_r, False)
+    try:
+        return RERUN in os.read(rerun_r, 64)
+    except BlockingIOError:
+        return False
 
 
 def _report(ended: Ended, stop: list[int], argv: Sequence[str]) -> int:

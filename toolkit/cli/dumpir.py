@@ -45,6 +45,7 @@ def dump_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, 
              passes: str | None, funcs: str | None, full_modules: bool, verify: bool,
              assembly: bool, as_json: bool) -> int:
     """Compile WORKLOAD for a target, recording what every pass did into DIR."""
+    from toolkit import process
     from toolkit.dumpir import directory
     from toolkit.dumpir.in_tvm import dump as dumper
     from toolkit.ext.loader import use
@@ -57,6 +58,7 @@ def dump_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, 
     result = dumper.dump(
         workloads.load(workload), targets.resolve(target), out, passes=passes, funcs=funcs,
         full_modules=full_modules, verify=verify, assembly=assembly,
+        after_crash=process.after_crash(),
     )
     for note in result.crashed_runs:
         term.note(note)

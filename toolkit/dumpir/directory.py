@@ -116,14 +116,28 @@ def work_dir(out: Path) -> Path:
     return work
 
 
-def reap_dead_runs(out: Path) -> list[str]:
+@dataclass(frozen=True)
+class DeadRun:
+    """A run into the same directory whose process died, as its work directory tells."""
+
+    pid: int
+    running: tuple[int, str] | None  # (seq, name) of the pass it died inside, from the journal
+
+    def note(self) -> str | None:
+        if self.running is None:
+            return None
+        seq, name = self.running
+        return f"an earlier run (pid {self.pid}) died inside pass {name} (#{seq})"
+
+
+def reap_dead_runs(out: Path) -> list[DeadRun]:
     """Remove the private directories of earlier runs into ``out`` whose process died.
 
     Only directories named like :func:`work_dir`'s, with a dead pid and tk's marker inside, are
-    removed. Returns a note for each run that died inside a pass (a segfault): the journal
-    says which pass was running.
+    removed. Returns each such run, with the pass it died inside (a segfault) when its journal
+    says one was running.
     """
-    notes = []
+    dead = []
     for work in sorted(out.parent.glob(f".{glob.escape(out.name)}.tk-*-*")):
         pid = work.name[len(out.name) + 5:].split("-")[0]
         if (not pid.isdigit() or _alive(int(pid)) or work.is_symlink()
@@ -135,14 +149,14 @@ def reap_dead_runs(out: Path) -> list[str]:
             for line in journal.read_text(errors="replace").splitlines():
                 if line.startswith("+"):
                     seq, _, name = line[1:].partition(" ")
-                    running[seq] = name
+                    if seq.isdigit():
+                        running[seq] = name
                 elif line.startswith("-"):
                     running.pop(line[1:], None)
-        if running:
-            seq, name = list(running.items())[-1]
-            notes.append(f"an earlier run (pid {pid}) died inside pass {name} (#{seq})")
+        innermost = list(running.items())[-1] if running else None
+        dead.append(DeadRun(int(pid), (int(innermost[0]), innermost[1]) if innermost else None))
         shutil.rmtree(work, ignore_errors=True)
-    return notes
+    return dead
 
 
 def _alive(pid: int) -> bool:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toolkit import outputs, reproduce, stack
+from toolkit import outputs, process, reproduce, stack
 from toolkit.cause import first_cause as first_cause_of
 from toolkit.cause import one_line
 from toolkit.dumpir import directory, html, index
@@ -23,6 +23,7 @@ from toolkit.dumpir.in_tvm import repro
 from toolkit.dumpir.in_tvm.recorder import HOST_KINDS, Recorder, instrument
 from toolkit.dumpir.store import PACK, FunctionStore, write_atomic
 from toolkit.errors import TkError, TvmFailure
+from toolkit.process import signal_name
 from toolkit.stack import codegen, compat
 from toolkit.stack import target as targets
 from toolkit.stack.workload import Workload
@@ -39,16 +40,41 @@ def dump(
     pass_config: dict[str, Any] | None = None,
     verify: bool = False,
     assembly: bool = False,
+    after_crash: process.Crash | None = None,
 ) -> DumpResult:
-    """Compile ``workload`` for ``target`` recording every pass into ``out``."""
+    """Compile ``workload`` for ``target`` recording every pass into ``out``.
+
+    A pass that crashes the process (a segfault in TVM) takes every text recorded in memory
+    with it. Under tk's guard the first run asks for a second (``process.rerun_after_crash``),
+    which comes back here with ``after_crash``: it compiles again and stops before the pass
+    the first run died inside, so the dump holds every pass before it, the module it
+    received and a repro.py, as for a pass that raised.
+    """
     directory.check_output_dir(out)
-    crashed = directory.reap_dead_runs(out)
+    target = targets.resolve(target)
+    dead = directory.reap_dead_runs(out)
+    crashed_in = None
+    if after_crash is not None:
+        first = next((d for d in dead if d.pid == after_crash.pid), None)
+        dead = [d for d in dead if d is not first]
+        if first is None or first.running is None:
+            raise TvmFailure(
+                f"compiling {workload.source} for {target.spec} killed the process "
+                f"({signal_name(after_crash.signal)}) outside any pass (in code generation, or "
+                "after it): there is no pass to stop before, and no dump",
+                reproduce=reproduce.tk_command("dump-ir", workload.source, target.spec,
+                                               "-o", str(out)))
+        crashed_in = first.running
+    else:
+        process.rerun_after_crash()
+    crashed = [note for d in dead if (note := d.note()) is not None]
     with outputs.users(out):
         work = directory.work_dir(out)
         try:
             result = record(
-                workload, targets.resolve(target), work, out, passes, funcs, full_modules,
+                workload, target, work, out, passes, funcs, full_modules,
                 pass_config, crashed, verify, assembly,
+                crash=None if after_crash is None else (after_crash.signal, crashed_in),
             )
             directory.write_manifest(work)
             directory.swap_in(work, out)
@@ -67,12 +93,16 @@ def record(
     passes: str | None, funcs: str | None,
     full_modules: bool, pass_config: dict[str, Any] | None, crashed: list[str],
     verify: bool = False, assembly: bool = False,
+    crash: tuple[int, tuple[int, str]] | None = None,
 ) -> DumpResult:
+    """``crash``: (signal, (seq, name)) - the first run died of that signal inside that pass;
+    stop before it."""
     store = FunctionStore(work / PACK)
     journal = (work / JOURNAL).open("w")
     recorder = Recorder(
         store, modules_dir=work / MODULES if full_modules else None,
         pass_glob=passes, func_glob=funcs, journal=journal,
+        stop_before=None if crash is None else crash[1],
     )
     failure: TvmFailure | None = None
     failed_at = 0.0
@@ -95,19 +125,27 @@ def record(
     seconds = time.perf_counter() - start
 
     failed_pass = None
+    died = None if recorder.stopped is None or crash is None else crash[0]
     if failure is not None:
         cause = failure.__cause__ or failure
-        frame = recorder.fail(_error_text(cause), failed_at)
+        frame = recorder.fail(_error_text(cause) if died is None else
+                              f"the process died of {signal_name(died)} inside this pass", failed_at)
         if frame is not None:
             failed_pass = frame.record
             failed_pass.module = _save_failed(work, frame.mod, workload.mod)
             script = repro.write_repro(work, failed_pass.name, workload.source, target.spec,
                                  pass_config)
-            why_not = repro.verify(script, first_cause_of(cause).message())
+            why_not = (repro.verify(script, first_cause_of(cause).message()) if died is None
+                       else repro.verify_crash(script, died))
             failed_pass.repro = "reproduces" if why_not is None else f"does not reproduce: {why_not}"
+            what = (f"raised while compiling {workload.source} for {target.spec}: "
+                    f"{one_line(cause)}" if died is None else
+                    f"killed the process ({signal_name(died)}) while compiling "
+                    f"{workload.source} for {target.spec}; a second run stopped before it: the "
+                    f"dump holds every pass before it and the module it received "
+                    f"({out / FAILED / 'input.py'})")
             failure = TvmFailure(
-                f"pass {failed_pass.name} (#{failed_pass.seq}) raised while compiling "
-                f"{workload.source} for {target.spec}: {one_line(cause)}"
+                f"pass {failed_pass.name} (#{failed_pass.seq}) {what}"
                 + ("" if why_not is None else f"\n  {out / 'repro.py'} does not reproduce it "
                    f"({why_not}): rerun the dump-ir command"),
                 reproduce=shlex.join(["python", str(out / "repro.py")]) if why_not is None
@@ -147,11 +185,18 @@ def record(
         "pass_filter": passes,
         "func_filter": funcs,
         "earlier_crashes": crashed,  # runs into the same directory that died (reaped)
+        # This is the second run of a command whose first died inside a pass: which, of what,
+        # and whether this run stopped before it (the crash repeated) or went past it.
+        "first_run_crash": None if crash is None else {
+            "signal": signal_name(crash[0]), "seq": crash[1][0], "pass": crash[1][1],
+            "stopped_before_it": died is not None},
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     dump_index = index.DumpIndex(summary, recorder.input or {}, records)
     index.write(work, dump_index)
     write_atomic(work / "index.html", html.render(dump_index, store.save()).encode())
+    if crash is not None and died is None:
+        failure = _crash_not_repeated(crash, failure, workload, target, out)
     return DumpResult(work, dump_index, failure)
 
 
@@ -194,6 +239,21 @@ def _codegen_records(records: list[index.PassRecord], codegens: list[codegen.Cod
                                           str(out / FAILED / "cuda.cu")]),
                 )
     return failure
+
+
+def _crash_not_repeated(crash: tuple[int, tuple[int, str]], failure: TvmFailure | None,
+                        workload: Workload, target: targets.Target, out: Path) -> TvmFailure:
+    """The second run after a crash did not reach the pass to stop before as it was: the
+    crash did not repeat (a race, memory corruption, something outside), or the compile
+    took another path. The dump is the second run's; the first run's crash is not lost."""
+    signum, (seq, name) = crash
+    said = (f"the first run died of {signal_name(signum)} inside pass {name} (#{seq}); the "
+            "second did not reach that pass as it was (the crash did not repeat), so this dump "
+            "is of the second run")
+    if failure is not None:
+        return TvmFailure(f"{said}, in which {failure.args[0]}", reproduce=failure.reproduce)
+    return TvmFailure(said, reproduce=reproduce.tk_command("dump-ir", workload.source,
+                                                         target.spec, "-o", str(out)))
 
 
 def _error_text(e: BaseException) -> str:

@@ -74,6 +74,11 @@ class _Frame:
     last_out: Functions | None = None  # the last nested pass's output
 
 
+class StopBeforePass(Exception):
+    """Raised from the hook of the pass named by ``Recorder.stop_before``: it fails there as
+    a pass that raised would, with its input kept."""
+
+
 @dataclass
 class Recorder:
     """Receives the instrument's hooks and builds the pass records of one compile.
@@ -91,6 +96,10 @@ class Recorder:
     overhead: float = 0.0  # seconds spent in the hooks, on the compile's own thread
     worker_seconds: float = 0.0  # hashing, printing, writing: in the worker, or in the hooks
     internal_error: BaseException | None = None
+    # (seq, name): raise StopBeforePass when that pass starts, its module snapshotted, the
+    # pass not run. The second run after a crash stops there, before the pass that crashed.
+    stop_before: tuple[int, str] | None = None
+    stopped: PassRecord | None = None  # the pass it stopped before
 
     def __post_init__(self) -> None:
         self._hash: Callable[[Any], int] = compat.structural_hash()
@@ -140,6 +149,9 @@ class Recorder:
         now = time.perf_counter()
         self.overhead += now - t0
         self._stack.append(_Frame(record, mod, funcs, now, self.overhead))
+        if self.stop_before == (record.seq, name):
+            self.stopped = record
+            raise StopBeforePass(f"tk stopped the compile before pass {name} (#{record.seq})")
 
     def after(self, mod: Any, name: str) -> None:
         t0 = time.perf_counter()
@@ -404,6 +416,8 @@ def _guarded(recorder: Recorder, hook: Callable[[Any, str], None], mod: Any, nam
     # ours so the dump does not blame the pass.
     try:
         hook(mod, name)
+    except StopBeforePass:
+        raise
     except BaseException as e:
         recorder.internal_error = e
         raise

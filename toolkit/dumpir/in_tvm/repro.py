@@ -1,4 +1,5 @@
-"""``DIR/repro.py``: rerun the pass that raised, on the module exactly as it received it.
+"""``DIR/repro.py``: rerun the pass that failed (raised, or crashed the process), on the
+module exactly as it received it.
 
 The script depends on nothing but the TVM that failed (and the workload file, when the pass
 is the user's own), so it can go into a bug report with ``failed/``. Modules are saved as
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +35,12 @@ from toolkit.stack import target as targets
 # literals made by repr()/json (never inside the docstring): a workload file may be named
 # 'x"""; __import__("os").system(...); """.py'.
 TEMPLATE = '''\
-"""Reproduce: the pass PASS_NAME raised during `tk dump-ir WORKLOAD_SOURCE` for TARGET_SPEC.
+"""Reproduce: the pass PASS_NAME failed during `tk dump-ir WORKLOAD_SOURCE` for TARGET_SPEC.
 
 Runs only that pass on the module it received (failed/input.py) when the pass can be built
 here, then, if that runs clean, the compile from its input (failed/compile_input.py).
-Usage: python repro.py   (exits non-zero with the pass's error while the bug is there)
+Usage: python repro.py   (exits non-zero with the pass's error, or dies as it did, while
+the bug is there)
 """
 
 import json
@@ -139,15 +143,9 @@ def verify(script: Path, message: str) -> str | None:
     not reproduce the failure whose first cause says ``message``; None when it does: it exits
     non-zero and its error output carries that message (its first 100 characters: a long one
     is shortened in the middle)."""
-    import subprocess
-    import sys
-
-    try:
-        # Absolute: the script runs from its own directory, and ``-o`` may be relative.
-        proc = subprocess.run([sys.executable, str(script.resolve())], capture_output=True,
-                              text=True, timeout=VERIFY_TIMEOUT_S, cwd=script.parent)
-    except subprocess.TimeoutExpired:
-        return f"it ran over {VERIFY_TIMEOUT_S:.0f} s"
+    proc = _run(script)
+    if isinstance(proc, str):
+        return proc
     if proc.returncode == 0:
         return "it runs without raising here"
     if proc.returncode < 0:
@@ -156,6 +154,33 @@ def verify(script: Path, message: str) -> str | None:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return f"it fails otherwise: {last[:200]}"
     return None
+
+
+def verify_crash(script: Path, signum: int) -> str | None:
+    """As :func:`verify`, for a pass that killed the process: None when the script dies of
+    the same signal."""
+    proc = _run(script)
+    if isinstance(proc, str):
+        return proc
+    if proc.returncode == -signum:
+        return None
+    if proc.returncode == 0:
+        return "it runs without crashing here"
+    if proc.returncode < 0:
+        return f"it was killed by {signal_name(-proc.returncode)}, not {signal_name(signum)}"
+    last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return f"it fails without crashing: {last[:200]}"
+
+
+def _run(script: Path) -> subprocess.CompletedProcess[str] | str:
+    """Run ``script`` as a user would (this interpreter, its environment); why not, if it
+    could not be run to its end."""
+    try:
+        # Absolute: the script runs from its own directory, and ``-o`` may be relative.
+        return subprocess.run([sys.executable, str(script.resolve())], capture_output=True,
+                              text=True, timeout=VERIFY_TIMEOUT_S, cwd=script.parent)
+    except subprocess.TimeoutExpired:
+        return f"it ran over {VERIFY_TIMEOUT_S:.0f} s"
 
 
 def _words(text: str) -> str:
