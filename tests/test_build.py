@@ -739,3 +739,18 @@ def test_a_new_builds_tvm_ffi_package_is_linked_from_the_wheels_first_unpack(tmp
         path.unlink()
     with pytest.raises(zipfile.BadZipFile):
         pypkg.install(wheel, tmp_path / "third", None, sha)
+
+
+@pytest.mark.parametrize("name, version", [
+    # What pip wheel names the tree's tvm-ffi: the name's "-" written "_", a local version.
+    ("apache_tvm_ffi-0.1.14+tree.01fec944841f-cp312-cp312-linux_x86_64.whl",
+     "0.1.14+tree.01fec944841f"),
+    ("apache_tvm_ffi-0.1.14-1-cp312-cp312-linux_x86_64.whl", "0.1.14"),  # a build tag
+    # Not the wheel format: the "tvm" of a name left with its "-" is no version.
+    ("apache-tvm-ffi-0.1.14-cp312-cp312-linux_x86_64.whl", "?"),
+    ("apache_tvm_ffi-0.1.14.tar.gz", "?"),
+])
+def test_a_wheels_version_is_read_from_its_name_as_the_wheel_format_writes_it(name, version):
+    from toolkit.builds.python import wheel_version
+
+    assert wheel_version(Path(name)) == version

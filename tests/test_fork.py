@@ -213,6 +213,26 @@ def test_rebase_check_runs_the_check_on_the_replayed_fork(tk, main_fork, env):
     unchanged(repo, before)
 
 
+def test_the_users_hooks_stay_out_of_the_replay(tk, main_fork, env, tmp_path):
+    """The replay's checkouts and commits are tk's: hooks the user's git config names for
+    every repository do not run in tk's repository for the fork (fork.repo.own_repo)."""
+    repo, _ = main_fork
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    ran = tmp_path / "hook-ran"
+    for name in ("post-checkout", "pre-commit", "post-commit"):
+        (hooks / name).write_text(f"#!/bin/sh\necho {name} >> {ran}\n")
+        (hooks / name).chmod(0o755)
+    config = tmp_path / "gitconfig"
+    config.write_text(f"[core]\n\thooksPath = {hooks}\n")
+    r = tk("fork", "rebase-check", "--onto", "upstream/main", "--no-build", "--check", "true",
+           "--json", cwd=repo, env={**env, "GIT_CONFIG_GLOBAL": str(config)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert all(p["status"] == "applies" for p in data["patches"]) and data["commit"]
+    assert not ran.exists(), ran.read_text()
+
+
 @pytest.mark.slow
 def test_bisect_upstream_names_the_planted_commit_with_the_patches_at_every_probe(
         tk, main_fork, env):

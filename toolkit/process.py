@@ -134,9 +134,15 @@ class ProbeRun:
         return {"code": self.code, "stderr": self.stderr}
 
     def last_error_line(self) -> str:
-        lines = [ln for ln in self.stderr.splitlines() if ln.strip()]
-        return lines[-1].strip() if lines else (
-            "timed out" if self.code is None else f"exit {self.code}, no output")
+        return last_line(self.stderr, "timed out" if self.code is None
+                         else f"exit {self.code}, no output")
+
+
+def last_line(stderr: str, otherwise: str) -> str:
+    """A failed process's cause in one line: the last thing it wrote on stderr (where tools
+    put the error that stopped them), else ``otherwise`` (its exit status, say)."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    return lines[-1] if lines else otherwise
 
 
 def run_probe(name: str, *args: str, python: str = sys.executable,

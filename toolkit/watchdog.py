@@ -84,29 +84,43 @@ SILENT = "its port takes no new connection"
 UNREACHABLE_ERRNOS = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN}
 
 
+def try_connect(address: tuple[str, int], wait: float,
+            opened: Callable[[socket.socket], None] = lambda sock: None) -> OSError | None:
+    """Try a TCP connection to ``address`` (each of its addresses in turn, as
+    ``socket.create_connection`` does), ``wait`` seconds at most each, and close it: None when
+    the port took it, else the error of the last try. ``opened`` hears of each socket before
+    it connects. tk's one way to ask whether a peer's port answers."""
+    try:
+        infos = socket.getaddrinfo(*address, type=socket.SOCK_STREAM)
+    except OSError as e:
+        return e
+    error: OSError | None = None
+    for family, kind, proto, _, where in infos:
+        try:
+            with socket.socket(family, kind, proto) as sock:
+                opened(sock)
+                sock.settimeout(wait)
+                sock.connect(where)
+            return None
+        except OSError as e:
+            error = e
+    return error
+
+
 def probe(address: tuple[str, int], wait: float,
           opened: Callable[[socket.socket], None] = lambda sock: None) -> str:
-    """What the port at ``address`` says to a connection attempt of ``wait`` seconds at
-    most. ``opened`` hears of the probe's socket before it connects."""
-    try:
-        family, kind, proto, _, where = socket.getaddrinfo(*address,
-                                                           type=socket.SOCK_STREAM)[0]
-    except OSError as e:
+    """What the port at ``address`` says to a connection attempt (``try_connect``), worded for
+    a verdict's message."""
+    e = try_connect(address, wait, opened)
+    if e is None:
+        return ACCEPTS
+    if isinstance(e, ConnectionRefusedError):
+        return REFUSED
+    if isinstance(e, TimeoutError):
+        return f"{SILENT} in {wait:g} s"
+    if isinstance(e, socket.gaierror) or e.errno in UNREACHABLE_ERRNOS:
         return f"{UNREACHABLE} ({e.strerror or e})"
-    with socket.socket(family, kind, proto) as sock:
-        opened(sock)
-        sock.settimeout(wait)
-        try:
-            sock.connect(where)
-        except ConnectionRefusedError:
-            return REFUSED
-        except TimeoutError:
-            return f"{SILENT} in {wait:g} s"
-        except OSError as e:
-            if e.errno in UNREACHABLE_ERRNOS:
-                return f"{UNREACHABLE} ({e.strerror})"
-            return f"its port could not be probed ({e.strerror or e})"
-    return ACCEPTS
+    return f"its port could not be probed ({e.strerror or e})"
 
 
 class Verdicts:
@@ -196,7 +210,8 @@ class _Watch(abc.ABC):
     def _closed_by_peer(self) -> str | None:
         """After a failed step: why, when the peer closed the conversation (else the failure
         is the peer's answer, and its own)."""
-        if all(_established(ino) for ino in self.owned):
+        fds = _sockets()
+        if all(_established(ino, fds) for ino in self.owned):
             return None
         wait = self.bounds.probe_wait
         port = probe(self.address, wait)
@@ -255,8 +270,9 @@ class Watchdog(_Watch):
     def handed(self) -> tuple[tuple[str, int], set[int]] | None:
         """The peer the watched one handed tk to (the server a tracker leased): its address
         and the conversation's sockets with it; None when there is none."""
+        fds = _sockets()
         for ino in self.owned:
-            peer = _peer(ino)
+            peer = _peer(ino, fds)
             if peer is not None and peer not in self._ends:
                 return peer, {ino}
         return None
@@ -266,19 +282,20 @@ class Watchdog(_Watch):
 
     def _begin(self) -> None:
         with self._lock:
-            self._steps.append(self._sockets())
+            self._steps.append(set(self._sockets()))
             self._since = time.monotonic()
 
     def _end(self, failed: bool) -> None:
         with self._lock:
             before = self._steps.pop()
             if not failed:  # the connections it made join the conversation
-                self.owned |= {ino for ino in self._sockets() - before
-                               if _peer(ino) is not None}
+                fds = self._sockets()
+                self.owned |= {ino for ino in fds.keys() - before
+                               if _peer(ino, fds) is not None}
             self._since = time.monotonic()
 
-    def _sockets(self) -> set[int]:
-        return set(_sockets()) - self._probes
+    def _sockets(self) -> dict[int, int]:
+        return {ino: fd for ino, fd in _sockets().items() if ino not in self._probes}
 
     def _probe(self) -> str:
         def opened(sock: socket.socket) -> None:  # never taken for a step's connection
@@ -307,10 +324,12 @@ class Watchdog(_Watch):
         with self._lock:
             if not self._steps:
                 return  # it ended meanwhile
-            cut = {ino for ino in self._sockets() if ino in self.owned or ino not in self._steps[0]}
+            fds = self._sockets()
+            cut = {ino for ino in fds if ino in self.owned or ino not in self._steps[0]}
             # A connection elsewhere than the watched peer goes to a peer it handed tk to
             # (the server a tracker leased): the step waits on that one.
-            handed = [p for p in map(_peer, cut) if p is not None and p not in self._ends]
+            handed = [p for p in (_peer(ino, fds) for ino in cut)
+                      if p is not None and p not in self._ends]
             why = self._verdicts.why(stalled, port)
             if handed:
                 self._blamed = f"the RPC server at {handed[0][0]}:{handed[0][1]} that " \
@@ -320,7 +339,7 @@ class Watchdog(_Watch):
                 why = self._verdicts.why(stalled, port, f"{self.what}: ")
             self._verdict = why
             for ino in cut:
-                _shutdown(ino)
+                _shutdown(ino, fds)
 
 
 class OutsideWatchdog(_Watch):
@@ -447,11 +466,14 @@ def _sockets() -> dict[int, int]:
     return found
 
 
+# Each function below takes ``fds``, one listing of _sockets() made by its caller for all the
+# sockets it looks at: listing /proc/self/fd per socket made a cut quadratic in descriptors.
+
 @contextlib.contextmanager
-def _tcp(ino: int) -> Iterator[socket.socket | None]:
+def _tcp(ino: int, fds: dict[int, int]) -> Iterator[socket.socket | None]:
     """This process's TCP socket ``ino`` (through a duplicate descriptor: closing it leaves
     the socket open), or None when it is not open or not TCP."""
-    fd = _sockets().get(ino)
+    fd = fds.get(ino)
     try:
         dup = os.dup(fd) if fd is not None else None
     except OSError:
@@ -472,9 +494,9 @@ def _tcp(ino: int) -> Iterator[socket.socket | None]:
         yield sock if tcp else None
 
 
-def _peer(ino: int) -> tuple[str, int] | None:
+def _peer(ino: int, fds: dict[int, int]) -> tuple[str, int] | None:
     """Where TCP socket ``ino`` is connected to."""
-    with _tcp(ino) as sock:
+    with _tcp(ino, fds) as sock:
         if sock is None:
             return None
         try:
@@ -484,14 +506,14 @@ def _peer(ino: int) -> tuple[str, int] | None:
         return host, port
 
 
-def _established(ino: int) -> bool:
-    with _tcp(ino) as sock:
+def _established(ino: int, fds: dict[int, int]) -> bool:
+    with _tcp(ino, fds) as sock:
         return sock is not None and \
             sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] == TCP_ESTABLISHED
 
 
-def _shutdown(ino: int) -> None:
-    with _tcp(ino) as sock:
+def _shutdown(ino: int, fds: dict[int, int]) -> None:
+    with _tcp(ino, fds) as sock:
         if sock is not None:
             with contextlib.suppress(OSError):  # not connected (yet, or any more)
                 sock.shutdown(socket.SHUT_RDWR)

@@ -3,12 +3,13 @@ carries one (a fork's own commits, bisected against upstream: ``tk bisect upstre
 what ``tk fork rebase-check`` reports patch by patch.
 
 Each patch is cherry-picked (``git cherry-pick --no-commit``: git's own three-way merge,
-renames included) in a worktree, then committed with the patch's own message, author,
-committer and dates, so the same stack on the same commit is always the same commit: its
-build key, its known verdicts and the store's builds carry over from one run to the next. A
-patch whose change is already there becomes empty and is left out, as ``git rebase`` drops
-it. Which commit a stack makes on which base is remembered (``Stacks``), so a known verdict
-needs no checkout the second time either.
+renames included) in a worktree of tk's own repository for the fork (``fork.repo.own_repo``,
+whose config keeps the user's hooks and signing programs out), then committed with the
+patch's own message, author, committer and dates, so the same stack on the same commit is
+always the same commit: its build key, its known verdicts and the store's builds carry over
+from one run to the next. A patch whose change is already there becomes empty and is left
+out, as ``git rebase`` drops it. Which commit a stack makes on which base is remembered
+(``Stacks``), so a known verdict needs no checkout the second time either.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import contextlib
 import hashlib
 import json
 import os
-import subprocess
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.bisect.verdicts import Known, VerdictCache
-from toolkit.bisect.worktree import Untestable, Worktree
+from toolkit.bisect.worktree import GitFailed, Untestable, Worktree, run_git
 from toolkit.errors import TkError
 from toolkit.paths import cache_root
+from toolkit.process import last_line
 
 if TYPE_CHECKING:
     from toolkit.bisect.runner import BuildResult
@@ -36,10 +37,6 @@ APPLIES = "applies"
 CONFLICT = "conflict"
 EMPTY = "empty"
 SKIPPED = "not tried"  # after a conflict, when the replay stops there
-
-# tk's own commits never run the user's hooks or signing programs (their global config).
-QUIET = ["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false",
-         "-c", "advice.detachedHead=false"]
 
 
 @dataclass
@@ -75,22 +72,11 @@ class Replay:
                 + (f"; {more} more patches conflict" if more > 0 else ""))
 
 
-def _git(cwd: Path, *args: str, env: dict[str, str] | None = None,
-         check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", *QUIET, *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-    if check and proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        raise TkError(f"git {' '.join(args[:2])} in {cwd}: "
-                      f"{lines[-1].strip() if lines else f'exit {proc.returncode}'}")
-    return proc
-
-
 def authorship(cwd: Path, patch: str) -> tuple[dict[str, str], str, str]:
     """The patch's author and committer (with dates) as git's environment, its subject and
     its whole message."""
-    out = _git(cwd, "show", "-s", "--format=%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%s%x00%B",
-               patch).stdout
+    out = run_git("show", "-s", "--format=%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%s%x00%B",
+                  patch, cwd=cwd).stdout
     an, ae, ad, cn, ce, cd, subject, message = out.split("\x00", 7)
     env = {"GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae, "GIT_AUTHOR_DATE": ad,
            "GIT_COMMITTER_NAME": cn, "GIT_COMMITTER_EMAIL": ce, "GIT_COMMITTER_DATE": cd}
@@ -112,36 +98,31 @@ def replay(worktree: Path, base: str, patches: Sequence[str], keep_going: bool =
         if stopped:
             done.append(Applied(patch, subject, SKIPPED))
             continue
-        picked = _git(worktree, "cherry-pick", "--no-commit", patch, check=False)
+        picked = run_git("cherry-pick", "--no-commit", patch, cwd=worktree, check=False)
         if picked.returncode != 0:
-            files = _git(worktree, "diff", "--name-only", "--diff-filter=U").stdout.split()
-            _git(worktree, "reset", "-q", "--hard", head)
-            _git(worktree, "clean", "-ffdq")
+            files = run_git("diff", "--name-only", "--diff-filter=U", cwd=worktree).stdout.split()
+            run_git("reset", "-q", "--hard", head, cwd=worktree)
+            run_git("clean", "-ffdq", cwd=worktree)
             if not files:  # not a conflict: git could not cherry-pick it at all
-                why = [ln for ln in picked.stderr.splitlines() if ln.strip()]
-                raise TkError(f"git cherry-pick {patch[:10]} on {head[:10]}: "
-                              f"{why[-1] if why else f'exit {picked.returncode}'}")
+                raise GitFailed(f"git cherry-pick {patch[:10]} on {head[:10]}: "
+                                f"{last_line(picked.stderr, f'exit {picked.returncode}')}")
             done.append(Applied(patch, subject, CONFLICT, files))
             stopped = not keep_going
             continue
-        tree = _git(worktree, "write-tree").stdout.strip()
-        if tree == _git(worktree, "rev-parse", f"{head}^{{tree}}").stdout.strip():
+        tree = run_git("write-tree", cwd=worktree).stdout.strip()
+        if tree == run_git("rev-parse", f"{head}^{{tree}}", cwd=worktree).stdout.strip():
             done.append(Applied(patch, subject, EMPTY))
             continue
         head = _commit(worktree, tree, head, message, env)
-        _git(worktree, "reset", "-q", "--soft", head)
+        run_git("reset", "-q", "--soft", head, cwd=worktree)
         done.append(Applied(patch, subject, APPLIES, commit=head))
     conflicted = any(p.status == CONFLICT for p in done)
     return Replay(base, done, None if conflicted else head)
 
 
 def _commit(worktree: Path, tree: str, parent: str, message: str, env: dict[str, str]) -> str:
-    proc = subprocess.run(["git", *QUIET, "commit-tree", tree, "-p", parent], cwd=worktree,
-                          input=message, capture_output=True, text=True,
-                          env={**os.environ, **env})
-    if proc.returncode != 0:
-        raise TkError(f"git commit-tree in {worktree}: {proc.stderr.strip()[-200:]}")
-    return proc.stdout.strip()
+    return run_git("commit-tree", tree, "-p", parent, cwd=worktree, input=message,
+                   env=env).stdout.strip()
 
 
 class Stacks:
@@ -171,8 +152,8 @@ class Stacks:
             return found
         commit = found["commit"]
         if commit not in self._present:
-            gone = subprocess.run(["git", f"--git-dir={self.git_dir}", "cat-file", "-e",
-                                   f"{commit}^{{commit}}"], capture_output=True).returncode
+            gone = run_git(f"--git-dir={self.git_dir}", "cat-file", "-e",
+                           f"{commit}^{{commit}}", check=False).returncode
             if gone:
                 return None  # tk's repository was made anew: replay again
             self._present.add(commit)

@@ -19,10 +19,27 @@ from typing import Any
 
 from toolkit import ownership
 from toolkit.errors import TkError, UserError
+from toolkit.process import last_line
 
 
 class GitFailed(TkError):
-    """A git command tk ran on the user's repository failed (its last line of stderr)."""
+    """A git command tk ran failed (its last line of stderr)."""
+
+
+def run_git(*args: str, cwd: Path | str | None = None, check: bool = True,
+            env: dict[str, str] | None = None,
+            input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """tk's one way to run git: output captured as text; with ``check``, a failure raises
+    ``GitFailed`` naming the command, where it ran and git's last line of stderr.
+
+    No optional locks: a read must not refresh (and rewrite) the user's index. ``env`` is
+    added to tk's environment (a commit's author and dates)."""
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, input=input,
+                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", **(env or {})})
+    if check and proc.returncode != 0:
+        raise GitFailed(f"git {' '.join(args[:3])} in {cwd or os.getcwd()}: "
+                        f"{last_line(proc.stderr, f'exit {proc.returncode}')}")
+    return proc
 
 
 class Repo:
@@ -35,19 +52,11 @@ class Repo:
         self._dirs: dict[str, str] = {}
 
     def git(self, *args: str, cwd: Path | str | None = None, check: bool = True) -> str:
-        # No optional locks: a read must not refresh (and rewrite) the user's index.
-        proc = subprocess.run(["git", *args], cwd=cwd or self.working_tree_dir,
-                              capture_output=True, text=True,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
-        if check and proc.returncode != 0:
-            lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-            raise GitFailed(f"git {' '.join(args[:3])} in {cwd or self.working_tree_dir}: "
-                            f"{lines[-1].strip() if lines else f'exit {proc.returncode}'}")
+        proc = run_git(*args, cwd=cwd or self.working_tree_dir, check=check)
         return proc.stdout.strip() if check else proc.stdout
 
     def ok(self, *args: str) -> bool:
-        return subprocess.run(["git", *args], cwd=self.working_tree_dir, capture_output=True,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).returncode == 0
+        return run_git(*args, cwd=self.working_tree_dir, check=False).returncode == 0
 
     def _dir(self, flag: str) -> str:
         if flag not in self._dirs:
@@ -79,8 +88,7 @@ def _top(source: Path) -> Path:
         raise UserError(f"{source}: no such directory")
     if (source / ".git").exists():
         return source.resolve()  # a work tree's top already (git would answer the same)
-    proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=source,
-                          capture_output=True, text=True)
+    proc = run_git("rev-parse", "--show-toplevel", cwd=source, check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise UserError(f"{source} is not a git repository (give --source DIR)")
     return Path(proc.stdout.strip())
@@ -235,8 +243,7 @@ def submodules(git_dir: Path, sha: str, modules: Path) -> list[Submodule]:
     alone, each with the user's clone of it under ``modules`` when there is one. Names may
     hold slashes, as TVM's do (``3rdparty/tvm-ffi``)."""
     def git(*args: str) -> str:
-        return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True,
-                              text=True, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+        return run_git(f"--git-dir={git_dir}", *args, check=False).stdout
 
     links = {}
     for entry in git("ls-tree", "-r", "-z", sha).split("\0"):
@@ -286,12 +293,10 @@ def _update(directory: Path, git_dir: Path, sha: str, modules: Path, top: str) -
     config = ["-c", "protocol.allow=never", "-c", "protocol.file.allow=always"]
     for sub in mine:
         config += ["-c", f"submodule.{sub.name}.url={sub.clone}"]
-    proc = subprocess.run(["git", *config, "submodule", "update", "--init", "--quiet", "--",
-                           *(s.path for s in mine)], cwd=directory, capture_output=True,
-                          text=True)
+    proc = run_git(*config, "submodule", "update", "--init", "--quiet", "--",
+                   *(s.path for s in mine), cwd=directory, check=False)
     if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        why = lines[-1].strip() if lines else "git submodule update failed"
+        why = last_line(proc.stderr, "git submodule update failed")
         raise Untestable(f"{top[:10]}: its submodules cannot be checked out from the objects "
                          f"of your clones ({why}); tk never fetches")
     for sub in mine:

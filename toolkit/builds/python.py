@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -129,8 +128,12 @@ def _entries(root: Path) -> set[Path]:
 
 
 def wheel_version(wheel: Path) -> str:
-    m = re.match(r"[^-]+-([^-]+)-", wheel.name)
-    return m.group(1) if m else "?"
+    """The version a wheel's file name states, read as the wheel format (PEP 427) writes it:
+    ``{name}-{version}[-{build}]-{python}-{abi}-{platform}.whl``, where no field holds a "-"
+    (the name's are written "_"). "?" for a name not of that form: a "-" too many would
+    otherwise hand back a piece of the name as the version."""
+    fields = wheel.name.removesuffix(".whl").split("-")
+    return fields[1] if wheel.name.endswith(".whl") and len(fields) in (5, 6) else "?"
 
 
 def install(wheel: Path, site: Path, ffi_lib: Path | None, sha: str) -> None:

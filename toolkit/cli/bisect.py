@@ -15,9 +15,16 @@ from toolkit.cli.options import (
     COUNT,
     POSITIVE_SECONDS,
     TOLERANCE,
+    build_cmd_option,
+    check_timeout_option,
+    fork_check_options,
+    fork_option,
+    fork_source_option,
     json_option,
+    no_build_option,
     python_option,
     recipe_options,
+    repository_option,
     target_option,
     workload_argument,
 )
@@ -27,9 +34,8 @@ if TYPE_CHECKING:
 
 from toolkit.cli.terminal import Terminal, describe, pass_terminal
 
-source_option = click.option(
-    "--source", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="The git repository to bisect (default: the one around the current directory).")
+source_option = repository_option(
+    "The git repository to bisect (default: the one around the current directory).")
 
 
 # -- how a bisection's events read on the terminal ------------------------------------------
@@ -144,17 +150,14 @@ def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--build-failure", type=click.Choice(["skip", "bad"]), default=None,
                      help="Verdict for a commit that does not build (default skip; bad for "
                           "build-only)."),
-        click.option("--timeout", type=POSITIVE_SECONDS, default=None, help="Seconds per check run."),
+        check_timeout_option,
         click.option("--on-timeout", type=click.Choice(["skip", "bad", "good"]), default="skip",
                      show_default=True, help="Verdict for a check run that timed out."),
         click.option("--count", type=COUNT, default=1, show_default=True,
                      help="Runs per probe; runs that disagree make the commit flaky (skipped)."),
         recipe_options,
-        click.option("--build-cmd", default=None, metavar="CMD",
-                     help="For a tree that is not TVM: the shell command that builds it in the "
-                          "worktree ($TK_BISECT_BUILD_DIR is a build directory kept between steps; "
-                          "default for CMake projects: configure once, then cmake --build)."),
-        click.option("--no-build", is_flag=True, help="Build nothing: the check builds by itself."),
+        build_cmd_option,
+        no_build_option,
         click.option("--parallel", type=click.IntRange(min=1), default=None, metavar="N",
                      help="Build slots (TVM trees): slot 0 builds the probe, the others build the "
                           "probes that may come next, each in its own worktree and build directory, "
@@ -231,15 +234,9 @@ def start_cmd(term: Terminal, good: str, bad: str, source: Path | None, check_te
 @click.option("--from", "start_from", default=None, metavar="REV",
               help="The good end: an upstream commit the fork works on (default: the merge "
                    "base of the fork and REF).")
-@click.option("--fork", "fork_rev", default="HEAD", show_default=True, metavar="REV",
-              help="The fork's commit: its own commits are the patches applied at every probe.")
-@click.option("--source", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The fork's repository (default: the one around the current directory); "
-                   "only read.")
-@click.option("--check", "check_text", default=None, metavar="CMD",
-              help="The check, as tk bisect start takes it (or give a WORKLOAD: its numerics).")
-@click.argument("workload", required=False, metavar="[WORKLOAD]")
-@target_option
+@fork_option
+@fork_source_option
+@fork_check_options
 @settings_options
 @click.option("--restart", is_flag=True,
               help="Drop an upstream bisection of this fork in progress and start anew.")

@@ -84,7 +84,7 @@ def show_outcome(term: Terminal, outcome: Outcome) -> None:
 def push_cmd(term: Terminal, build_id: str, repository: str | None, as_json: bool) -> None:
     """Send a stored build to an OCI registry (default: $TK_REGISTRY, else tk's config
     file): its libraries, tvm-ffi wheel and record, each a blob named by its digest."""
-    from toolkit.builds import registry, report, store
+    from toolkit.builds import oci, registry, report, store
     from toolkit.builds.team import TeamSettings
     from toolkit.errors import UserError
 
@@ -92,7 +92,7 @@ def push_cmd(term: Terminal, build_id: str, repository: str | None, as_json: boo
     if not where:
         raise UserError("no registry to push to: tk build push ID REGISTRY/REPO, or set "
                         "TK_REGISTRY or [team] registry in tk's config file")
-    repo = registry.Reference.parse(where)
+    repo = oci.Reference.parse(where)
     record = store.find(build_id)
     pushed = registry.push(record, repo, events=term.handle)
     term.result(pushed.to_json(), lambda _: (

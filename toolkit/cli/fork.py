@@ -9,8 +9,13 @@ from typing import TYPE_CHECKING
 import click
 
 from toolkit.cli.options import (
-    POSITIVE_SECONDS,
+    build_cmd_option,
+    check_timeout_option,
+    fork_check_options,
+    fork_option,
+    fork_source_option,
     json_option,
+    no_build_option,
     python_option,
     recipe_options,
     target_option,
@@ -19,13 +24,6 @@ from toolkit.cli.terminal import Terminal, pass_terminal
 
 if TYPE_CHECKING:
     from toolkit.builds.recipes import Request
-
-source_option = click.option(
-    "--source", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="The fork's git repository (default: the one around the current directory); only "
-         "read.")
-fork_option = click.option("--fork", "fork_rev", default="HEAD", show_default=True,
-                           metavar="REV", help="The fork's commit.")
 
 
 @click.group("fork")
@@ -48,7 +46,7 @@ def fork_group() -> None:
               help="The upstream the fork follows (default: upstream/main, upstream/master or "
                    "apache/main, the first there).")
 @fork_option
-@source_option
+@fork_source_option
 @json_option
 @pass_terminal
 def status_cmd(term: Terminal, upstream: str | None, fork_rev: str, source: Path | None,
@@ -60,31 +58,15 @@ def status_cmd(term: Terminal, upstream: str | None, fork_rev: str, source: Path
     term.result(status.status(source, upstream, fork_rev).to_json(), status.render)
 
 
-def check_options(func):  # noqa: ANN001, ANN201 - a click decorator
-    """What to check on the replayed fork: a command, or a workload's numerics; and how to
-    build it (as tk bisect start)."""
-    for option in reversed([
-        click.option("--check", "check_text", default=None, metavar="CMD",
-                     help="A command run in the replayed tree, in its build's environment (exit "
-                          "0 good; as tk bisect's checks: a ready-made one by name too)."),
-        click.argument("workload", required=False, metavar="[WORKLOAD]"),
-        target_option,
-        recipe_options,
-        click.option("--build-cmd", default=None, metavar="CMD",
-                     help="For a tree tk build does not know: the command that builds it."),
-        click.option("--no-build", is_flag=True, help="Build nothing: the check builds."),
-        click.option("--timeout", type=POSITIVE_SECONDS, default=None,
-                     help="Seconds per check run."),
-    ]):
-        func = option(func)
-    return func
-
-
 @fork_group.command("rebase-check")
 @click.option("--onto", required=True, metavar="REF", help="The newer upstream to replay onto.")
 @fork_option
-@source_option
-@check_options
+@fork_source_option
+@fork_check_options
+@recipe_options
+@build_cmd_option
+@no_build_option
+@check_timeout_option
 @json_option
 @pass_terminal
 def rebase_check_cmd(term: Terminal, onto: str, fork_rev: str, source: Path | None,
@@ -122,7 +104,7 @@ def rebase_check_cmd(term: Terminal, onto: str, fork_rev: str, source: Path | No
               help="The upstream the fork follows (as tk fork status); the extension is built "
                    "against its merge base with the fork.")
 @fork_option
-@source_option
+@fork_source_option
 @click.option("--check", "check_text", default=None, metavar="CMD",
               help="The check that must pass with the fork and with upstream + the extension "
                    "(run at the top of the fork's tree).")
@@ -136,7 +118,7 @@ def rebase_check_cmd(term: Terminal, onto: str, fork_rev: str, source: Path | No
 @click.option("--fork-build", default=None, metavar="ID",
               help="The fork's side: this stored build of the fork (default: tk builds it).")
 @recipe_options
-@click.option("--timeout", type=POSITIVE_SECONDS, default=None, help="Seconds per check run.")
+@check_timeout_option
 @json_option
 @pass_terminal
 def extract_cmd(term: Terminal, commits: tuple[str, ...], kind: str, name: str | None,

@@ -142,6 +142,50 @@ def recipe_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def repository_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--source DIR``: the git repository a command works on (default: the one around the
+    current directory); ``help`` says what it is to the command."""
+    return click.option("--source", type=click.Path(file_okay=False, path_type=Path),
+                        default=None, help=help)
+
+
+# A fork (tk fork's commands, tk bisect upstream): its repository, only read (tk replays in
+# its own repository under the cache), and its commit, whose own commits are the patches.
+fork_source_option = repository_option(
+    "The fork's repository (default: the one around the current directory); only read.")
+fork_option = click.option(
+    "--fork", "fork_rev", default="HEAD", show_default=True, metavar="REV",
+    help="The fork's commit: its own commits are the patches replayed onto upstream.")
+
+
+def fork_check_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """What to check on a fork replayed onto upstream: a command, or a WORKLOAD's numerics on
+    ``--target`` (``toolkit.fork.rebase.check_words`` makes them one check)."""
+    for option in reversed([
+        click.option("--check", "check_text", default=None, metavar="CMD",
+                     help="The check, as tk bisect start takes it: a command run in the "
+                          "replayed tree in its build's environment (exit 0 good), or a "
+                          "ready-made one by name; or give a WORKLOAD: its numerics."),
+        click.argument("workload", required=False, metavar="[WORKLOAD]"),
+        target_option,
+    ]):
+        func = option(func)
+    return func
+
+
+# How a replayed or bisected tree is built and checked (tk bisect start, tk bisect upstream,
+# tk fork rebase-check, tk fork extract); the artifact store builds TVM trees by default.
+check_timeout_option = click.option("--timeout", type=POSITIVE_SECONDS, default=None,
+                                    help="Seconds per check run.")
+build_cmd_option = click.option(
+    "--build-cmd", default=None, metavar="CMD",
+    help="For a tree that is not TVM: the shell command that builds it in the worktree "
+         "($TK_BISECT_BUILD_DIR is a build directory kept between steps; default for CMake "
+         "projects: configure once, then cmake --build).")
+no_build_option = click.option("--no-build", is_flag=True,
+                               help="Build nothing: the check builds by itself.")
+
+
 entry_option = click.option(
     "--entry", metavar="NAME",
     help="The function to compile and run (default: main, else forward, else the first).")

@@ -36,7 +36,7 @@ from toolkit.builds.recipes import Request
 from toolkit.errors import TkError, UserError
 from toolkit.fork import repo as forks
 from toolkit.fork.classify import ADDED, Change, kind_of, read
-from toolkit.process import with_toolkit
+from toolkit.process import last_line, with_toolkit
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fork_extension"
 KINDS = ("pass", "codegen", "target", "runtime")
@@ -346,9 +346,8 @@ def dump(side: Side, workload: str, target: str, out: Path, cwd: Path) -> None:
                            "-o", str(out)], cwd=cwd, env=with_toolkit(dict(side.env)),
                           capture_output=True, text=True)
     if not (out / "index.json").is_file():
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
         raise TkError(f"tk dump-ir {workload} with {side.name}'s TVM ({side.what}) failed: "
-                      f"{lines[-1] if lines else f'exit {proc.returncode}'}")
+                      f"{last_line(proc.stderr, f'exit {proc.returncode}')}")
 
 
 def compare_ir(a: Path, b: Path, pass_names: list[str]) -> dict[str, Any]:

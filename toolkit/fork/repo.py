@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.bisect.worktree import GitFailed, Repo, open_repo, resolve, toplevel
+from toolkit.bisect.worktree import GitFailed, Repo, open_repo, resolve, run_git, toplevel
 from toolkit.errors import UserError
 from toolkit.paths import cache_root
 
@@ -92,17 +91,17 @@ def own_repo(fork: Fork) -> Repo:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".new-", dir=path.parent))
         try:
-            subprocess.run(["git", "init", "-q", str(tmp)], check=True, capture_output=True)
+            run_git("init", "-q", str(tmp))
             git_dir = tmp / ".git"
             (git_dir / "objects" / "info" / "alternates").write_text(
                 f"{(common / 'objects').resolve()}\n")
             (git_dir / "modules").symlink_to(common / "modules")
-            # No automatic gc (the commits tk makes are reachable from no ref), none of the
-            # user's hooks, no advice on detached checkouts.
+            # No automatic gc (the commits tk makes are reachable from no ref), no advice on
+            # detached checkouts, and none of the user's hooks or signing programs on the
+            # commits tk makes here (bisect.patches replays the fork's patches in this repo).
             for key, value in (("gc.auto", "0"), ("core.hooksPath", os.devnull),
                                ("advice.detachedHead", "false"), ("commit.gpgSign", "false")):
-                subprocess.run(["git", "-C", str(tmp), "config", key, value], check=True,
-                               capture_output=True)
+                run_git("config", key, value, cwd=tmp)
             try:
                 tmp.rename(path)
             except OSError:  # made meanwhile by another tk

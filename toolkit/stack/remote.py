@@ -12,7 +12,6 @@ limit of its own, which would cut a long run short.
 from __future__ import annotations
 
 import contextlib
-import socket
 import tempfile
 import time
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from typing import Any
 from toolkit.cause import one_line
 from toolkit.errors import DeviceAbsent, TvmFailure, UserError
 from toolkit.stack import target as targets
-from toolkit.watchdog import Bounds, OutsideWatchdog, PeerLost, Watchdog
+from toolkit.watchdog import Bounds, OutsideWatchdog, PeerLost, Watchdog, try_connect
 
 CONNECT_TIMEOUT_S = 5.0
 POLL_S = 0.1  # how often a wait for a tuning measurement looks at its watchdog
@@ -58,10 +57,9 @@ def parse_address(text: str, flag: str) -> tuple[str, int]:
 
 
 def _probe(host: str, port: int, what: str) -> None:
-    try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
-    except OSError as e:
-        raise UserError(f"{what} at {host}:{port} does not answer ({e.strerror or e})") from None
+    error = try_connect((host, port), CONNECT_TIMEOUT_S)
+    if error is not None:
+        raise UserError(f"{what} at {host}:{port} does not answer ({error.strerror or error})")
 
 
 @dataclass
