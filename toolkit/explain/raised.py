@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.explain import frames
-from toolkit.explain.history import Site, SiteIndex, matches_template, sites, squeeze
+from toolkit.explain.history import Site, SiteIndex, loose, matches_template, sites, squeeze
 from toolkit.explain.tvm_version import LogVersion
 
 MAX_LINES = 160
@@ -31,9 +31,12 @@ MAX_CHECKS = 400
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
 _ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "FATAL", "CHECK", "ailed",
              "not ", "Cannot", "cannot", "nvalid", "nsupported", "must ", "xpect")
-# Users retype checks without the spaces ("Check failed:(a == b)is false: ...").
+# Users retype checks without the spaces ("Check failed:(a == b)is false: ..."), in lower
+# case, without the colons ("check failed a == b (34 vs. 33)").
 _IS_FALSE = re.compile(r"\((?P<cond>.*)\)\s*is false(?::\s?(?P<msg>.*))?$")
-_BINARY = re.compile(r"(?P<cond>.+?) \((?:.*) vs\. (?:.*)\)\s*:\s?(?P<msg>.*)$")
+_BINARY = re.compile(r"(?P<cond>.+?) \((?:.*) vs\. (?:.*)\)(?:\s*:\s?(?P<msg>.*))?$")
+_CHECK_FAILED = re.compile(r"check failed:?", re.I)
+SHORT = 4  # characters a condition needs to be looked up on its own (not "v", "ok")
 
 
 @dataclass
@@ -96,9 +99,10 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
                 version: LogVersion | None, at_place: dict[tuple[str, int], list[int]]
                 ) -> Raised | None:
     scored: dict[int, tuple[int, bool]] = {}
-    pos = line.find("Check failed:")
-    if pos >= 0:
-        for i, score in _by_condition(index, line[pos + len("Check failed:"):].strip()):
+    check = _CHECK_FAILED.search(line)
+    pos = check.start() if check else -1
+    if check:
+        for i, score in _by_condition(index, line[check.end():].strip(), seen):
             scored[i] = (score, True)
     checks = 0
     for word in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", line)):
@@ -145,7 +149,8 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
         bonus = (AT_LINE if at_line else NEAR_LINE if near_line else 0) + \
             (IN_FRAMES if near_frame is not None else 0) + (IN_FILE if site.file in seen.files else 0)
         in_version = bool(version and version.mask & site.mask)
-        return (by_cond, score + bonus, -(near_frame or 0), in_version, site.mask.bit_length())
+        return (by_cond, score + bonus, -(near_frame or 0), in_version, -_distance(site, seen),
+                site.mask.bit_length())
 
     best = max(scored, key=rank)
     site = index.sites[best]
@@ -209,7 +214,15 @@ def _evidence(site: Site, at: int, seen: frames.Frames, version: LogVersion | No
     return at_line, near_line, seen.function_near(site.function, site.file, at)
 
 
-def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
+def _distance(site: Site, seen: frames.Frames) -> int:
+    """Lines between the site and the nearest line the log shows in its file (or a file of
+    the same name: the tree moved it); large when it shows none."""
+    shown = seen.lines_in(site.file) or seen.lines_named(Path(site.file).name)
+    return min((abs(line - s) for line, _ in site.lines_by_version() for s in shown),
+               default=10**6)
+
+
+def _by_condition(index: SiteIndex, after: str, seen: frames.Frames) -> list[tuple[int, int]]:
     """Sites whose condition is the one a ``Check failed:`` line prints, with a score."""
     msg = ""
     m = _IS_FALSE.match(after) or _BINARY.match(after)
@@ -224,11 +237,19 @@ def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
     out = []
     for cond in conds:
         key = squeeze(cond)
-        if len(key) < 4 or key not in index.by_condition:
+        found = index.by_condition.get(key, [])
+        if len(key) < SHORT:
+            # "Check failed: v": too short to tell the sites apart, unless the log shows
+            # the file (perhaps by another path) and only that file's sites are left.
+            names = seen.file_names()
+            found = [i for i in found if Path(index.sites[i].file).name in names]
+        elif not found:
+            found = _retyped(index, cond)
+        if not found:
             continue
         if not m:
             msg = after[len(cond):].strip(" :")
-        for i in index.by_condition[key]:
+        for i in found:
             score = 2 * len(key)
             template = index.sites[i].template
             literal = matches_template(template, msg) if msg and template.strip() else 0
@@ -238,6 +259,20 @@ def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
             out.append((i, score))
         break
     return out
+
+
+def _retyped(index: SiteIndex, cond: str) -> list[int]:
+    """Sites of a condition a user retyped (case, spaces, brackets, a member's trailing
+    underscore), or of a macro's check whose parameters the log shows expanded; [] when they
+    are in more than one function (a guess between them would state what tk has not
+    checked)."""
+    found = index.loose_sites(cond) if len(loose(cond)) >= SHORT else []
+    if not found:
+        key = squeeze(cond)
+        found = [i for literal, pattern, i in index.by_macro
+                 if literal in key and pattern.fullmatch(key)]
+    places = {(Path(index.sites[i].file).name, _short(index.sites[i].function)) for i in found}
+    return found if len(places) == 1 else []
 
 
 def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]:
