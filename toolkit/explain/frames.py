@@ -32,6 +32,7 @@ _PLACE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc
 # path from src/ (or include/, for tvm/...) with its first part cut off; a line is required.
 _CUT_PLACE = re.compile(r"(?:^|[\s\"(])((?:[A-Za-z_][\w.-]*/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
                         r"(?::(\d+)|\", line (\d+))")
+_CUT_EXTS = (".cc:", ".cc\"", ".h:", ".h\"", ".cpp", ".cu:", ".cu\"", ".mm:", ".mm\"")
 _PY = re.compile(r"File \"[^\"]*/(tvm/(?:\w+/)*\w+\.py)\", line (\d+)(?:, in (\w+))?")
 # Any Python frame, also one a user cut short ('prepare_model_lib.py", line 39, in main'), and
 # pytest's and editors' FILE.py:LINE form ('tvm/python/tvm/script/parser.py:364').
@@ -144,8 +145,8 @@ def read(lines: list[str]) -> Frames:
                     if name:
                         out.functions.setdefault(name, []).append(i)
                         count += 1
-        if ("src/" not in line and "include/" not in line and ('", line ' in line or ":" in line)
-                and "." in line):
+        if "src/" not in line and "include/" not in line and any(
+                ext in line for ext in _CUT_EXTS):
             for m in _CUT_PLACE.finditer(line):
                 path = m.group(1)
                 if path.startswith(("/", ".")) or path.endswith(".h") and "tvm/" not in path:

@@ -52,6 +52,7 @@ class Raised:
     places: list[Site]  # the same check in other files of other versions, newest first
     at_line: int = 0  # versions in which the site stands at the line the log shows, if any
     in_frames: bool = False  # the log's backtrace names the site's function
+    shown_as: str = ""  # the file:line the log shows for it, when its tree had another path
 
 
 # What the log's own traceback adds to a site's text match: the line it shows in the site's
@@ -170,7 +171,13 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
     others = sum(1 for i in scored if rank(i)[:2] == top and index.sites[i] not in places)
     score, by_cond = scored[best]
     at_line, _, near_frame = evidence[best]
-    return Raised(site, 0, "", score, by_cond, others, places, at_line, near_frame is not None)
+    shown_as = ""
+    if site.file not in seen.files:
+        name = Path(site.file).name
+        shown_as = next((f"{f}:{line}" for f, line, _, _ in seen.places
+                         if f.rsplit("/", 1)[-1] == name), "")
+    return Raised(site, 0, "", score, by_cond, others, places, at_line, near_frame is not None,
+                  shown_as)
 
 
 _EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
@@ -217,7 +224,9 @@ def _evidence(site: Site, at: int, seen: frames.Frames, version: LogVersion | No
 def _distance(site: Site, seen: frames.Frames) -> int:
     """Lines between the site and the nearest line the log shows in its file (or a file of
     the same name: the tree moved it); large when it shows none."""
-    shown = seen.lines_in(site.file) or seen.lines_named(Path(site.file).name)
+    shown = seen.lines_in(site.file) or seen.lines_named(site.file.rsplit("/", 1)[-1])
+    if not shown:
+        return 10**6
     return min((abs(line - s) for line, _ in site.lines_by_version() for s in shown),
                default=10**6)
 
@@ -300,12 +309,19 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     history = f"present {present}" + (f", gone from {gone}" if gone else "")
     yours = f"; the TVM in this log is {version.describe()} ({version.why})" if version else ""
     placed = f"line {site.line} in {newest}"
+    if version is not None and site.mask & version.mask and not raised.at_line:
+        # the line in the newest of the log's versions, not in a newer TVM's
+        theirs = (site.mask & version.mask).bit_length() - 1
+        line = next(ln for ln, mask in site.lines_by_version() if mask >> theirs & 1)
+        placed = f"line {line} in {v.labels[theirs]}"
     if raised.at_line:
         shown = next(line for line, mask in site.lines_by_version() if mask & raised.at_line)
         placed = f"line {shown} in {v.span(raised.at_line)}, the line the log shows"
         yours = f"; the TVM in this log is {v.span(raised.at_line)} (its line numbers)"
     elif raised.in_frames:
         placed += "; its backtrace names the function"
+    if raised.shown_as:
+        placed += f"; the log shows {raised.shown_as}, a file of that name at another path"
     cause = (f"raised in {where} ({placed}){copies}"
              f"{' ' + when if when else ''}; {history}{yours}.")
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
