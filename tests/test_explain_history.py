@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from explain_corpus import DEV, HELD_OUT, answer_text, cases, named
 
-from toolkit.explain import explain
+from toolkit.explain import best, explain
 from toolkit.explain.history import DATA, api, matches_template, sites
 
 REPO = Path(__file__).resolve().parent.parent
@@ -635,3 +635,16 @@ def test_a_tree_older_than_v0_6_is_answered_from_its_own_release() -> None:
     assert f is not None and f.groups["file"] == "include/tvm/packed_func_ext.h"
     assert f.groups["function"].endswith("AsNodeRef") and "v0.2–v0.5" in f.cause
     assert "gone from v0.6.0" in f.cause
+
+
+def test_a_check_wrapped_by_the_tuner_is_answered_above_the_tuners_rule() -> None:
+    # the runner's rule ranks below what the exception it wraps says, once that is known:
+    # here OPENCL_CHECK_ERROR's check, in the OpenCL runtime's header
+    log = ("LocalRunner: An exception occurred\n"
+           "tvm.error.InternalError: Check failed: (e == CL_SUCCESS) is false: OpenCL Error, "
+           "code=-5: CL_OUT_OF_RESOURCES\n")
+    findings = explain(log)
+    assert {f.id for f in findings} >= {"ms-runner-failed", "error-site"}
+    top = best(log)
+    assert top.id == "error-site" and top.groups["file"].endswith("opencl_common.h")
+    assert top.groups["function"] == "macro OPENCL_CHECK_ERROR(e)"
