@@ -79,8 +79,8 @@ def megabyte_logs(size: int) -> dict[str, str]:
         # retyped by hand: no "is false", no "vs.", so every prefix of the words is looked up
         # loosely and against the macros' conditions
         "only retyped 'check failed' lines of 30 words": "".join(
-            f"tir.Pass check failed a_{i}.size() {'== n_ ' * 14}and more\n"
-            for i in range(size // 100)),
+            f"tir.Pass check failed a_{i:07d}.size() {'== n_ ' * 14}and more\n"
+            for i in range(size // 132)),
         "a different missing name on every line": "".join(
             f"AttributeError: module 'tvm' has no attribute 'x{i}'\n" for i in range(size // 52)),
     }
