@@ -648,3 +648,10 @@ def test_a_check_wrapped_by_the_tuner_is_answered_above_the_tuners_rule() -> Non
     top = best(log)
     assert top.id == "error-site" and top.groups["file"].endswith("opencl_common.h")
     assert top.groups["function"] == "macro OPENCL_CHECK_ERROR(e)"
+
+
+def test_a_check_failed_in_other_words_is_not_put_on_tvm() -> None:
+    # CHECK(addr) exists in TVM; a service's "health check failed: addr ..." is not that check
+    assert _site_named("[proxy] health check failed: addr 10.0.0.7 unreachable\n") is None
+    # the same words as TVM prints them are
+    assert _site_named("TVMError: Check failed: addr: 10.0.0.7 unreachable\n") is not None

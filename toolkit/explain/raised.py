@@ -36,6 +36,7 @@ _ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "FATAL", "CH
 _IS_FALSE = re.compile(r"\((?P<cond>.*)\)\s*is false(?::\s?(?P<msg>.*))?$")
 _BINARY = re.compile(r"(?P<cond>.+?) \((?:.*) vs\. (?:.*)\)(?:\s*:\s?(?P<msg>.*))?$")
 _CHECK_FAILED = re.compile(r"check failed:?", re.I)
+_PLAIN_WORD = re.compile(r"[\w:]*")
 SHORT = 4  # characters a condition needs to be looked up on its own (not "v", "ok")
 
 
@@ -103,7 +104,9 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
     check = _CHECK_FAILED.search(line)
     pos = check.start() if check else -1
     if check:
-        for i, score in _by_condition(index, line[check.end():].strip(), seen):
+        # "health check failed: conn" is not TVM's: a retyped check must show an expression
+        retyped = not check.group(0).startswith("Check failed")
+        for i, score in _by_condition(index, line[check.end():].strip(), seen, retyped):
             scored[i] = (score, True)
     checks = 0
     for word in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", line)):
@@ -231,8 +234,10 @@ def _distance(site: Site, seen: frames.Frames) -> int:
                default=10**6)
 
 
-def _by_condition(index: SiteIndex, after: str, seen: frames.Frames) -> list[tuple[int, int]]:
-    """Sites whose condition is the one a ``Check failed:`` line prints, with a score."""
+def _by_condition(index: SiteIndex, after: str, seen: frames.Frames, retyped: bool = False
+                  ) -> list[tuple[int, int]]:
+    """Sites whose condition is the one a ``Check failed:`` line prints, with a score; a
+    ``retyped`` line (``check failed ...``) only by a condition that is an expression."""
     msg = ""
     m = _IS_FALSE.match(after) or _BINARY.match(after)
     conds = []
@@ -246,6 +251,8 @@ def _by_condition(index: SiteIndex, after: str, seen: frames.Frames) -> list[tup
     out = []
     for cond in conds:
         key = squeeze(cond)
+        if retyped and _PLAIN_WORD.fullmatch(key):
+            continue
         found = index.by_condition.get(key, [])
         if len(key) < SHORT:
             # "Check failed: v": too short to tell the sites apart, unless the log shows
