@@ -27,9 +27,9 @@ the submodule's sources are read too. It writes two gzip'd text files into ``--o
 
 Each unique blob is parsed once, however many versions share it. With two processes on a
 2-core machine the whole apache/tvm history (v0.2 to main, 26 versions, about 20,000 unique
-source blobs) takes six to eight minutes (436 s wall at a load of 9 on 2 shared cores). The format is described in
-``toolkit/explain/history.py``, which reads it; only names and templates are kept, no
-source code.
+source blobs) takes six to eight minutes (436 s wall at a load of 9 on 2 shared cores). The
+format is described in ``toolkit/explain/history.py``, which reads it; only names and
+templates are kept, no source code.
 """
 
 from __future__ import annotations

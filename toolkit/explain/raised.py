@@ -6,7 +6,10 @@ TVM version, with its message template. A log line is matched two ways, both in 
 in the log:
 
 - ``Check failed: (COND) is false: MSG`` (and ``Check failed: A == B (x vs. y) : MSG``, and
-  the older ``Check failed: COND MSG``): COND is looked up as written in the source;
+  the older ``Check failed: COND MSG``): COND is looked up as written in the source, else
+  loosely (as users retype it: ``check failed a.size() == n``) or against the checks in a
+  macro's body with its parameters as wildcards, named only when one function has it; a
+  COND too short to look up (``v``) only among the sites of a file the log shows;
 - any other error line: each word of it is looked up among the templates' rarest words, and
   the templates found are checked piece by piece (formatted parts are wildcards).
 
