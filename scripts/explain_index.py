@@ -1,11 +1,11 @@
 """Regenerate the index of TVM's history that ``tk explain`` answers from.
 
     python scripts/explain_index.py TVM_GIT_DIR [--ffi-git-dir TVM_FFI_GIT_DIR]
-                                    [--since v0.6.0] [--out toolkit/data/explain]
+                                    [--since v0.2] [--out toolkit/data/explain]
 
 Reads a clone of apache/tvm (a bare git directory is enough: nothing is checked out; blobs
 are read with ``git ls-tree`` and ``git cat-file --batch``) at every release tag ``vX.Y.0``
-from ``--since`` on, and at ``main``. Where a version vendors tvm-ffi as the submodule
+(``vX.Y`` before v0.6) from ``--since`` on, and at ``main``. Where a version vendors tvm-ffi as the submodule
 ``3rdparty/tvm-ffi`` and ``--ffi-git-dir`` holds that commit (a clone of apache/tvm-ffi),
 the submodule's sources are read too. It writes two gzip'd text files into ``--out``:
 
@@ -21,13 +21,15 @@ the submodule's sources are read too. It writes two gzip'd text files into ``--o
   ``TVM_FFI_CHECK``/``ICHECK``, ``LOG(FATAL)``, ``TVM_FFI_THROW``, ``throw``,
   ``Diagnostic::Error``, a ScheduleError's message, and Python ``raise``/``assert``, with
   its message template (formatted parts as wildcards), file, enclosing function, condition
-  and the versions that have it.
+  and the versions that have it. A ``#define`` whose body checks or raises is indexed at its
+  definition (function ``macro NAME(PARAMS)``) and, expanded with the arguments, where its
+  own file uses it (the condition a log prints is the expanded one).
 
 Each unique blob is parsed once, however many versions share it. With two processes on a
-2-core machine the whole apache/tvm history (v0.8.0 to main, 20 versions, about 16,000
-unique source blobs, 230 MB) takes about ten minutes. The format is described in
-``toolkit/explain/history.py``, which reads it; only names and templates are kept, no
-source code.
+2-core machine the whole apache/tvm history (v0.2 to main, 26 versions, about 20,000 unique
+source blobs) takes six to eight minutes (436 s wall at a load of 9 on 2 shared cores). The
+format is described in ``toolkit/explain/history.py``, which reads it; only names and
+templates are kept, no source code.
 """
 
 from __future__ import annotations
@@ -104,12 +106,13 @@ class Git:
 
 
 def release_versions(git: Git, since: str) -> list[tuple[str, str]]:
-    """(label, rev): every ``vX.Y.0`` tag from ``since`` on, oldest first, then main."""
+    """(label, rev): every ``vX.Y.0`` tag (``vX.Y`` before v0.6) from ``since`` on, oldest
+    first, then main."""
     def key(tag: str) -> tuple[int, ...]:
         return tuple(int(x) for x in tag[1:].split("."))
 
     floor = key(since)
-    tags = sorted((t for t in git.tags() if re.fullmatch(r"v\d+\.\d+\.0", t)
+    tags = sorted((t for t in git.tags() if re.fullmatch(r"v\d+\.\d+(?:\.0)?", t)
                    and key(t) >= floor), key=key)
     versions = [(t, f"refs/tags/{t}") for t in tags]
     if git.has("main"):
@@ -556,25 +559,119 @@ def declared_names(text: str) -> list[str]:
 _LLVM_TEST = re.compile(r"\b(TVM_LLVM_VERSION|LLVM_VERSION_MAJOR)\s*(?:>=|<=|==|!=|<|>)\s*(\d+)")
 
 
+def _tokens(text: str, macros: dict[str, Macro] | None = None, line: int = 0) -> list[Token]:
+    """The tokens of C++ ``text`` (comments and preprocessor lines dropped); each ``#define``
+    whose body raises is recorded in ``macros``. ``line`` fixes every token's line (a macro
+    body expanded at its call)."""
+    toks: list[Token] = []
+    line_of = 1
+    last = 0
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind in ("comment", "delim", "rawbody"):
+            continue
+        line_of += text.count("\n", last, m.start())
+        last = m.start()
+        if kind == "pp":
+            if macros is not None:
+                _define(m.group(0), line_of, macros)
+            continue
+        tok = m.group(0)
+        if kind == "raw":
+            kind, tok = "str", '"' + m.group("rawbody").replace("\\", "\\\\").replace('"', '\\"') + '"'
+        toks.append((kind, tok, line or line_of, m.start(), m.end()))
+    return toks
+
+
+@dataclass
+class Macro:
+    """A ``#define`` whose body checks or raises (``TVM_CHECK_TYPE_CODE(CODE, T)``,
+    ``CUDA_CALL(func)``): its checks print the condition as expanded where it is used."""
+
+    name: str
+    params: list[str] | None  # None: an object-like macro
+    body: str
+    sites: list[tuple] = field(default_factory=list)  # the body's sites, parameters as written
+
+
+_DEFINE = re.compile(r"#\s*define\s+(?P<name>\w+)(?:\((?P<params>[^)]*)\))?(?P<body>.*)", re.S)
+_RAISES = re.compile(r"\b(?:(?:TVM_FFI_)?I?CHECK(?:_[A-Z]+)?\s*\(|LOG\s*\(\s*FATAL|TVM_FFI_THROW|throw\b)")
+
+
+def _define(directive: str, line: int, macros: dict[str, Macro]) -> None:
+    """Record a ``#define`` that raises, with its body's sites under the function
+    ``macro NAME(PARAMS)`` (the parameters, as in the log, are what its use site passed)."""
+    m = _DEFINE.match(directive.strip())
+    if m is None:
+        return
+    body = " ".join(m.group("body").replace("\\\n", " ").split())
+    name = m.group("name")
+    if not _RAISES.search(body) or _CHECK.fullmatch(name):
+        return
+    params = None
+    if m.group("params") is not None:
+        params = [p.strip() for p in m.group("params").split(",") if p.strip()]
+    macro = Macro(name, params, body)
+    # A parameter the body stringifies (#API) is a formatted part of the message.
+    shown = re.sub(r"(?<!#)#\s*(\w+)", lambda p: '"\x1f"' if p.group(1) in (params or ()) else
+                   p.group(0), body)
+    toks = _tokens(shown, line=line)
+    signature = f"macro {name}({', '.join(params)})" if params is not None else f"macro {name}"
+    raises = False
+    for j in range(len(toks)):
+        site = _site(toks, j, [("func", signature, "")], shown)
+        raises |= site is not None
+        # TVM_CHECK_TYPE_CODE's own CODE == T says nothing until it is expanded at a use
+        if site is not None and not _machinery(site[3], site[4], params or []):
+            macro.sites.append(site)
+    if raises:
+        macros[name] = macro
+
+
+def _machinery(condition: str, template: str, params: list[str]) -> bool:
+    """Is a site in a macro's body the check machinery itself (DCHECK_EQ(x, y),
+    TVM_FFI_ICHECK_BINARY_OP), which checks only what it is given and prints "Check failed"
+    on its own, rather than a check of something (CUDA_CALL's ``e == cudaSuccess``)?"""
+    words = set(re.findall(r"[A-Za-z_]\w*", condition))
+    return "##" in condition or "Check failed" in template or bool(condition) and \
+        words <= set(params)
+
+
+def _expand(macro: Macro, toks: list[Token], i: int, scopes: list[tuple[str, str, str]],
+            src: str) -> list[tuple]:
+    """The sites of ``macro``'s body at its use ``toks[i]`` (``NAME(args)``), arguments
+    substituted, in the function that uses it: the condition as the log prints it."""
+    close = _matching([t[1] for t in toks[i + 1:min(len(toks), i + 400)]], 0) + i + 1
+    args = [_text(a, src) for a in _split_args(toks[i + 2:close])]
+    params = macro.params or []
+    if len(args) != len(params):
+        return []
+    values = dict(zip(params, args))
+    # #P becomes the argument's text as a literal, P the argument, A ## B joins them.
+    body = re.sub(r"(?<!#)#\s*(\w+)", lambda p: '"' + values[p.group(1)].replace('"', '\\"') + '"'
+                  if p.group(1) in values else p.group(0), macro.body)
+    body = re.sub(r"\b\w+\b", lambda w: values.get(w.group(0), w.group(0)), body)
+    body = re.sub(r"\s*##\s*", "", body)
+    line = toks[i][2]
+    expanded = _tokens(body, line=line)
+    out = []
+    for j in range(len(expanded)):
+        site = _site(expanded, j, scopes, body)
+        if site is not None:
+            out.append(site)
+    return out
+
+
 def parse_cpp(text: str) -> CppFacts:
     """Registrations and error sites of one C++ file, with the function each sits in.
 
     A single pass over tokens keeps a scope stack: ``{`` opens a namespace, class, function,
     lambda or block, decided by the tokens since the last ``;``/``{``/``}``."""
     facts = CppFacts()
-    toks: list[Token] = []
-    line_of = 1
-    last = 0
-    for m in _TOKEN.finditer(text):
-        kind = m.lastgroup
-        if kind in ("comment", "pp", "delim", "rawbody"):
-            continue
-        tok = m.group(0)
-        line_of += text.count("\n", last, m.start())
-        last = m.start()
-        if kind == "raw":
-            kind, tok = "str", '"' + m.group("rawbody").replace("\\", "\\\\").replace('"', '\\"') + '"'
-        toks.append((kind, tok, line_of, m.start(), m.end()))
+    macros: dict[str, Macro] = {}
+    toks = _tokens(text, macros)
+    for macro in macros.values():
+        facts.sites += macro.sites
     scopes: list[tuple[str, str, str]] = []  # (kind, name, condition)
     head_start = 0
     i, n = 0, len(toks)
@@ -613,6 +710,9 @@ def parse_cpp(text: str) -> CppFacts:
             site = _site(toks, i, scopes, text)
             if site is not None:
                 facts.sites.append(site)
+            elif tok in macros and macros[tok].params is not None and i + 1 < n and \
+                    toks[i + 1][1] == "(":
+                facts.sites += _expand(macros[tok], toks, i, scopes, text)
         i += 1
     _schedule_errors(toks, facts)
     facts.types = sorted(set(_TYPE_KEY.findall(text)))
@@ -664,16 +764,21 @@ def _classify_scope(head: list[Token], scopes: list[tuple[str, str, str]], src: 
     toks = [t[1] for t in head]
     if words[:1] == ["namespace"] or words[:2] == ["extern", '"C"']:
         return ("ns", "", "")
-    # The first top-level "(" (its name is the function's) and what comes before it.
-    depth, at = 0, -1
+    # The first top-level "(" (its name is the function's) and what comes before it; not one
+    # in a return type's template arguments (std::function<void()> EnterConstraint(...)).
+    depth, angle, at = 0, 0, -1
     for j, t in enumerate(toks):
-        if t == "(" and depth == 0:
+        if t == "(" and depth == 0 and angle == 0:
             at = j
             break
         if t == "[":
             depth += 1
         elif t == "]":
             depth -= 1
+        elif t == "<" and j and head[j - 1][0] == "word":
+            angle += 1
+        elif t in (">", ">>") and angle:
+            angle = max(0, angle - len(t))
     before = toks[:at] if at >= 0 else toks
     for j, t in enumerate(toks):  # a lambda: [captures](args) {
         if t == "[" and (j == 0 or toks[j - 1] in ("(", ",", "=", "return", "{", "?", ":")):
@@ -1276,7 +1381,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("git_dir", help="a clone of apache/tvm (bare is enough)")
     parser.add_argument("--ffi-git-dir", help="a clone of apache/tvm-ffi, for the submodule")
-    parser.add_argument("--since", default="v0.6.0", help="the oldest release tag indexed")
+    parser.add_argument("--since", default="v0.2", help="the oldest release tag indexed")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent
                                              / "toolkit" / "data" / "explain"))
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from explain_corpus import DEV, HELD_OUT, answer_text, cases, named
 
-from toolkit.explain import explain
+from toolkit.explain import best, explain
 from toolkit.explain.history import DATA, api, matches_template, sites
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,6 +64,23 @@ def tiny_history(tmp_path_factory) -> Path:
             }
             """,
         "src/contrib/uma/targets.cc": 'TVM_REGISTER_GLOBAL("relay.uma.Register");\n',
+        # checks made by macros: one used in other files, one used in its own file
+        "src/runtime/gpu_common.h": """
+            #define GPU_CALL(func)                                      \\
+              {                                                         \\
+                int e = (func);                                         \\
+                ICHECK(e == gpuSuccess) << "GPU: " << ErrorString(e);   \\
+              }
+            #define TYPE_CHECK(CODE, T) \\
+              ICHECK_EQ(CODE, T) << "expected " << Name(T) << " but got " << Name(CODE)
+            #define DCHECK_ONLY(x) ICHECK(x)
+            namespace tvm {
+            int AsHandle(int code) {
+              TYPE_CHECK(code, kHandle);
+              return code;
+            }
+            }
+            """,
         "cmake/modules/UMA.cmake": "if(USE_UMA)\n  file(GLOB S src/contrib/uma/*.cc)\nendif()\n",
         "CMakeLists.txt": "include(cmake/modules/UMA.cmake)\n",
         # v0.1's run() reads WARP, which nothing defines (a NameError in users' hands)
@@ -151,6 +168,19 @@ def test_generator_records_versions_renames_globals_options_and_sites(tiny_histo
     assert history.get("H", "TVM_RUNTIME_C_API_H_") is None
 
 
+def test_generator_indexes_checks_made_by_macros(tiny_history: Path):
+    index = sites(tiny_history)
+    found = {(s.function, s.condition, s.template) for s in index.sites
+             if s.file == "src/runtime/gpu_common.h"}
+    # at each use in its own file, expanded: the condition the log prints
+    assert ("AsHandle", "code == kHandle", "expected \x1f but got ") in found
+    # at the definition, under the macro, its parameters kept: CUDA_CALL's condition names
+    # what it checks; TYPE_CHECK's (CODE == T) and DCHECK_ONLY's (x) name only parameters and
+    # say something only where they are used
+    assert ("macro GPU_CALL(func)", "e == gpuSuccess", "GPU: \x1f") in found
+    assert not any(f.startswith(("macro TYPE_CHECK", "macro DCHECK_ONLY")) for f, _, _ in found)
+
+
 def test_generator_refuses_a_missing_git_directory(tmp_path: Path):
     run = subprocess.run([sys.executable, str(GENERATOR), str(tmp_path / "absent")],
                          capture_output=True, text=True)
@@ -163,7 +193,8 @@ def test_shipped_index_is_compact_and_knows_apache_tvm():
     assert (DATA / "NOTICE").read_text().count("Apache") >= 1
     history = api()
     v = history.versions
-    assert v.labels[0] == "v0.6.0" and v.labels[-1] == "main"
+    # the releases before v0.6 are tagged vX.Y
+    assert v.labels[:5] == ("v0.2", "v0.3", "v0.4", "v0.5", "v0.6.0") and v.labels[-1] == "main"
     # Facts checked by hand with `git show TAG:path` in apache/tvm.
     assert v.after_last(history.python("tvm.auto_scheduler")) == "v0.20.0"
     assert v.after_last(history.python("tvm.te.create_schedule")) == "v0.20.0"
@@ -172,7 +203,11 @@ def test_shipped_index_is_compact_and_knows_apache_tvm():
                                "mm.default")[0]) == "v0.22.0"
     assert history.rename_of("tvm.dlight.gpu.Matmul").new == "tvm.s_tir.dlight.gpu.Matmul"
     with gzip.open(DATA / "api.txt.gz", "rt") as f:
-        assert f.readline().startswith("V\tv0.6.0\t")
+        assert f.readline().startswith("V\tv0.2\t")
+    # the 2018 tree's NVRTC check, in a file gone before v0.4 (git show v0.3:src/codegen/...)
+    nvrtc = [s for s in sites().sites if s.file == "src/codegen/build_cuda.cc"
+             and s.condition == "compile_res == NVRTC_SUCCESS"]
+    assert [(s.function, v.span(s.mask)) for s in nvrtc] == [("NVRTCCompile", "v0.2–v0.3")]
 
 
 def test_api_drift_names_the_version_on_both_sides():
@@ -369,7 +404,7 @@ def test_compile_errors_name_tvms_own_removed_names_and_the_tree_inside_another_
            "‘TVMSynchronize’ was not declared in this scope\n")
     f = next(f for f in explain(log) if f.id == "tvm-source-compile-error")
     assert "src/runtime/contrib/cublas/cublas.cc does not compile" in f.cause
-    assert "removed in v0.21.0" in f.cause and "v0.6.0–v0.20.0" in f.fix
+    assert "removed in v0.21.0" in f.cause and "v0.2–v0.20.0" in f.fix
     assert "submodule" not in f.cause
     # The same file missing a CUDA name is the CUDA toolkit's API, not a vendored library.
     cuda = log.replace("‘TVMSynchronize’", "‘CUDA_R_8F_E4M3’")
@@ -525,7 +560,7 @@ def test_an_attribute_error_raised_by_tvms_own_file_names_the_file() -> None:
 def test_a_version_older_than_the_index_is_not_claimed_as_its_oldest() -> None:
     from toolkit.explain.tvm_version import LogVersion, infer
 
-    assert infer("Successfully installed apache-tvm==0.4.0\n") is None
+    assert infer("Successfully installed apache-tvm==0.1.0\n") is None
     assert infer("Successfully installed apache-tvm==0.18.0\n").describe() == "v0.18.0"
     versions = api().versions
     by_files = LogVersion(1, "from the TVM source file its traceback names", versions)
@@ -544,3 +579,79 @@ def test_a_missing_header_of_tvms_own_says_where_tvm_has_it() -> None:
     # not TVM's: the generic answer stays
     other = _said("/w/m.cc:1:10: fatal error: tk_absent_header.h: No such file or directory\n")
     assert "not installed or not on the include path" in other
+
+
+def _site_named(log: str):
+    return next((f for f in explain(log) if f.origin == "error-site index"), None)
+
+
+def test_a_check_made_by_a_macro_is_found_at_its_use_and_at_its_definition() -> None:
+    # TVM_CHECK_TYPE_CODE(type_code_, kTVMObjectHandle) in AsObjectRef: the log prints the
+    # expanded condition, which the macro's own text (CODE == T) never shows
+    f = _site_named("tvm.error.InternalError: Check failed: type_code_ == kTVMObjectHandle (0 "
+                    "vs. 8) : expected Object but got int\n")
+    assert f is not None and f.groups["file"] == "include/tvm/runtime/packed_func.h"
+    assert f.groups["function"].endswith("AsObjectRef")
+    # CUDA_CALL, used in other files: named at its definition
+    f = _site_named("Check failed: e == cudaSuccess || e == cudaErrorCudartUnloading: CUDA: "
+                    "out of memory\n")
+    assert f is not None and f.groups["function"] == "macro CUDA_CALL(func)"
+    assert f.groups["file"].endswith("cuda_common.h")
+    # VULKAN_CHECK_ERROR(__e) called with another name: its parameter matches what is shown
+    f = _site_named("Check failed: res == VK_SUCCESS (-4 vs. 0) : Vulkan Error, code=-4: "
+                    "VK_ERROR_DEVICE_LOST\n")
+    assert f is not None and f.groups["function"].startswith("macro VULKAN_CHECK_ERROR(")
+
+
+def test_a_retyped_check_is_looked_up_loosely_and_a_tie_names_no_site() -> None:
+    # lower case, no colon, a member's trailing underscore dropped
+    f = _site_named("tir.LowerThreadAllreduce check failed !reduce_combiner.empty()\n")
+    assert f is not None and f.groups["file"].endswith("lower_thread_allreduce.cc")
+    assert f.groups["function"].endswith("MakeAllreduce")
+    # the same loosening finds seven functions checking op->args.size() == 2U: none is named
+    assert _site_named("tir.Lower check failed OP->args.size() == 2u\n") is None
+
+
+def test_a_short_condition_is_named_only_from_the_file_the_log_shows() -> None:
+    # "a" and "b" are checked two lines apart in one function; the path lacks its src/
+    log = 'tir/transforms/inject_rolling_buffer.cc", line {} TVMError: Check failed: {}:\n'
+    f = _site_named(log.format(154, "a"))
+    assert f is not None and f.groups["file"].endswith("inject_rolling_buffer.cc")
+    assert f.groups["function"].endswith("RollingBufferInjector::VisitStmt_")
+    assert "`a` does not hold" in f.cause
+    assert "`b` does not hold" in _site_named(log.format(156, "b")).cause
+    # without the file, a one-letter condition says nothing
+    assert _site_named("TVMError: Check failed: a:\n") is None
+
+
+def test_a_tree_older_than_v0_6_is_answered_from_its_own_release() -> None:
+    # include/tvm/packed_func_ext.h is gone from v0.6.0 (git show v0.5:/v0.6.0:...); the egg
+    # says 0.5.dev
+    log = ('  File "/u/lib/python3.6/site-packages/tvm-0.5.dev0-py3.6-linux-x86_64.egg/tvm/'
+           '_ffi/function.py", line 280, in my_func\n'
+           "tvm._ffi.base.TVMError: [09:12:01] include/tvm/packed_func_ext.h:123: Check failed: "
+           "NodeTypeChecker<TNodeRef>::Check(sptr.get()) Expected type relay.Expr but get Array\n")
+    f = _site_named(log)
+    assert f is not None and f.groups["file"] == "include/tvm/packed_func_ext.h"
+    assert f.groups["function"].endswith("AsNodeRef") and "v0.2–v0.5" in f.cause
+    assert "gone from v0.6.0" in f.cause
+
+
+def test_a_check_wrapped_by_the_tuner_is_answered_above_the_tuners_rule() -> None:
+    # the runner's rule ranks below what the exception it wraps says, once that is known:
+    # here OPENCL_CHECK_ERROR's check, in the OpenCL runtime's header
+    log = ("LocalRunner: An exception occurred\n"
+           "tvm.error.InternalError: Check failed: (e == CL_SUCCESS) is false: OpenCL Error, "
+           "code=-5: CL_OUT_OF_RESOURCES\n")
+    findings = explain(log)
+    assert {f.id for f in findings} >= {"ms-runner-failed", "error-site"}
+    top = best(log)
+    assert top.id == "error-site" and top.groups["file"].endswith("opencl_common.h")
+    assert top.groups["function"] == "macro OPENCL_CHECK_ERROR(e)"
+
+
+def test_a_check_failed_in_other_words_is_not_put_on_tvm() -> None:
+    # CHECK(addr) exists in TVM; a service's "health check failed: addr ..." is not that check
+    assert _site_named("[proxy] health check failed: addr 10.0.0.7 unreachable\n") is None
+    # the same words as TVM prints them are
+    assert _site_named("TVMError: Check failed: addr: 10.0.0.7 unreachable\n") is not None

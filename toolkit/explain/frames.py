@@ -28,6 +28,11 @@ _MANGLED = re.compile(r"_ZNK?(3tvm\w+)")
 # src/relay/op/tensor/transform.cc:2382   "src/x.cc", line 597   at /a/src/x.cc:597
 _PLACE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
                     r"(?::(\d+)|\", line (\d+))?")
+# A place printed without its tree's top directory ('tir/transforms/x.cc", line 157'): the
+# path from src/ (or include/, for tvm/...) with its first part cut off; a line is required.
+_CUT_PLACE = re.compile(r"(?:^|[\s\"(])((?:[A-Za-z_][\w.-]*/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
+                        r"(?::(\d+)|\", line (\d+))")
+_CUT_EXTS = (".cc:", ".cc\"", ".h:", ".h\"", ".cpp", ".cu:", ".cu\"", ".mm:", ".mm\"")
 _PY = re.compile(r"File \"[^\"]*/(tvm/(?:\w+/)*\w+\.py)\", line (\d+)(?:, in (\w+))?")
 # Any Python frame, also one a user cut short ('prepare_model_lib.py", line 39, in main'), and
 # pytest's and editors' FILE.py:LINE form ('tvm/python/tvm/script/parser.py:364').
@@ -60,6 +65,8 @@ class Frames:
     py_functions: dict[str, list[int]] = field(default_factory=dict)  # "FILE:function"
     # every Python frame, TVM's or not: (path as printed, line, log line, function)
     py_places: list[tuple[str, int, int, str]] = field(default_factory=list)
+    _by_file: tuple[dict[str, set[int]], dict[str, set[int]]] | None = field(default=None,
+                                                                             repr=False)
 
     def innermost(self, at: int) -> tuple[str, int, int, str] | None:
         """The frame nearest the error on log line ``at``: the last one before it (Python's
@@ -93,7 +100,27 @@ class Frames:
 
     def lines_in(self, file: str) -> set[int]:
         """The lines of ``file`` the log shows."""
-        return {p[1] for p in self.places if p[0] == file}
+        return self._lines()[0].get(file, set())
+
+    def lines_named(self, name: str) -> set[int]:
+        """The lines the log shows in files named ``name`` (``x.cc``), whatever their
+        directory: a file the tree has since moved."""
+        return self._lines()[1].get(name, set())
+
+    def _lines(self) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
+        # Asked once per candidate site: grouped once, after reading.
+        if self._by_file is None:
+            by_file: dict[str, set[int]] = {}
+            by_name: dict[str, set[int]] = {}
+            for file, line, _at, _function in self.places:
+                by_file.setdefault(file, set()).add(line)
+                by_name.setdefault(file.rsplit("/", 1)[-1], set()).add(line)
+            self._by_file = (by_file, by_name)
+        return self._by_file
+
+    def file_names(self) -> set[str]:
+        """The names (no directory) of the source files the log shows."""
+        return {f.rsplit("/", 1)[-1] for f in self.files}
 
 
 def read(lines: list[str]) -> Frames:
@@ -118,6 +145,16 @@ def read(lines: list[str]) -> Frames:
                     if name:
                         out.functions.setdefault(name, []).append(i)
                         count += 1
+        if "src/" not in line and "include/" not in line and any(
+                ext in line for ext in _CUT_EXTS):
+            for m in _CUT_PLACE.finditer(line):
+                path = m.group(1)
+                if path.startswith(("/", ".")) or path.endswith(".h") and "tvm/" not in path:
+                    continue
+                file = ("include/" if path.startswith("tvm/") else "src/") + path
+                out.files.add(file)
+                out.places.append((file, int(m.group(2) or m.group(3)), i, named.get(i, "")))
+                count += 1
         if "src/" in line or "include/" in line:
             for m in _PLACE.finditer(line):
                 out.files.add(m.group(1))

@@ -1,7 +1,7 @@
 """TVM's own history, as tk ships it: which versions have a name, and where TVM raises an error.
 
 ``toolkit/data/explain/`` holds two gzip'd text files that ``scripts/explain_index.py``
-generates from the apache/tvm repository (every release tag from v0.6.0, and main); the NOTICE
+generates from the apache/tvm repository (every release tag from v0.2, and main); the NOTICE
 beside them credits the source. They are read on first use only (``tk --help`` and most
 commands never load them).
 
@@ -28,7 +28,9 @@ commands never load them).
   (``TVM_LLVM_VERSION >= 170`` is 17): the versions whose sources know that LLVM's API.
 
 ``sites.txt.gz``: ``KIND<TAB>FILE<TAB>FUNCTION<TAB>RANGES<TAB>LINES<TAB>CONDITION<TAB>TEMPLATE``
-for every ``CHECK``/``ICHECK``/``LOG(FATAL)``/``TVM_FFI_THROW``/``throw``/``raise``/``assert``;
+for every ``CHECK``/``ICHECK``/``LOG(FATAL)``/``TVM_FFI_THROW``/``throw``/``raise``/``assert``
+(one in a ``#define``'s body under FUNCTION ``macro NAME(PARAMS)``, and again, expanded, in
+each function of that file that uses the macro);
 LINES is the line in every version (``820``) or per version, newest first
 (``820@21;670@19-20``); the template's literal pieces are joined by ``\\x1f`` where a value is
 formatted in.
@@ -306,10 +308,54 @@ class SiteIndex:
     by_condition: dict[str, list[int]]  # condition without whitespace -> sites
     by_anchor: dict[str, list[int]]  # a template's rarest word -> sites
     by_file: dict[str, list[int]]  # source file -> sites
+    # A condition as users retype it (see :func:`loose`) -> sites; built on first use.
+    by_loose: dict[str, list[int]] = field(default_factory=dict)
+    # Checks in a macro's body whose condition names its parameters (``__e == VK_SUCCESS`` in
+    # VULKAN_CHECK_ERROR(__e)): (a literal part the log must show, the condition with the
+    # parameters as wildcards, site).
+    by_macro: list[tuple[str, re.Pattern[str], int]] = field(default_factory=list)
+
+    def loose_sites(self, condition: str) -> list[int]:
+        if not self.by_loose:
+            for i, site in enumerate(self.sites):
+                if site.condition and site.kind in ("check", "assert"):
+                    self.by_loose.setdefault(loose(site.condition), []).append(i)
+        return self.by_loose.get(loose(condition), [])
 
 
 def squeeze(text: str) -> str:
     return "".join(text.split())
+
+
+_TRAILING_UNDERSCORE = re.compile(r"(?<=[A-Za-z0-9])_+(?![A-Za-z0-9_])")
+_NOT_KEPT = re.compile(r"[\s()\[\]{}`'\";]+")
+
+
+def loose(condition: str) -> str:
+    """A condition as a user may retype it: case, whitespace, brackets, quotes and a member's
+    trailing underscore (``additional_info_``) dropped; one pass over it."""
+    return _NOT_KEPT.sub("", _TRAILING_UNDERSCORE.sub("", condition)).lower()
+
+
+_MACRO = re.compile(r"macro \w+\((?P<params>[^)]*)\)")
+MACRO_LITERAL = 6  # word characters a macro's condition must hold besides its parameters
+
+
+def _macro_pattern(site: Site) -> tuple[str, re.Pattern[str]] | None:
+    """A check in a ``macro NAME(P, Q)`` body whose condition uses P or Q: the condition,
+    squeezed, with each parameter a wildcard, and its longest literal part; None when the
+    rest says too little (``CODE == T`` matches any comparison)."""
+    m = _MACRO.fullmatch(site.function)
+    if m is None:
+        return None
+    params = [p.strip() for p in m.group("params").split(",") if p.strip()]
+    cond = squeeze(site.condition)
+    parts = re.split(r"\b(" + "|".join(map(re.escape, params)) + r")\b", cond) if params else [cond]
+    literals = parts[::2]
+    if len(parts) == 1 or sum(len(re.sub(r"\W", "", x)) for x in literals) < MACRO_LITERAL:
+        return None
+    pattern = "".join(re.escape(x) if k % 2 == 0 else r".+?" for k, x in enumerate(parts))
+    return max(literals, key=len), re.compile(pattern)
 
 
 @cache
@@ -343,7 +389,14 @@ def sites(data: Path = DATA) -> SiteIndex:
             by_anchor[min(words_of[i], key=lambda w: (frequency[w], w))].append(i)
         if site.condition and site.kind in ("check", "assert"):
             by_condition[squeeze(site.condition)].append(i)
-    return SiteIndex(Versions(labels), out, dict(by_condition), dict(by_anchor), dict(by_file))
+    by_macro = []
+    for i, site in enumerate(out):
+        if site.function.startswith("macro ") and site.kind == "check":
+            found = _macro_pattern(site)
+            if found:
+                by_macro.append((*found, i))
+    return SiteIndex(Versions(labels), out, dict(by_condition), dict(by_anchor), dict(by_file),
+                     by_macro=by_macro)
 
 
 def matches_template(template: str, text: str) -> int:

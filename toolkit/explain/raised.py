@@ -6,7 +6,10 @@ TVM version, with its message template. A log line is matched two ways, both in 
 in the log:
 
 - ``Check failed: (COND) is false: MSG`` (and ``Check failed: A == B (x vs. y) : MSG``, and
-  the older ``Check failed: COND MSG``): COND is looked up as written in the source;
+  the older ``Check failed: COND MSG``): COND is looked up as written in the source, else
+  loosely (as users retype it: ``check failed a.size() == n``) or against the checks in a
+  macro's body with its parameters as wildcards, named only when one function has it; a
+  COND too short to look up (``v``) only among the sites of a file the log shows;
 - any other error line: each word of it is looked up among the templates' rarest words, and
   the templates found are checked piece by piece (formatted parts are wildcards).
 
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.explain import frames
-from toolkit.explain.history import Site, SiteIndex, matches_template, sites, squeeze
+from toolkit.explain.history import Site, SiteIndex, loose, matches_template, sites, squeeze
 from toolkit.explain.tvm_version import LogVersion
 
 MAX_LINES = 160
@@ -31,9 +34,13 @@ MAX_CHECKS = 400
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
 _ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "FATAL", "CHECK", "ailed",
              "not ", "Cannot", "cannot", "nvalid", "nsupported", "must ", "xpect")
-# Users retype checks without the spaces ("Check failed:(a == b)is false: ...").
+# Users retype checks without the spaces ("Check failed:(a == b)is false: ..."), in lower
+# case, without the colons ("check failed a == b (34 vs. 33)").
 _IS_FALSE = re.compile(r"\((?P<cond>.*)\)\s*is false(?::\s?(?P<msg>.*))?$")
-_BINARY = re.compile(r"(?P<cond>.+?) \((?:.*) vs\. (?:.*)\)\s*:\s?(?P<msg>.*)$")
+_BINARY = re.compile(r"(?P<cond>.+?) \((?:.*) vs\. (?:.*)\)(?:\s*:\s?(?P<msg>.*))?$")
+_CHECK_FAILED = re.compile(r"check failed:?", re.I)
+_PLAIN_WORD = re.compile(r"[\w:]*")
+SHORT = 4  # characters a condition needs to be looked up on its own (not "v", "ok")
 
 
 @dataclass
@@ -49,6 +56,7 @@ class Raised:
     places: list[Site]  # the same check in other files of other versions, newest first
     at_line: int = 0  # versions in which the site stands at the line the log shows, if any
     in_frames: bool = False  # the log's backtrace names the site's function
+    shown_as: str = ""  # the file:line the log shows for it, when its tree had another path
 
 
 # What the log's own traceback adds to a site's text match: the line it shows in the site's
@@ -96,9 +104,12 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
                 version: LogVersion | None, at_place: dict[tuple[str, int], list[int]]
                 ) -> Raised | None:
     scored: dict[int, tuple[int, bool]] = {}
-    pos = line.find("Check failed:")
-    if pos >= 0:
-        for i, score in _by_condition(index, line[pos + len("Check failed:"):].strip()):
+    check = _CHECK_FAILED.search(line)
+    pos = check.start() if check else -1
+    if check:
+        # "health check failed: conn" is not TVM's: a retyped check must show an expression
+        retyped = not check.group(0).startswith("Check failed")
+        for i, score in _by_condition(index, line[check.end():].strip(), seen, retyped):
             scored[i] = (score, True)
     checks = 0
     for word in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", line)):
@@ -145,7 +156,8 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
         bonus = (AT_LINE if at_line else NEAR_LINE if near_line else 0) + \
             (IN_FRAMES if near_frame is not None else 0) + (IN_FILE if site.file in seen.files else 0)
         in_version = bool(version and version.mask & site.mask)
-        return (by_cond, score + bonus, -(near_frame or 0), in_version, site.mask.bit_length())
+        return (by_cond, score + bonus, -(near_frame or 0), in_version, -_distance(site, seen),
+                site.mask.bit_length())
 
     best = max(scored, key=rank)
     site = index.sites[best]
@@ -165,7 +177,13 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
     others = sum(1 for i in scored if rank(i)[:2] == top and index.sites[i] not in places)
     score, by_cond = scored[best]
     at_line, _, near_frame = evidence[best]
-    return Raised(site, 0, "", score, by_cond, others, places, at_line, near_frame is not None)
+    shown_as = ""
+    if site.file not in seen.files:
+        name = Path(site.file).name
+        shown_as = next((f"{f}:{line}" for f, line, _, _ in seen.places
+                         if f.rsplit("/", 1)[-1] == name), "")
+    return Raised(site, 0, "", score, by_cond, others, places, at_line, near_frame is not None,
+                  shown_as)
 
 
 _EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
@@ -209,8 +227,20 @@ def _evidence(site: Site, at: int, seen: frames.Frames, version: LogVersion | No
     return at_line, near_line, seen.function_near(site.function, site.file, at)
 
 
-def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
-    """Sites whose condition is the one a ``Check failed:`` line prints, with a score."""
+def _distance(site: Site, seen: frames.Frames) -> int:
+    """Lines between the site and the nearest line the log shows in its file (or a file of
+    the same name: the tree moved it); large when it shows none."""
+    shown = seen.lines_in(site.file) or seen.lines_named(site.file.rsplit("/", 1)[-1])
+    if not shown:
+        return 10**6
+    return min((abs(line - s) for line, _ in site.lines_by_version() for s in shown),
+               default=10**6)
+
+
+def _by_condition(index: SiteIndex, after: str, seen: frames.Frames, retyped: bool = False
+                  ) -> list[tuple[int, int]]:
+    """Sites whose condition is the one a ``Check failed:`` line prints, with a score; a
+    ``retyped`` line (``check failed ...``) only by a condition that is an expression."""
     msg = ""
     m = _IS_FALSE.match(after) or _BINARY.match(after)
     conds = []
@@ -224,11 +254,21 @@ def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
     out = []
     for cond in conds:
         key = squeeze(cond)
-        if len(key) < 4 or key not in index.by_condition:
+        if retyped and _PLAIN_WORD.fullmatch(key):
+            continue
+        found = index.by_condition.get(key, [])
+        if len(key) < SHORT:
+            # "Check failed: v": too short to tell the sites apart, unless the log shows
+            # the file (perhaps by another path) and only that file's sites are left.
+            names = seen.file_names()
+            found = [i for i in found if Path(index.sites[i].file).name in names]
+        elif not found:
+            found = _retyped(index, cond)
+        if not found:
             continue
         if not m:
             msg = after[len(cond):].strip(" :")
-        for i in index.by_condition[key]:
+        for i in found:
             score = 2 * len(key)
             template = index.sites[i].template
             literal = matches_template(template, msg) if msg and template.strip() else 0
@@ -238,6 +278,20 @@ def _by_condition(index: SiteIndex, after: str) -> list[tuple[int, int]]:
             out.append((i, score))
         break
     return out
+
+
+def _retyped(index: SiteIndex, cond: str) -> list[int]:
+    """Sites of a condition a user retyped (case, spaces, brackets, a member's trailing
+    underscore), or of a macro's check whose parameters the log shows expanded; [] when they
+    are in more than one function (a guess between them would state what tk has not
+    checked)."""
+    found = index.loose_sites(cond) if len(loose(cond)) >= SHORT else []
+    if not found:
+        key = squeeze(cond)
+        found = [i for literal, pattern, i in index.by_macro
+                 if literal in key and pattern.fullmatch(key)]
+    places = {(Path(index.sites[i].file).name, _short(index.sites[i].function)) for i in found}
+    return found if len(places) == 1 else []
 
 
 def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]:
@@ -265,12 +319,19 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     history = f"present {present}" + (f", gone from {gone}" if gone else "")
     yours = f"; the TVM in this log is {version.describe()} ({version.why})" if version else ""
     placed = f"line {site.line} in {newest}"
+    if version is not None and site.mask & version.mask and not raised.at_line:
+        # the line in the newest of the log's versions, not in a newer TVM's
+        theirs = (site.mask & version.mask).bit_length() - 1
+        line = next(ln for ln, mask in site.lines_by_version() if mask >> theirs & 1)
+        placed = f"line {line} in {v.labels[theirs]}"
     if raised.at_line:
         shown = next(line for line, mask in site.lines_by_version() if mask & raised.at_line)
         placed = f"line {shown} in {v.span(raised.at_line)}, the line the log shows"
         yours = f"; the TVM in this log is {v.span(raised.at_line)} (its line numbers)"
     elif raised.in_frames:
         placed += "; its backtrace names the function"
+    if raised.shown_as:
+        placed += f"; the log shows {raised.shown_as}, a file of that name at another path"
     cause = (f"raised in {where} ({placed}){copies}"
              f"{' ' + when if when else ''}; {history}{yours}.")
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
