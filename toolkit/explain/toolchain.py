@@ -819,7 +819,7 @@ LIBDEVICE_ROBUST = "v0.9.0"  # skips names it cannot parse
 
 def libdevice(_groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     known = "; ".join(f"TVM {tag} knows it up to CUDA {cuda}" for tag, cuda in LIBDEVICE_KNOWN)
-    return ("CUDA 9 and later (CUDA 11 included) ship a single libdevice.10.bc with no compute "
+    return ("CUDA 9 and later ship a single libdevice.10.bc with no compute "
             "version in its name; find_libdevice_path in python/tvm/contrib/nvcc.py parses a "
             "version out of the file name unless it knows the CUDA version has that layout ("
             f"{known}), so a newer CUDA than the TVM knows fails there; TVM {LIBDEVICE_ROBUST} "
