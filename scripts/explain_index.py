@@ -1164,7 +1164,8 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
     # ``X``: a tvm.* name TVM's own Python reads whose top-level part no version has.
     for key, mask in reads.items():
         top = ".".join(key.rpartition(":")[2].split(".")[:2])
-        if not any(masks.get((kind, top)) for kind in ("M", "N", "A")):
+        if not top.startswith("tvm.__") and not any(masks.get((kind, top))
+                                                   for kind in ("M", "N", "A")):
             masks[("X", key)] |= mask
     for key in [k for k in extra if k[0] == "X" and k not in masks]:
         del extra[key]
