@@ -555,3 +555,13 @@ def test_live_cmake_command_newer_than_the_cmake_on_path(tmp_path: Path) -> None
                                    f"{newer[0]}(x)\n")
     f = best(out)
     assert f.id == "cmake-unknown-command" and f"CMake {CMAKE_COMMANDS[newer[0]]}" in f.cause
+
+
+def test_cmake_and_llvm_minimums_name_the_tvm_releases_that_ask_for_them() -> None:
+    log = _sample("cmake-too-old").replace("CMake 3.26 or higher", "CMake 3.18 or higher")
+    said = _cause(log, "cmake-too-old")
+    assert "CMake 3.18" in said and "v0.11.0" in said and "cmake>=3.18" in said
+    assert "3rdparty/tvm-ffi" in _cause(_sample("cmake-too-old"), "cmake-too-old")
+    old = _sample("llvm-too-old").replace("LLVM 15.0 or higher", "LLVM 4.0 or higher")
+    assert "v0.6.0" in _cause(old, "llvm-too-old")
+    assert "v0.24.0" in _cause(_sample("llvm-too-old"), "llvm-too-old")

@@ -436,12 +436,13 @@ RULES: list[Rule] = [
     ),
     Rule(
         "llvm-too-old", "build", "TVM requires LLVM",
-        r"TVM requires LLVM 15\.0 or higher",
+        r"TVM requires LLVM (?P<need>[\d.]+) or higher",
         "LLVM too old for this TVM",
         "TVM >= 0.24 refuses LLVM < 15; Debian bookworm's default llvm-config is 14.",
         "apt-get install llvm-16-dev and point USE_LLVM at it: "
         'set(USE_LLVM "llvm-config-16 --ignore-libllvm --link-static").',
         "cmake/utils/FindLLVM.cmake (shipped in the wheel: tvm/cmake/utils/FindLLVM.cmake)",
+        toolchain.llvm_too_old,
     ),
     Rule(
         "cmake-too-old", "build", " or higher is required",
@@ -453,6 +454,7 @@ RULES: list[Rule] = [
         "pip install 'cmake>=3.26' ninja (puts a current cmake first on PATH), then "
         "reconfigure from a clean build directory.",
         "CMake cmake_minimum_required (tvm-ffi CMakeLists.txt: VERSION 3.26); captured here",
+        toolchain.cmake_too_old,
     ),
     Rule(
         "zstd-not-found", "build", "Could NOT find zstd",

@@ -722,13 +722,14 @@ TVM_CMAKE = [
     ("v0.15.0", "uses cmake_path in cmake/utils/FindLLVM.cmake while CMakeLists.txt still asks "
      "only for 3.18", "3.20"),
     ("v0.21.0", "sets CMAKE_CXX_STANDARD 17", "3.8"),
+    ("v0.22.0", "builds 3rdparty/tvm-ffi, whose CMakeLists.txt asks for 3.26", "3.26"),
     ("v0.26.0", "sets CMAKE_CXX_STANDARD 20", "3.12"),
 ]
 
 
 def _tvm_cmake_facts(needs: str) -> str:
     """The TVM releases whose CMake needs CMake ``needs`` (or newer), as one clause."""
-    facts = [f"TVM {since} and later {what}" for since, what, cmake in TVM_CMAKE
+    facts = [f"from {since} TVM {what}" for since, what, cmake in TVM_CMAKE
              if cmake == needs]
     return f" ({'; '.join(facts)})" if facts else ""
 
@@ -877,3 +878,30 @@ def vulkan_capability(groups: dict[str, str], _text: str) -> tuple[str, str] | N
             "update the GPU driver, or run on a GPU that supports it"
             + (f"; if the device does support it, say so in the target: {attr}=1" if attr else "")
             + ".")
+
+
+def cmake_too_old(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``CMake X or higher is required. You are running version Y``, with the TVM releases
+    whose CMake asks for X."""
+    need, have = groups["need"], groups["have"]
+    return (f"this project asks for CMake {need} or newer (cmake_minimum_required) and the cmake "
+            f"on PATH is {have}, too old{_tvm_cmake_facts(need)}.",
+            f"pip install 'cmake>={need}' ninja (puts a newer cmake first on PATH), then "
+            "reconfigure from a clean build directory.")
+
+
+# The oldest LLVM each TVM generation's cmake/utils/FindLLVM.cmake accepts ("TVM requires LLVM
+# X or higher"; `git show TAG:cmake/utils/FindLLVM.cmake`): (first release, LLVM).
+LLVM_MINIMUM = [("v0.6.0", "4.0"), ("v0.24.0", "15.0")]
+
+
+def llvm_too_old(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    need = groups["need"]
+    since = [tag for tag, llvm in LLVM_MINIMUM if llvm == need]
+    which = f"TVM {since[0]} and later refuse" if since else "this TVM refuses"
+    major = need.split(".")[0]
+    return (f"{which} LLVM older than {need} (cmake/utils/FindLLVM.cmake), and the llvm-config "
+            f"that USE_LLVM names is older.",
+            f"install LLVM {major} or newer (e.g. apt-get install llvm-{max(int(major), 16)}-dev) "
+            f"and point USE_LLVM at its llvm-config: set(USE_LLVM \"llvm-config-"
+            f"{max(int(major), 16)} --ignore-libllvm --link-static\"), or build an older TVM.")
