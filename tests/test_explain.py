@@ -565,3 +565,12 @@ def test_cmake_and_llvm_minimums_name_the_tvm_releases_that_ask_for_them() -> No
     old = _sample("llvm-too-old").replace("LLVM 15.0 or higher", "LLVM 4.0 or higher")
     assert "v0.6.0" in _cause(old, "llvm-too-old")
     assert "v0.24.0" in _cause(_sample("llvm-too-old"), "llvm-too-old")
+
+
+def test_a_language_dialect_names_the_compiler_and_cmake_that_have_it() -> None:
+    said = _cause(_sample("cmake-dialect-unsupported"), "cmake-dialect-unsupported")
+    assert "GCC 14" in said and "CMake 3.25" in said
+    cuda = _sample("cmake-dialect-unsupported").replace('"CXX26"', '"CUDA17"').replace(
+        '"GNU"', '"NVIDIA"')
+    said = _cause(cuda, "cmake-dialect-unsupported")
+    assert "CUDA 11.0" in said and "CMake 3.18" in said and "v0.10.0" in said

@@ -1538,6 +1538,19 @@ RULES: list[Rule] = [
         rank=55,
     ),
     Rule(
+        "cmake-dialect-unsupported", "build", 'requires the language dialect "',
+        r'requires the language dialect "(?P<lang>[A-Z]+)(?P<value>\d+)"[^"]*?the current '
+        r'compiler\s+"(?P<compiler>[^"]+)"',
+        "the compiler or CMake cannot build that language standard",
+        "the compiler does not support the language standard the target asks for, or this "
+        "CMake does not know its flags.",
+        "use a compiler that supports the standard, and a CMake that knows it.",
+        "CMake's check of a target's language dialect; toolchain.COMPILER_STANDARDS and "
+        "CMAKE_STANDARDS",
+        toolchain.cmake_dialect,
+        rank=55,
+    ),
+    Rule(
         "nvcc-unknown-option", "cuda", ("nvcc fatal", "is not defined for option"),
         # an architecture value (sm_XX) is nvcc-unsupported-arch's
         r"nvcc fatal\s*:\s*(?:Unknown option '-*(?P<option>[\w-]+)'|"

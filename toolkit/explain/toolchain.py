@@ -905,3 +905,33 @@ def llvm_too_old(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
             f"install LLVM {major} or newer (e.g. apt-get install llvm-{max(int(major), 16)}-dev) "
             f"and point USE_LLVM at its llvm-config: set(USE_LLVM \"llvm-config-"
             f"{max(int(major), 16)} --ignore-libllvm --link-static\"), or build an older TVM.")
+
+
+# The oldest compiler that takes a language standard's flag (what CMake asks of it for
+# "<LANG><N>"): (CMake's compiler id, language, standard) -> the release. nvcc: NVIDIA's CUDA
+# release notes (-std=c++17 from CUDA 11.0, c++20 from 12.0); GCC: the first release with
+# -std=c++1z / c++2a / c++2b / c++2c, the flags CMake passes.
+COMPILER_STANDARDS = {
+    ("NVIDIA", "CUDA", "17"): "CUDA 11.0", ("NVIDIA", "CUDA", "20"): "CUDA 12.0",
+    ("GNU", "CXX", "17"): "GCC 5.1", ("GNU", "CXX", "20"): "GCC 8",
+    ("GNU", "CXX", "23"): "GCC 11", ("GNU", "CXX", "26"): "GCC 14",
+}
+
+
+def cmake_dialect(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``Target requires the language dialect "CUDA17" ... the current compiler "NVIDIA" does
+    not support this, or CMake does not know the flags``: a compiler or a CMake too old."""
+    lang, value, compiler = groups["lang"], groups["value"], groups.get("compiler", "")
+    cmake = CMAKE_STANDARDS.get((lang, value))
+    tool = COMPILER_STANDARDS.get((compiler, lang, value))
+    std = {"CXX": "C++", "CUDA": "CUDA C++", "HIP": "HIP C++", "C": "C"}.get(lang, lang)
+    needs = [f"{tool} or newer (the compiler {compiler})" if tool else "",
+             f"CMake {cmake} or newer (the first that knows its flags)" if cmake else ""]
+    needs = [n for n in needs if n]
+    if not needs:
+        return None
+    facts = _tvm_cmake_facts(cmake) if cmake else ""
+    return (f"the target asks for {std}{value}, which needs {' and '.join(needs)}: the "
+            f"compiler or the CMake here is older (too old){facts}.",
+            f"upgrade what is older: {'; '.join(needs)} (pip install 'cmake>={cmake}' for CMake"
+            ")." if cmake else f"upgrade what is older: {'; '.join(needs)}.")
