@@ -438,6 +438,9 @@ def test_a_missing_gpu_library_names_the_stack_the_package_was_built_for() -> No
     rocm = _said("OSError: libamdhip64.so.6: cannot open shared object file: No such file or "
                  "directory\n")
     assert "ROCm build" in rocm and "CUDA (an NVIDIA GPU)" in rocm
+    opencl = _said("OSError: libOpenCL.so.1: cannot open shared object file: No such file or "
+                   "directory\n")
+    assert "OpenCL ICD loader" in opencl and "set(USE_OPENCL OFF)" in opencl
 
 
 def test_a_module_gated_by_a_build_option_names_the_option() -> None:

@@ -144,6 +144,9 @@ LIBRARY_OWNERS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"^libLLVM"), "LLVM", "the LLVM shared library TVM was linked against"),
 ]
 _OTHER_VENDOR = {"CUDA": "ROCm (an AMD GPU)", "ROCm": "CUDA (an NVIDIA GPU)"}
+# The CMake option that makes TVM's runtime load a stack's library.
+OWNER_OPTIONS = {"CUDA": "USE_CUDA", "ROCm": "USE_ROCM", "Vulkan": "USE_VULKAN",
+                 "OpenCL": "USE_OPENCL"}
 
 
 # Python modules ``import tvm`` loads only when the library was built with an option
@@ -592,10 +595,14 @@ def library(groups: dict[str, str], text: str) -> tuple[str, str] | None:
         instead = (f"; on a machine with {other} instead, this build cannot run: install the "
                    f"package's {other.split(' ')[0]} build or build it from source for "
                    f"{other.split(' ')[0]}" if other else "")
+        option = OWNER_OPTIONS.get(owner)
+        host = (f"; a TVM that loads it was built with {option} ON: on a machine that only "
+                f"compiles for another device (a host cross-compiling for a phone), build TVM "
+                f"with set({option} OFF)" if option else "")
         return (f"{by}, a library of {owner}{of}: the package loading it is a {owner} build "
                 f"(built for {owner}{of}), and {owner}{of}'s libraries are not installed or "
                 "not on the loader path.",
-                f"install {provider} and put their directory on LD_LIBRARY_PATH{instead}.")
+                f"install {provider} and put their directory on LD_LIBRARY_PATH{instead}{host}.")
     return None
 
 
