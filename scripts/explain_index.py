@@ -138,6 +138,7 @@ class PyFacts:
     sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, pieces)
     converters: list[str] = field(default_factory=list)  # a frontend's convert-map keys
     undefined: list[tuple[str, str]] = field(default_factory=list)  # (name, function reading it)
+    tvm_reads: list[tuple[str, str]] = field(default_factory=list)  # (tvm.a.b, function reading it)
     params: dict[str, str] = field(default_factory=dict)  # public function/method -> parameters
 
 
@@ -388,7 +389,47 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
 
     Visitor().visit(tree)
     facts.undefined = undefined_names(tree)
+    facts.tvm_reads = tvm_attribute_reads(tree)
     return facts
+
+
+def tvm_attribute_reads(tree: ast.Module) -> list[tuple[str, str]]:
+    """The ``tvm.a.b`` attribute chains a file that does ``import tvm`` reads, longest form,
+    with the function reading each first. Kept only where the chain's top-level name is in no
+    version (``build`` filters): TVM's own ``AttributeError``, such as the Relay ONNX frontend's
+    ``tvm.errors.OpAttributeRequired`` (the module is ``tvm.error``)."""
+    if not any(isinstance(n, ast.Import) and any(a.name == "tvm" and not a.asname for a in n.names)
+               for n in ast.walk(tree)):
+        return []
+    reads: dict[str, str] = {}
+    func: list[str] = []
+
+    class Chains(ast.NodeVisitor):
+        def _scope(self, node: ast.AST, name: str) -> None:
+            func.append(name)
+            self.generic_visit(node)
+            func.pop()
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+            self._scope(node, node.name)
+
+        visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+        def visit_ClassDef(self, node: ast.ClassDef) -> None:
+            self._scope(node, node.name)
+
+        def visit_Attribute(self, node: ast.Attribute) -> None:
+            parts, inner = [], node
+            while isinstance(inner, ast.Attribute):
+                parts.append(inner.attr)
+                inner = inner.value
+            if isinstance(inner, ast.Name) and inner.id == "tvm" and isinstance(node.ctx, ast.Load):
+                reads.setdefault(".".join(["tvm", *reversed(parts)]), ".".join(func))
+                return  # the longest chain only
+            self.generic_visit(node)
+
+    Chains().visit(tree)
+    return sorted(reads.items())
 
 
 # Names every module has without binding them.
@@ -1154,6 +1195,7 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
     notes: dict[tuple[str, str, str], int] = defaultdict(int)  # deprecations and shims
     extra: dict[tuple[str, str], str] = {}  # (kind, name) -> where: a global's file, an alias' module
     signatures: dict[tuple[str, str], int] = defaultdict(int)  # (function, parameters) -> versions
+    reads: dict[str, int] = defaultdict(int)  # FILE:tvm.a.b a TVM file reads -> versions
     for v, files in enumerate(per_version):
         bit = 1 << v
         modules: dict[str, PyFacts] = {}
@@ -1172,6 +1214,9 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 for name, func in facts.undefined:
                     masks[("U", f"{path}:{name}")] |= bit
                     extra[("U", f"{path}:{name}")] = func
+                for chain, func in facts.tvm_reads:
+                    reads[f"{path}:{chain}"] |= bit
+                    extra[("X", f"{path}:{chain}")] = func
                 if mod is not None:
                     for name, params in facts.params.items():
                         signatures[(f"{mod}.{name}", params)] |= bit
@@ -1221,6 +1266,14 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
             for old, new in facts.renamed:
                 notes[("S", f"{mod}: {old}", new)] |= bit
         aliases.append(version_aliases)
+    # ``X``: a tvm.* name TVM's own Python reads whose top-level part no version has.
+    for key, mask in reads.items():
+        top = ".".join(key.rpartition(":")[2].split(".")[:2])
+        if not top.startswith("tvm.__") and not any(masks.get((kind, top))
+                                                   for kind in ("M", "N", "A")):
+            masks[("X", key)] |= mask
+    for key in [k for k in extra if k[0] == "X" and k not in masks]:
+        del extra[key]
     renames = find_renames(masks, defs, aliases, count)
     labels = [label for label, _ in versions]
     # Only functions whose parameters changed: what a TypeError of a call written for another

@@ -489,3 +489,88 @@ def test_a_typo_in_the_users_own_file_is_not_blamed_on_the_toolchain() -> None:
     assert not [f for f in explain(log) if f.id == "tvm-source-compile-error"]
     theirs = log.replace("ext/src/my_pass.cc", "tvm/src/relax/transform/legalize_ops.cc")
     assert [f for f in explain(theirs) if f.id == "tvm-source-compile-error"]
+
+
+# Toolchain versions: what a message of an older CMake / nvcc / TVM helper names. The samples
+# are real output; these put another name of the tables into the same wording.
+def _sample(name: str) -> str:
+    return (FIXTURES / f"{name}.log").read_text()
+
+
+def _cause(log: str, rule: str) -> str:
+    [f] = [f for f in explain(log) if f.id == rule]
+    return f"{f.cause} {f.fix}"
+
+
+def test_unknown_cmake_command_names_the_cmake_that_added_it() -> None:
+    log = _sample("cmake-unknown-command").replace("cmake_pkg_config", "cmake_path")
+    said = _cause(log, "cmake-unknown-command")
+    assert "CMake 3.20" in said and "v0.15.0" in said and "cmake>=3.20" in said
+    unknown = _cause(log.replace("cmake_path", "tk_no_such_command"), "cmake-unknown-command")
+    assert "3.20" not in unknown and "tk_no_such_command" in unknown
+
+
+def test_invalid_language_standard_names_the_cmake_that_accepts_it() -> None:
+    log = _sample("cmake-invalid-standard").replace("CXX_STANDARD is set to invalid value '29'",
+                                                    "CUDA_STANDARD is set to invalid value '17'")
+    said = _cause(log, "cmake-invalid-standard")
+    assert "CMake 3.18" in said and "v0.10.0" in said
+    assert "3.18" not in _cause(_sample("cmake-invalid-standard"), "cmake-invalid-standard")
+
+
+def test_unknown_nvcc_option_names_the_cuda_that_has_it() -> None:
+    log = _sample("nvcc-unknown-option").replace("'--tk-no-such-option'", "'-extended-lambda'")
+    said = _cause(log, "nvcc-unknown-option")
+    assert "CUDA 10.2" in said and "--expt-extended-lambda" in said
+    value = _sample("nvcc-unknown-option--value").replace("c++29", "c++20")
+    assert "CUDA 12.0" in _cause(value, "nvcc-unknown-option")
+    assert "CUDA 1" not in _cause(_sample("nvcc-unknown-option"), "nvcc-unknown-option")
+
+
+def test_find_lld_listing_a_directory_is_tvm_v0_16s_bug() -> None:
+    said = _cause(_sample("tool-candidates-not-found"), "tool-candidates-not-found")
+    assert "v0.17.0" in said and "/opt/rocm/llvm/bin/ld.lld" in said
+    fixed = _sample("tool-candidates-not-found").replace(", '/opt/rocm/llvm/bin']", "]")
+    said = _cause(fixed, "tool-candidates-not-found")
+    assert "v0.17.0" not in said and "rocm.py" in said
+
+
+def test_vulkan_capability_names_the_dtype_and_target_attribute() -> None:
+    log = _sample("vulkan-capability-missing").replace("Int64", "Float16").replace(
+        "int64", "float16")
+    said = _cause(log, "vulkan-capability-missing")
+    assert "float16" in said and "supports_float16" in said and "driver" in said
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+def test_live_cmake_command_newer_than_the_cmake_on_path(tmp_path: Path) -> None:
+    from toolkit.explain.toolchain import CMAKE_COMMANDS
+
+    have = tuple(int(x) for x in _run(["cmake", "--version"]).split()[2].split(".")[:2])
+    newer = [c for c, v in CMAKE_COMMANDS.items() if tuple(map(int, v.split("."))) > have
+             and c != "endblock"]
+    if not newer:
+        pytest.skip(f"cmake {have} knows every command in the table")
+    out = _cmake_project(tmp_path, f"cmake_minimum_required(VERSION 3.10)\nproject(x NONE)\n"
+                                   f"{newer[0]}(x)\n")
+    f = best(out)
+    assert f.id == "cmake-unknown-command" and f"CMake {CMAKE_COMMANDS[newer[0]]}" in f.cause
+
+
+def test_cmake_and_llvm_minimums_name_the_tvm_releases_that_ask_for_them() -> None:
+    log = _sample("cmake-too-old").replace("CMake 3.26 or higher", "CMake 3.18 or higher")
+    said = _cause(log, "cmake-too-old")
+    assert "CMake 3.18" in said and "v0.11.0" in said and "cmake>=3.18" in said
+    assert "3rdparty/tvm-ffi" in _cause(_sample("cmake-too-old"), "cmake-too-old")
+    old = _sample("llvm-too-old").replace("LLVM 15.0 or higher", "LLVM 4.0 or higher")
+    assert "v0.6.0" in _cause(old, "llvm-too-old")
+    assert "v0.24.0" in _cause(_sample("llvm-too-old"), "llvm-too-old")
+
+
+def test_a_language_dialect_names_the_compiler_and_cmake_that_have_it() -> None:
+    said = _cause(_sample("cmake-dialect-unsupported"), "cmake-dialect-unsupported")
+    assert "GCC 14" in said and "CMake 3.25" in said
+    cuda = _sample("cmake-dialect-unsupported").replace('"CXX26"', '"CUDA17"').replace(
+        '"GNU"', '"NVIDIA"')
+    said = _cause(cuda, "cmake-dialect-unsupported")
+    assert "CUDA 11.0" in said and "CMake 3.18" in said and "v0.10.0" in said

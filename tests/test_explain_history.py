@@ -83,8 +83,11 @@ def tiny_history(tmp_path_factory) -> Path:
             """,
         "cmake/modules/UMA.cmake": "if(USE_UMA)\n  file(GLOB S src/contrib/uma/*.cc)\nendif()\n",
         "CMakeLists.txt": "include(cmake/modules/UMA.cmake)\n",
-        # v0.1's run() reads WARP, which nothing defines (a NameError in users' hands)
-        "python/tvm/tools.py": "def run(mod, target=None):\n    return WARP\n",
+        # v0.1's run() reads WARP, which nothing defines (a NameError in users' hands); its
+        # fail() reads tvm.errs, which no version has (an AttributeError), and tvm.relay
+        "python/tvm/tools.py": "import tvm\n\n\ndef run(mod, target=None):\n    return WARP\n"
+                               "\n\ndef fail():\n    tvm.relay.build(None)\n"
+                               "    raise tvm.errs.OpMissing()\n",
         "include/tvm/runtime/c_api.h": "#define TVM_RUNTIME_C_API_H_\n"
                                        "TVM_DLL int TVMOldSync(int device);\n",
     })
@@ -161,6 +164,9 @@ def test_generator_records_versions_renames_globals_options_and_sites(tiny_histo
     assert sorted((",".join(p), v.span(mask)) for _, p, mask in history.signatures("run")) == [
         ("mod,target=", "v0.1.0"), ("mod,target=,*,params=", "v0.2.0–main")]
     assert v.span(history.llvm_known()[17]) == "v0.2.0–main"
+    assert [(p, c, v.span(mask), f) for p, c, mask, f in history.reads_of("tvm.errs")] == [
+        ("python/tvm/tools.py", "tvm.errs.OpMissing", "v0.1.0", "fail")]
+    assert history.reads_of("tvm.relay") == [] and history.reads_of("tvm.err") == []
     # What the public headers declare: TVMOldSync until v0.1, NewStream from v0.2; no guard.
     assert v.span(history.get("H", "TVMOldSync")[0]) == "v0.1.0"
     mask, header = history.get("H", "NewStream")
@@ -467,6 +473,9 @@ def test_a_missing_gpu_library_names_the_stack_the_package_was_built_for() -> No
     rocm = _said("OSError: libamdhip64.so.6: cannot open shared object file: No such file or "
                  "directory\n")
     assert "ROCm build" in rocm and "CUDA (an NVIDIA GPU)" in rocm
+    opencl = _said("OSError: libOpenCL.so.1: cannot open shared object file: No such file or "
+                   "directory\n")
+    assert "OpenCL ICD loader" in opencl and "set(USE_OPENCL OFF)" in opencl
 
 
 def test_a_module_gated_by_a_build_option_names_the_option() -> None:

@@ -150,10 +150,13 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                       "pip install apache-tvm-ffi (the version TVM was built with), or from a "
                       "source tree: pip install ./3rdparty/tvm-ffi")
     if not mask:
-        near = history.near("N", name) or history.near("M", name)
+        near = _near(history, name)
         hint = f" Similar names: {', '.join(near)}." if near else ""
         if rename and rename.new:
             return _renamed(history, name, 0, rename, m, version)
+        own = history.reads_of(name)
+        if own:
+            return _misread(history, name, own, near, m, version)
         return Answer("python", name, m.start(), excerpt,
                       f"No Apache TVM release has {name}",
                       f"no release from {v.labels[0]} to main has {name} (a fork's, an extension's "
@@ -190,6 +193,37 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
     return Answer("python", name, m.start(), excerpt, f"{name} exists from {v.first(mask)}",
                   f"{when}; the log does not show which TVM it ran.",
                   f"use TVM {v.first(mask)} or newer")
+
+
+def _near(history: ApiHistory, name: str) -> list[str]:
+    """Existing names and modules under the same parent that look like ``name``, closest
+    first (``tvm.errors``: the module ``tvm.error`` before any name)."""
+    import difflib
+
+    last = name.rpartition(".")[2]
+    pool = dict.fromkeys(history.near("M", name) + history.near("N", name))
+    return sorted(pool, key=lambda n: -difflib.SequenceMatcher(
+        None, last, n.rpartition(".")[2]).ratio())[:3]
+
+
+def _misread(history: ApiHistory, name: str, own: list[tuple[str, str, int, str]],
+             near: list[str], m: re.Match[str], version: LogVersion | None) -> Answer:
+    """``name`` is in no release, yet TVM's own Python reads it: a mistake in TVM's sources,
+    fixed in the first release after the last one that reads it."""
+    v = history.versions
+    path, chain, mask, func = max(own, key=lambda r: r[2].bit_length())
+    where = f"{path}" + (f" ({func})" if func else "")
+    fixed = v.after_last(mask)
+    meant = f" (the module that exists is {near[0]}: {chain.replace(name, near[0], 1)})" \
+        if near else ""
+    return Answer("python", name, m.start(), m.group(0),
+                  f"A mistake in TVM's own sources: {where} reads {chain}",
+                  f"no release from {v.labels[0]} to main has {name}, yet TVM's {where} reads "
+                  f"{chain} in {v.span(mask)}{meant}; the code path that reaches it raises this "
+                  f"AttributeError{_yours(version)}.",
+                  (f"update TVM to {fixed} or newer (newer TVM), the first release whose {path} "
+                   "no longer reads it, or correct the line in your tree" if fixed else
+                   f"correct {chain} in {path} (a TVM bug: report it)"))
 
 
 def _gated(history: ApiHistory, answer: Answer, version: LogVersion | None) -> Answer:

@@ -18,6 +18,8 @@ commands never load them).
   ``D`` a deprecation warning and ``S`` a ``@deprecated(old, new)`` shim;
 - ``U`` a name a TVM Python file reads but never binds (``FILE:NAME``; EXTRA: the function
   reading it): TVM's own ``NameError``;
+- ``X`` a ``tvm.a.b`` chain a TVM Python file reads whose top-level name (``tvm.a``) no version
+  has (``FILE:CHAIN``; EXTRA: the function reading it): TVM's own ``AttributeError``;
 - ``G`` a function's parameters in the versions that have them, for functions whose
   parameters changed (``tvm.relax.vm_build.build(mod,target=,params=,*,exec_mode=)``: ``=``
   has a default, ``*`` starts keyword-only ones or takes extra positionals, ``**`` takes any
@@ -133,6 +135,7 @@ class ApiHistory:
     by_parent: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # see _children
     unbound: dict[str, list[tuple[str, int, str]]] | None = None  # see undefined
     by_callable: dict[str, list[tuple[str, list[str], int]]] | None = None  # see signatures
+    misread: dict[str, list[tuple[str, str, int, str]]] | None = None  # see reads_of
 
     def get(self, kind: str, name: str) -> tuple[int, str] | None:
         return self.facts.get(kind, {}).get(name)
@@ -204,6 +207,18 @@ class ApiHistory:
                 grouped[ident].append((path, mask, func))
             self.unbound = dict(grouped)
         return self.unbound.get(name, [])
+
+    def reads_of(self, name: str) -> list[tuple[str, str, int, str]]:
+        """(file, chain, versions, function) of each TVM Python file that reads ``name`` (a
+        ``tvm.a`` no version has) or a chain under it."""
+        if self.misread is None:  # grouped by top-level name on first use
+            grouped: dict[str, list[tuple[str, str, int, str]]] = defaultdict(list)
+            for key, (mask, func) in self.facts.get("X", {}).items():
+                path, _, chain = key.rpartition(":")
+                grouped[".".join(chain.split(".")[:2])].append((path, chain, mask, func))
+            self.misread = dict(grouped)
+        return [r for r in self.misread.get(".".join(name.split(".")[:2]), [])
+                if r[1] == name or r[1].startswith(name + ".")]
 
     def signatures(self, name: str) -> list[tuple[str, list[str], int]]:
         """(function, parameters, versions) of every function whose parameters changed

@@ -436,12 +436,13 @@ RULES: list[Rule] = [
     ),
     Rule(
         "llvm-too-old", "build", "TVM requires LLVM",
-        r"TVM requires LLVM 15\.0 or higher",
+        r"TVM requires LLVM (?P<need>[\d.]+) or higher",
         "LLVM too old for this TVM",
         "TVM >= 0.24 refuses LLVM < 15; Debian bookworm's default llvm-config is 14.",
         "apt-get install llvm-16-dev and point USE_LLVM at it: "
         'set(USE_LLVM "llvm-config-16 --ignore-libllvm --link-static").',
         "cmake/utils/FindLLVM.cmake (shipped in the wheel: tvm/cmake/utils/FindLLVM.cmake)",
+        toolchain.llvm_too_old,
     ),
     Rule(
         "cmake-too-old", "build", " or higher is required",
@@ -453,6 +454,7 @@ RULES: list[Rule] = [
         "pip install 'cmake>=3.26' ninja (puts a current cmake first on PATH), then "
         "reconfigure from a clean build directory.",
         "CMake cmake_minimum_required (tvm-ffi CMakeLists.txt: VERSION 3.26); captured here",
+        toolchain.cmake_too_old,
     ),
     Rule(
         "zstd-not-found", "build", "Could NOT find zstd",
@@ -1513,6 +1515,97 @@ RULES: list[Rule] = [
             "<arch>/) beside the program, or build with the static C++ runtime "
             "(-static-libstdc++, ANDROID_STL=c++_static)"),
         rank=55,
+    ),
+    Rule(
+        "cmake-unknown-command", "build", 'Unknown CMake command "',
+        r'Unknown CMake command "(?P<command>\w+)"',
+        "CMake does not know a command the project uses",
+        "the CMake that ran does not know a command the project's CMake files call.",
+        "check which CMake the project needs against `cmake --version`.",
+        "CMake's error for an unknown command; toolchain.CMAKE_COMMANDS (cmake.org command docs) "
+        "and TVM_CMAKE (apache/tvm CMakeLists.txt at each tag)",
+        toolchain.cmake_command,
+        rank=55,
+    ),
+    Rule(
+        "cmake-invalid-standard", "build", "_STANDARD is set to invalid value '",
+        r"\b(?P<lang>[A-Z]+)_STANDARD is set to invalid value '(?P<value>\w+)'",
+        "CMake does not know that language standard",
+        "the CMake that ran does not accept this value of the language standard property.",
+        "use a CMake that knows the standard (see cmake.org, prop_tgt/<LANG>_STANDARD).",
+        "CMake's check of <LANG>_STANDARD; toolchain.CMAKE_STANDARDS (cmake.org prop_tgt docs)",
+        toolchain.cmake_standard,
+        rank=55,
+    ),
+    Rule(
+        "cmake-dialect-unsupported", "build", 'requires the language dialect "',
+        r'requires the language dialect "(?P<lang>[A-Z]+)(?P<value>\d+)"[^"]*?the current '
+        r'compiler\s+"(?P<compiler>[^"]+)"',
+        "the compiler or CMake cannot build that language standard",
+        "the compiler does not support the language standard the target asks for, or this "
+        "CMake does not know its flags.",
+        "use a compiler that supports the standard, and a CMake that knows it.",
+        "CMake's check of a target's language dialect; toolchain.COMPILER_STANDARDS and "
+        "CMAKE_STANDARDS",
+        toolchain.cmake_dialect,
+        rank=55,
+    ),
+    Rule(
+        "nvcc-unknown-option", "cuda", ("nvcc fatal", "is not defined for option"),
+        # an architecture value (sm_XX) is nvcc-unsupported-arch's
+        r"nvcc fatal\s*:\s*(?:Unknown option '-*(?P<option>[\w-]+)'|"
+        r"Value '(?P<value>(?!sm_|compute_|lto_)[^']+)' is not defined for option "
+        r"'(?P<option2>[\w-]+)')",
+        "nvcc does not know an option the build passes",
+        "the nvcc that ran does not accept an option or value the build passes to it.",
+        "check `nvcc --version` against what the build's CUDA flags need.",
+        "nvcc's option parser; toolchain.NVCC_OPTIONS (NVIDIA's nvcc manual per CUDA release)",
+        lambda groups, text: toolchain.nvcc_option(
+            {"option": groups.get("option") or groups.get("option2", ""),
+             **({"value": groups["value"]} if "value" in groups else {})}, text),
+        rank=55,
+    ),
+    Rule(
+        "libdevice-name-parse", "cuda", "find_libdevice_path",
+        r"find_libdevice_path[\s\S]{0,600}?ValueError: invalid literal for int\(\) with base "
+        r"10: '(?P<part>[^'\n]*)'",
+        "TVM does not know this CUDA's libdevice layout",
+        "find_libdevice_path could not read libdevice's file name.",
+        "update TVM.",
+        "python/tvm/contrib/nvcc.py find_libdevice_path at each tag; toolchain.LIBDEVICE_KNOWN",
+        toolchain.libdevice,
+    ),
+    Rule(
+        "opencl-library-missing", "library", "Cannot open libOpenCL",
+        r"Cannot open libOpenCL",
+        "TVM was built with OpenCL and this machine has no libOpenCL",
+        "this TVM was built with OpenCL (USE_OPENCL ON); from v0.11.0 it opens the OpenCL ICD "
+        "loader, libOpenCL.so, at run time (src/runtime/opencl/opencl_wrapper), and this machine "
+        "has none: no OpenCL driver or ICD loader (common in WSL, containers and build hosts).",
+        "install an OpenCL ICD loader and the GPU's OpenCL driver (ocl-icd-libopencl1 plus the "
+        "vendor's ICD), or, on a machine that only compiles for another device (cross-compiling "
+        "for Android), build the host TVM with set(USE_OPENCL OFF) and keep OpenCL for the "
+        "device's runtime.",
+        "src/runtime/opencl/opencl_wrapper/opencl_wrapper.cc (LibOpenCLWrapper::openLibOpenCL)",
+    ),
+    Rule(
+        "tool-candidates-not-found", "toolchain", "cannot find ",
+        r"cannot find (?P<tool>ld\.lld|clang), \w+ are: (?P<list>\[[^\]\n]*\])",
+        "TVM did not find a program it runs",
+        "TVM looked for a program under the names it lists and found none on PATH.",
+        "install it and put its directory on PATH.",
+        "python/tvm/contrib/rocm.py find_lld and clang.py find_clang at each tag",
+        toolchain.lld_candidates,
+    ),
+    Rule(
+        "vulkan-capability-missing", "vulkan", "Vulkan target does not support ",
+        r"Vulkan target does not support (?P<cap>Float16|Float64|Int8|Int16|Int64|"
+        r"StorageBuffer8BitAccess|StorageBuffer16BitAccess|integer dot product)",
+        "the Vulkan device lacks a capability the code needs",
+        "the Vulkan target lacks a capability the generated code needs.",
+        "check the device's Vulkan features with vulkaninfo.",
+        "src/target/spirv/ir_builder.cc (IRBuilder::AddCapabilityFor)",
+        toolchain.vulkan_capability,
     ),
     # Generic, so last and lowest: any CMake error, with the message lines under its header.
     Rule(

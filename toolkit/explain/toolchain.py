@@ -144,6 +144,9 @@ LIBRARY_OWNERS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"^libLLVM"), "LLVM", "the LLVM shared library TVM was linked against"),
 ]
 _OTHER_VENDOR = {"CUDA": "ROCm (an AMD GPU)", "ROCm": "CUDA (an NVIDIA GPU)"}
+# The CMake option that makes TVM's runtime load a stack's library.
+OWNER_OPTIONS = {"CUDA": "USE_CUDA", "ROCm": "USE_ROCM", "Vulkan": "USE_VULKAN",
+                 "OpenCL": "USE_OPENCL"}
 
 
 # Python modules ``import tvm`` loads only when the library was built with an option
@@ -592,10 +595,14 @@ def library(groups: dict[str, str], text: str) -> tuple[str, str] | None:
         instead = (f"; on a machine with {other} instead, this build cannot run: install the "
                    f"package's {other.split(' ')[0]} build or build it from source for "
                    f"{other.split(' ')[0]}" if other else "")
+        option = OWNER_OPTIONS.get(owner)
+        host = (f"; a TVM that loads it was built with {option} ON: on a machine that only "
+                f"compiles for another device (a host cross-compiling for a phone), build TVM "
+                f"with set({option} OFF)" if option else "")
         return (f"{by}, a library of {owner}{of}: the package loading it is a {owner} build "
                 f"(built for {owner}{of}), and {owner}{of}'s libraries are not installed or "
                 "not on the loader path.",
-                f"install {provider} and put their directory on LD_LIBRARY_PATH{instead}.")
+                f"install {provider} and put their directory on LD_LIBRARY_PATH{instead}{host}.")
     return None
 
 
@@ -685,3 +692,253 @@ def llvm_crash(groups: dict[str, str], text: str) -> tuple[str, str] | None:
             "rebuild TVM against a newer LLVM (USE_LLVM=/path/to/llvm-config of it), and make "
             "sure the LLVM loaded is the one it was built with (`tk doctor` names a second LLVM "
             "in the process)")
+
+
+# CMake commands TVM's CMake files (or an extension's) may use, and the CMake release that
+# added each (cmake.org/cmake/help/latest/command/NAME.html, "New in version"). An older CMake
+# stops at them with 'Unknown CMake command "NAME"'.
+CMAKE_COMMANDS = {
+    "target_sources": "3.1", "target_compile_features": "3.1", "continue": "3.2",
+    "include_guard": "3.10", "add_compile_definitions": "3.12", "add_link_options": "3.13",
+    "target_link_options": "3.13", "target_link_directories": "3.13",
+    "target_precompile_headers": "3.16", "cmake_language": "3.18", "cmake_path": "3.20",
+    "block": "3.25", "endblock": "3.25", "cmake_file_api": "3.27", "cmake_pkg_config": "3.31",
+}
+# Functions of CMake's own modules: unknown when the module is older or not include()d.
+CMAKE_MODULE_FUNCTIONS = {
+    "fetchcontent_makeavailable": ("FetchContent", "3.14"),
+    "check_linker_flag": ("CheckLinkerFlag", "3.18"),
+    "check_compiler_flag": ("CheckCompilerFlag", "3.19"),
+    "check_source_compiles": ("CheckSourceCompiles", "3.19"),
+}
+# <LANG>_STANDARD values and the first CMake that compiles that language at that standard with
+# any compiler (cmake.org prop_tgt/<LANG>_STANDARD: an older CMake reports "<LANG>_STANDARD is
+# set to invalid value"). CUDA 17/20: "recognized" since 3.8/3.12, usable only from 3.18.
+CMAKE_STANDARDS = {
+    ("CXX", "17"): "3.8", ("CXX", "20"): "3.12", ("CXX", "23"): "3.20", ("CXX", "26"): "3.25",
+    ("C", "17"): "3.21", ("C", "23"): "3.21",
+    ("CUDA", "14"): "3.9", ("CUDA", "17"): "3.18", ("CUDA", "20"): "3.18",
+    ("CUDA", "23"): "3.20", ("CUDA", "26"): "3.25",
+    ("HIP", "17"): "3.21", ("HIP", "20"): "3.21", ("HIP", "23"): "3.21", ("HIP", "26"): "3.25",
+}
+# What TVM's own CMake asks of CMake, by release (apache/tvm CMakeLists.txt and cmake/ at each
+# tag: `git show TAG:CMakeLists.txt`): (first release, what it needs, the CMake that has it).
+TVM_CMAKE = [
+    ("v0.10.0", "compiles CUDA sources as C++17 (CMAKE_CUDA_STANDARD 17)", "3.18"),
+    ("v0.11.0", "asks for cmake_minimum_required(VERSION 3.18)", "3.18"),
+    ("v0.15.0", "uses cmake_path in cmake/utils/FindLLVM.cmake while CMakeLists.txt still asks "
+     "only for 3.18", "3.20"),
+    ("v0.21.0", "sets CMAKE_CXX_STANDARD 17", "3.8"),
+    ("v0.22.0", "builds 3rdparty/tvm-ffi, whose CMakeLists.txt asks for 3.26", "3.26"),
+    ("v0.26.0", "sets CMAKE_CXX_STANDARD 20", "3.12"),
+]
+
+
+def _tvm_cmake_facts(needs: str) -> str:
+    """The TVM releases whose CMake needs CMake ``needs`` (or newer), as one clause."""
+    facts = [f"from {since} TVM {what}" for since, what, cmake in TVM_CMAKE
+             if cmake == needs]
+    return f" ({'; '.join(facts)})" if facts else ""
+
+
+def cmake_command(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """An unknown CMake command: one a newer CMake added, or a module function not loaded."""
+    name = groups["command"].lower()
+    where = f" ({groups['where']})" if groups.get("where") else ""
+    if name in CMAKE_COMMANDS:
+        since = CMAKE_COMMANDS[name]
+        return (f"{name} is a command of CMake {since} and later{where}; the CMake that ran is "
+                f"older (too old for this project), so it stops there"
+                f"{_tvm_cmake_facts(since)}.",
+                f"upgrade CMake to {since} or newer (pip install 'cmake>={since}' puts a newer "
+                "cmake first on PATH), then reconfigure from a clean build directory.")
+    if name in CMAKE_MODULE_FUNCTIONS:
+        module, since = CMAKE_MODULE_FUNCTIONS[name]
+        return (f"{name} is a function of CMake's {module} module (CMake {since} and later)"
+                f"{where}: the CMake that ran is older, or the file did not include({module}).",
+                f"use CMake {since} or newer (pip install 'cmake>={since}'), and include({module}) "
+                "before the call.")
+    return (f"CMake does not know the command {groups['command']}{where}: a command of a newer "
+            "CMake, or a function defined in a CMake file that was not included.",
+            "check which CMake the project asks for (cmake_minimum_required) against "
+            "`cmake --version`, and that the file defining it is include()d.")
+
+
+def cmake_standard(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``<LANG>_STANDARD is set to invalid value 'N'``: this CMake cannot compile LANG as N."""
+    lang, value = groups["lang"], groups["value"]
+    since = CMAKE_STANDARDS.get((lang, value))
+    std = {"CXX": "C++", "CUDA": "CUDA C++", "HIP": "HIP C++", "C": "C"}.get(lang, lang)
+    if since is None:
+        return None
+    return (f"{lang}_STANDARD {value} ({std}{value}) needs CMake {since} or newer; the CMake "
+            f"that ran is older (too old) and rejects the value{_tvm_cmake_facts(since)}.",
+            f"upgrade CMake to {since} or newer (pip install 'cmake>={since}'), then reconfigure "
+            "from a clean build directory.")
+
+
+# nvcc options and the CUDA toolkit that first accepts them (NVIDIA's nvcc manual, archived per
+# release at docs.nvidia.com/cuda/archive/X.Y/cuda-compiler-driver-nvcc): an older nvcc says
+# "Unknown option". Value: (CUDA release, the spelling an older nvcc accepts, or "").
+NVCC_OPTIONS = {
+    "extended-lambda": ("10.2", "--expt-extended-lambda"),
+    "threads": ("11.2", ""),
+    "t": ("11.2", ""),
+}
+# Values of nvcc options an older nvcc rejects ("Value 'X' is not defined for option 'Y'").
+NVCC_VALUES = {
+    ("std", "c++17"): "11.0", ("std", "c++20"): "12.0",
+    ("gpu-architecture", "all"): "11.5",
+    ("gpu-architecture", "all-major"): "11.5",
+}
+
+
+def nvcc_option(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """nvcc refused an option or value that a newer CUDA toolkit has."""
+    option = groups.get("option", "").lstrip("-")
+    value = groups.get("value")
+    if value is not None:
+        since = NVCC_VALUES.get((option, value))
+        older = ""
+        what = f"--{option}={value}"
+    else:
+        since, older = NVCC_OPTIONS.get(option, (None, ""))
+        what = f"--{option}"
+    if since is None:
+        return (f"nvcc does not know {what}: an option or value of another CUDA release (a newer "
+                "toolkit added it, or this one dropped it), or a misspelling.",
+                "compare `nvcc --version` with the CUDA release the build's flags were written "
+                "for (NVIDIA's nvcc manual lists each release's options); use that CUDA or drop "
+                "the flag.")
+    spelled = f"; older nvcc spells it {older}" if older else ""
+    return (f"nvcc accepts {what} from CUDA {since} on: this CUDA toolkit is older (too old for "
+            f"the flags the build passes{spelled}).",
+            f"use CUDA {since} or newer (newer CUDA: point USE_CUDA and PATH at it), or drop the "
+            f"option from the build's CUDA flags{' (use ' + older + ')' if older else ''}.")
+
+
+# find_libdevice_path (python/tvm/contrib/nvcc.py) reads the compute version out of libdevice's
+# file name (libdevice.compute_NN.MM.bc, CUDA < 9); from CUDA 9 there is one file,
+# libdevice.10.bc. Each TVM release lists the CUDA versions it knows have that layout (`git show
+# TAG:python/tvm/contrib/nvcc.py`); any other CUDA falls through to the parser, which fails.
+LIBDEVICE_KNOWN = [("v0.6.0", "10.0"), ("v0.7.0", "11.0"), ("v0.8.0", "11.3")]
+LIBDEVICE_ROBUST = "v0.9.0"  # skips names it cannot parse
+
+
+def libdevice(_groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    known = "; ".join(f"TVM {tag} knows it up to CUDA {cuda}" for tag, cuda in LIBDEVICE_KNOWN)
+    return ("CUDA 9 and later ship a single libdevice.10.bc with no compute "
+            "version in its name; find_libdevice_path in python/tvm/contrib/nvcc.py parses a "
+            "version out of the file name unless it knows the CUDA version has that layout ("
+            f"{known}), so a newer CUDA than the TVM knows fails there; TVM {LIBDEVICE_ROBUST} "
+            "and later skip names they cannot parse.",
+            f"update TVM to {LIBDEVICE_ROBUST} or newer (newer TVM), or use a CUDA version this "
+            "TVM lists in find_libdevice_path.")
+
+
+def lld_candidates(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """find_lld / find_clang (python/tvm/contrib/rocm.py, clang.py) found none of its
+    candidates. TVM v0.16.0 listed ROCm's LLVM directory itself, /opt/rocm/llvm/bin, instead of
+    the ld.lld inside it (apache/tvm#16540); v0.17.0 looks for /opt/rocm/llvm/bin/ld.lld
+    (apache/tvm#16907)."""
+    tool, listed = groups["tool"], groups.get("list", "")
+    home = ("find_lld in python/tvm/contrib/rocm.py" if tool == "ld.lld"
+            else "find_clang in python/tvm/contrib/clang.py")
+    what = ("LLVM's lld, the linker TVM uses for ROCm code objects" if tool == "ld.lld"
+            else "the compiler TVM calls for C and LLVM sources")
+    cause = (f"{home} looked for {tool} under the names it lists and found none on PATH "
+             f"({tool} is {what}).")
+    fix = (f"install {tool} (ROCm ships it in /opt/rocm/llvm/bin) and put its directory on "
+           "PATH (export PATH=/opt/rocm/llvm/bin:$PATH).")
+    directory = re.search(r"'(/[^']*/bin)/?'", listed)
+    if tool == "ld.lld" and directory:
+        cause += (f" The list holds the directory {directory.group(1)}, not a program: the bug of "
+                  "TVM v0.16.0's find_lld, which named the directory instead of the ld.lld "
+                  f"inside it, so {directory.group(1)}/ld.lld is never found; fixed in v0.17.0.")
+        fix += (f" Or update TVM to v0.17.0 or newer (newer TVM), which tries "
+                f"{directory.group(1)}/ld.lld.")
+    return cause, fix
+
+
+# What TVM's SPIR-V builder (src/target/spirv/ir_builder.cc, IRBuilder::AddCapabilityFor) asks
+# of the Vulkan target before it emits a type, and the target attribute that says the device
+# has it (filled from the device's Vulkan features, or given in the target).
+VULKAN_CAPABILITIES = {
+    "Float16": ("float16", "supports_float16"), "Float64": ("float64", "supports_float64"),
+    "Int8": ("int8", "supports_int8"), "Int16": ("int16", "supports_int16"),
+    "Int64": ("int64", "supports_int64"),
+    "StorageBuffer8BitAccess": ("8-bit storage buffers", "supports_8bit_buffer"),
+    "StorageBuffer16BitAccess": ("16-bit storage buffers", "supports_16bit_buffer"),
+    "integer dot product": ("integer dot product", "supports_integer_dot_product"),
+}
+
+
+def vulkan_capability(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    dtype, attr = VULKAN_CAPABILITIES.get(groups["cap"], (groups["cap"], ""))
+    where = f" (the target attribute {attr})" if attr else ""
+    return (f"the code uses {dtype}, and the Vulkan target does not have that capability{where}: "
+            "TVM takes it from what the GPU's Vulkan driver reports, so this GPU (hardware) or "
+            f"its driver does not support {dtype} in shaders; the check is "
+            "IRBuilder::AddCapabilityFor in src/target/spirv/ir_builder.cc.",
+            f"check the device with `vulkaninfo` (shader{dtype.capitalize()} / storage features); "
+            f"use a model or dtype without {dtype} (e.g. a q4f32 quantization instead of q4f16), "
+            "update the GPU driver, or run on a GPU that supports it"
+            + (f"; if the device does support it, say so in the target: {attr}=1" if attr else "")
+            + ".")
+
+
+def cmake_too_old(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``CMake X or higher is required. You are running version Y``, with the TVM releases
+    whose CMake asks for X."""
+    need, have = groups["need"], groups["have"]
+    return (f"this project asks for CMake {need} or newer (cmake_minimum_required) and the cmake "
+            f"on PATH is {have}, too old{_tvm_cmake_facts(need)}.",
+            f"pip install 'cmake>={need}' ninja (puts a newer cmake first on PATH), then "
+            "reconfigure from a clean build directory.")
+
+
+# The oldest LLVM each TVM generation's cmake/utils/FindLLVM.cmake accepts ("TVM requires LLVM
+# X or higher"; `git show TAG:cmake/utils/FindLLVM.cmake`): (first release, LLVM).
+LLVM_MINIMUM = [("v0.6.0", "4.0"), ("v0.24.0", "15.0")]
+
+
+def llvm_too_old(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    need = groups["need"]
+    since = [tag for tag, llvm in LLVM_MINIMUM if llvm == need]
+    which = f"TVM {since[0]} and later refuse" if since else "this TVM refuses"
+    major = need.split(".")[0]
+    return (f"{which} LLVM older than {need} (cmake/utils/FindLLVM.cmake), and the llvm-config "
+            f"that USE_LLVM names is older.",
+            f"install LLVM {major} or newer (e.g. apt-get install llvm-{max(int(major), 16)}-dev) "
+            f"and point USE_LLVM at its llvm-config: set(USE_LLVM \"llvm-config-"
+            f"{max(int(major), 16)} --ignore-libllvm --link-static\"), or build an older TVM.")
+
+
+# The oldest compiler that takes a language standard's flag (what CMake asks of it for
+# "<LANG><N>"): (CMake's compiler id, language, standard) -> the release. nvcc: NVIDIA's CUDA
+# release notes (-std=c++17 from CUDA 11.0, c++20 from 12.0); GCC: the first release with
+# -std=c++1z / c++2a / c++2b / c++2c, the flags CMake passes.
+COMPILER_STANDARDS = {
+    ("NVIDIA", "CUDA", "17"): "CUDA 11.0", ("NVIDIA", "CUDA", "20"): "CUDA 12.0",
+    ("GNU", "CXX", "17"): "GCC 5.1", ("GNU", "CXX", "20"): "GCC 8",
+    ("GNU", "CXX", "23"): "GCC 11", ("GNU", "CXX", "26"): "GCC 14",
+}
+
+
+def cmake_dialect(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``Target requires the language dialect "CUDA17" ... the current compiler "NVIDIA" does
+    not support this, or CMake does not know the flags``: a compiler or a CMake too old."""
+    lang, value, compiler = groups["lang"], groups["value"], groups.get("compiler", "")
+    cmake = CMAKE_STANDARDS.get((lang, value))
+    tool = COMPILER_STANDARDS.get((compiler, lang, value))
+    std = {"CXX": "C++", "CUDA": "CUDA C++", "HIP": "HIP C++", "C": "C"}.get(lang, lang)
+    needs = [f"{tool} or newer (the compiler {compiler})" if tool else "",
+             f"CMake {cmake} or newer (the first that knows its flags)" if cmake else ""]
+    needs = [n for n in needs if n]
+    if not needs:
+        return None
+    facts = _tvm_cmake_facts(cmake) if cmake else ""
+    return (f"the target asks for {std}{value}, which needs {' and '.join(needs)}: the "
+            f"compiler or the CMake here is older (too old){facts}.",
+            f"upgrade what is older: {'; '.join(needs)} (pip install 'cmake>={cmake}' for CMake"
+            ")." if cmake else f"upgrade what is older: {'; '.join(needs)}.")
