@@ -34,6 +34,7 @@ NOT_BUILT_FILES = frozenset({
     "pyproject.toml", "setup.py", "setup.cfg", "version.py", ".clang-format", "Jenkinsfile",
     ".gitattributes", "config.cmake",
 })
+FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256 object names
 # Directories under a tree that are no one's source: git's, and Python's bytecode caches.
 NOT_SOURCES = frozenset({".git", "__pycache__"})
 
@@ -88,7 +89,8 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
     commit of its range; one ``git ls-tree`` each was most of its time outside builds)."""
     repo = Path(repo)
     unique = list(dict.fromkeys(commits))
-    if len(unique) > 1:  # diff-tree --stdin reads full SHAs only
+    if len(unique) > 1 and not all(FULL_SHA.fullmatch(c) for c in unique):
+        # diff-tree --stdin reads full SHAs only (a bisection's commits are already)
         full = dict(zip(unique, git(repo, "rev-parse", *unique).split(), strict=True))
     else:
         full = {c: c for c in unique}
