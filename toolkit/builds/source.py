@@ -97,10 +97,11 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
     if not unique:
         return {}
     base, others = unique[0], unique[1:]
+    # Build paths only, each path judged once: the listing's here, then each changed one.
     files: dict[str, tuple[str, str]] = {}
     for entry in git(repo, "ls-tree", "-r", "--full-tree", "-z", base).split("\0"):
         meta, _, path = entry.partition("\t")
-        if path:
+        if path and build_relevant(path):
             mode, _kind, sha = meta.split()
             files[path] = (mode, sha)
     keys = {base: _files_key(files)}
@@ -120,8 +121,13 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
         elif token.strip():
             changed = diffs.setdefault(token.strip(), {})
     for commit in others:
+        changed = {path: entry for path, entry in diffs.get(full[commit], {}).items()
+                   if build_relevant(path)}
+        if not changed:  # Python, docs, tests only: the base's build paths, the base's key
+            keys[commit] = keys[base]
+            continue
         now = dict(files)
-        for path, entry in diffs.get(full[commit], {}).items():
+        for path, entry in changed.items():
             if entry is None:
                 now.pop(path, None)
             else:
@@ -131,12 +137,11 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
 
 
 def _files_key(files: dict[str, tuple[str, str]]) -> str:
-    # In path order (git's own for full paths), build paths only.
+    """The key of a tree's build paths (the caller leaves the others out)."""
     digest = hashlib.sha256()
-    for path in sorted(files):
-        if build_relevant(path):
-            mode, sha = files[path]
-            digest.update(f"{mode} {sha} {path}\n".encode())
+    for path in sorted(files):  # path order: git's own, for full paths
+        mode, sha = files[path]
+        digest.update(f"{mode} {sha} {path}\n".encode())
     return digest.hexdigest()[:16]
 
 
