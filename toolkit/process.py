@@ -420,9 +420,9 @@ def guard(work: Callable[[], None], argv: Sequence[str]) -> NoReturn:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, handled)
 
     # The worker shares this process's pages until it writes to them. The collector writes to
-    # every object it visits, so one collection in the worker would copy all that the imports
-    # so far filled (~10 ms of each tk command): they live as long as the process anyway, out
-    # of its reach.
+    # every object it visits, so one collection in the worker would copy all the pages the
+    # imports so far filled (~10 ms of each tk command). Those objects live as long as the
+    # process anyway: frozen, the collector leaves them alone.
     gc.freeze()
     worker = fork(work, become_worker)
     lifeline, spare = os.pipe()

@@ -121,13 +121,13 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
         elif token.strip():
             changed = diffs.setdefault(token.strip(), {})
     for commit in others:
-        changed = {path: entry for path, entry in diffs.get(full[commit], {}).items()
-                   if build_relevant(path)}
-        if not changed:  # Python, docs, tests only: the base's build paths, the base's key
+        built = {path: entry for path, entry in diffs.get(full[commit], {}).items()
+                 if build_relevant(path)}
+        if not built:  # Python, docs, tests only: the base's build paths, the base's key
             keys[commit] = keys[base]
             continue
         now = dict(files)
-        for path, entry in changed.items():
+        for path, entry in built.items():
             if entry is None:
                 now.pop(path, None)
             else:
