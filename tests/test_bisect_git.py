@@ -496,3 +496,61 @@ def test_gitmodules_entries_committed_as_plain_files_are_no_submodules(tk, tmp_p
     r = tk("bisect", "run", "--source", str(repo), env=env)
     assert r.returncode == 0, r.stderr
     assert f"First bad commit: {shas[2][:12]}" in r.stdout and "Submodules" not in r.stdout
+
+
+def _commit(repo: Path, name: str) -> str:
+    (repo / f"{name}.txt").write_text(name)
+    for args in (["add", f"{name}.txt"], ["-c", "user.name=a", "-c", "user.email=a@b", "commit",
+                                         "-qm", name]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_the_range_is_the_first_parent_line_else_the_ancestry_path(tmp_path):
+    """good..bad from one git process when good is on bad's first-parent line; a good end on
+    a merged branch gets the commits between the two through the merge; a good end that is
+    no ancestor, or the bad end itself, is the user's mistake."""
+    from toolkit.bisect.worktree import commit_range, open_repo
+    from toolkit.errors import UserError
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    good = _commit(repo, "good")
+    main1 = _commit(repo, "main1")
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-b", "side", good], check=True)
+    side1, side2 = _commit(repo, "side1"), _commit(repo, "side2")
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "main"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@b",
+                    "merge", "-q", "--no-ff", "-m", "merge", "side"], check=True)
+    merge = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                           capture_output=True, text=True).stdout.strip()
+    r = open_repo(repo)
+    assert commit_range(r, good, merge) == [good, main1, merge]
+    assert commit_range(r, side1, merge) == [side1, side2, merge]
+    with pytest.raises(UserError, match="not an ancestor"):
+        commit_range(r, main1, side2)
+    with pytest.raises(UserError, match="same commit"):
+        commit_range(r, merge, merge)
+
+
+def test_git_dirs_read_without_git_are_gits_own(tmp_path):
+    """A main working tree's .git directory is its git dir and common dir, as git says; a
+    linked worktree's (a .git file) are asked of git."""
+    from toolkit.bisect.worktree import Repo
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    _commit(repo, "one")
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "--detach", str(linked)],
+                   check=True)
+    for top in (repo, linked):
+        def ask(flag: str, top: Path = top) -> str:
+            return str(Path(top, subprocess.run(["git", "-C", str(top), "rev-parse", flag],
+                                                check=True, capture_output=True,
+                                                text=True).stdout.strip()).resolve())
+        r = Repo(top)
+        assert str(Path(r.git_dir).resolve()) == ask("--git-dir")
+        assert str(Path(r.common_dir).resolve()) == ask("--git-common-dir")
+    assert Repo(linked).git_dir != Repo(linked).common_dir

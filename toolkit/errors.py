@@ -3,7 +3,6 @@ that a user mistake's one line ends with."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -39,5 +38,7 @@ class DeviceAbsent(UserError):
 
 def suggest(name: str, known: Iterable[str]) -> str:
     """`` — did you mean X?`` for the known name closest to a mistyped one, else ``""``."""
+    import difflib  # here: every tk process imports this module, few make a mistake
+
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
     return f" — did you mean {close[0]}?" if close else ""

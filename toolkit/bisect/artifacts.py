@@ -22,17 +22,17 @@ from typing import TYPE_CHECKING
 
 from toolkit import events as ev
 from toolkit.bisect.protocol import BISECT_BUILD_DIR
-from toolkit.bisect.runner import BuildResult
 from toolkit.bisect.state import BisectState
 from toolkit.bisect.worktree import Repo
 from toolkit.errors import TkError, UserError
 
 if TYPE_CHECKING:
+    from toolkit.bisect.runner import BuildResult
     from toolkit.builds.recipes import BuildPlan
     from toolkit.builds.record import BuildRecord
 
-# tk build's planner, driver and store (and the failure explainer) are imported where they
-# are used: 'tk bisect start' and the other quick commands never load them.
+# tk build's planner, driver and store, the runner (and the failure explainer) are imported
+# where they are used: 'tk bisect start' and the other quick commands never load them.
 
 
 class StoreBuilder:
@@ -93,6 +93,7 @@ class StoreBuilder:
             yield
 
     def build(self, sha: str) -> BuildResult:
+        from toolkit.bisect.runner import BuildResult
         from toolkit.builds import store
 
         start = time.perf_counter()
@@ -170,6 +171,8 @@ class CommandBuilder:
                 and self.stamp.read_text().strip() == self.tree(sha)))
 
     def build(self, sha: str) -> BuildResult:
+        from toolkit.bisect.runner import BuildResult
+
         if not self.st.build_command:
             return BuildResult(ok=True, cache_hit=None)
         tree = self.tree(sha)

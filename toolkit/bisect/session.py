@@ -9,12 +9,11 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit import events as ev
 from toolkit.bisect import checks, search, verdicts
 from toolkit.bisect import state as states
-from toolkit.bisect.runner import Bisector, BuildResult, Prefetcher, Slot, prefetch_slots, run_check
 from toolkit.bisect.state import BisectState, Stack
 from toolkit.bisect.verdicts import VerdictCache, check_identity
 from toolkit.bisect.worktree import (
@@ -30,6 +29,12 @@ from toolkit.builds.recipes import Request
 from toolkit.errors import TkError, UserError
 from toolkit.paths import cache_root
 from toolkit.process import with_toolkit
+
+if TYPE_CHECKING:
+    from toolkit.bisect.runner import Bisector, BuildResult, Slot
+
+# The runner (and the artifacts' builders) are imported where a bisection runs: 'tk bisect
+# start' and the other quick commands never load them.
 
 
 def source_of(source: Path | None) -> Path:
@@ -137,6 +142,8 @@ def slots(st: BisectState) -> int:
         return 1  # no store: a build in another directory would not serve the step
     if not builds_here(st):
         return 2  # builds run on an engine elsewhere: this machine's cores only check
+    from toolkit.bisect.runner import prefetch_slots
+
     return 1 + prefetch_slots(os.cpu_count() or 1, os.getloadavg()[0])
 
 
@@ -146,6 +153,7 @@ def bisector(st: BisectState, events: ev.Handler = ev.ignore, prefetch: bool = T
     bisection's own), builds through the store (spare slots building ahead when
     ``prefetch``), the verdicts already known."""
     from toolkit.bisect import artifacts as builds
+    from toolkit.bisect.runner import Bisector, Prefetcher, run_check
 
     repo = open_repo(Path(st.source))
     wt = Worktree(repo, worktree or st.worktree)

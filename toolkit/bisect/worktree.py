@@ -60,8 +60,15 @@ class Repo:
 
     def _dir(self, flag: str) -> str:
         if flag not in self._dirs:
-            self._dirs[flag] = os.path.abspath(os.path.join(self.working_tree_dir,
-                                                            self.git("rev-parse", flag)))
+            own = os.path.join(self.working_tree_dir, ".git")
+            if (os.path.isdir(own) and not os.path.exists(os.path.join(own, "commondir"))
+                    and not {"GIT_DIR", "GIT_COMMON_DIR"} & os.environ.keys()):
+                # A main working tree's .git directory is both (what git would answer,
+                # without a git process: a run whose verdicts are all known asks here).
+                self._dirs[flag] = own
+            else:  # a linked worktree, a submodule's checkout: their .git names the place
+                self._dirs[flag] = os.path.abspath(os.path.join(self.working_tree_dir,
+                                                                self.git("rev-parse", flag)))
         return self._dirs[flag]
 
     @property
@@ -110,11 +117,14 @@ def commit_range(repo: Repo, good: str, bad: str) -> list[str]:
     commits that are both descendants of good and ancestors of bad."""
     if good == bad:
         raise UserError(f"good and bad are the same commit ({good[:10]})")
+    # Each commit of the first-parent line with its parents: when the oldest one's first
+    # parent is good, good is an ancestor and the line is the range (one git process).
+    line = [entry.split() for entry in
+            repo.git("rev-list", "--first-parent", "--parents", f"{good}..{bad}").splitlines()]
+    if line and line[-1][1:2] == [good]:
+        return [good, *(entry[0] for entry in reversed(line))]
     if not repo.ok("merge-base", "--is-ancestor", good, bad):
         raise UserError(f"good {good[:10]} is not an ancestor of bad {bad[:10]}")
-    line = repo.git("rev-list", "--first-parent", f"{good}..{bad}").split()
-    if line and repo.git("rev-parse", f"{line[-1]}^1") == good:
-        return [good, *reversed(line)]
     path = repo.git("rev-list", "--topo-order", "--ancestry-path", f"{good}..{bad}").split()
     return [good, *reversed(path)]
 

@@ -34,6 +34,7 @@ NOT_BUILT_FILES = frozenset({
     "pyproject.toml", "setup.py", "setup.cfg", "version.py", ".clang-format", "Jenkinsfile",
     ".gitattributes", "config.cmake",
 })
+FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256 object names
 # Directories under a tree that are no one's source: git's, and Python's bytecode caches.
 NOT_SOURCES = frozenset({".git", "__pycache__"})
 
@@ -88,17 +89,19 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
     commit of its range; one ``git ls-tree`` each was most of its time outside builds)."""
     repo = Path(repo)
     unique = list(dict.fromkeys(commits))
-    if len(unique) > 1:  # diff-tree --stdin reads full SHAs only
+    if len(unique) > 1 and not all(FULL_SHA.fullmatch(c) for c in unique):
+        # diff-tree --stdin reads full SHAs only (a bisection's commits are already)
         full = dict(zip(unique, git(repo, "rev-parse", *unique).split(), strict=True))
     else:
         full = {c: c for c in unique}
     if not unique:
         return {}
     base, others = unique[0], unique[1:]
+    # Build paths only, each path judged once: the listing's here, then each changed one.
     files: dict[str, tuple[str, str]] = {}
     for entry in git(repo, "ls-tree", "-r", "--full-tree", "-z", base).split("\0"):
         meta, _, path = entry.partition("\t")
-        if path:
+        if path and build_relevant(path):
             mode, _kind, sha = meta.split()
             files[path] = (mode, sha)
     keys = {base: _files_key(files)}
@@ -118,8 +121,13 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
         elif token.strip():
             changed = diffs.setdefault(token.strip(), {})
     for commit in others:
+        built = {path: entry for path, entry in diffs.get(full[commit], {}).items()
+                 if build_relevant(path)}
+        if not built:  # Python, docs, tests only: the base's build paths, the base's key
+            keys[commit] = keys[base]
+            continue
         now = dict(files)
-        for path, entry in diffs.get(full[commit], {}).items():
+        for path, entry in built.items():
             if entry is None:
                 now.pop(path, None)
             else:
@@ -129,12 +137,11 @@ def tree_keys(repo: Path | str, commits: Sequence[str]) -> dict[str, str]:
 
 
 def _files_key(files: dict[str, tuple[str, str]]) -> str:
-    # In path order (git's own for full paths), build paths only.
+    """The key of a tree's build paths (the caller leaves the others out)."""
     digest = hashlib.sha256()
-    for path in sorted(files):
-        if build_relevant(path):
-            mode, sha = files[path]
-            digest.update(f"{mode} {sha} {path}\n".encode())
+    for path in sorted(files):  # path order: git's own, for full paths
+        mode, sha = files[path]
+        digest.update(f"{mode} {sha} {path}\n".encode())
     return digest.hexdigest()[:16]
 
 
