@@ -81,7 +81,7 @@ def rebase_check_cmd(term: Terminal, onto: str, fork_rev: str, source: Path | No
     Exit status: 0 every patch applies (and the check passed), 1 a patch conflicts or the
     check did not pass, 2 a mistake in what was asked (bad ref, unknown option).
     """
-    from toolkit.cli import bisect  # noqa: F401 - how a bisection step's events read
+    from toolkit.cli import bisect_events  # noqa: F401 - how a bisection step's events read
     from toolkit.fork import rebase
 
     words = rebase.check_words(check_text, workload, target)
