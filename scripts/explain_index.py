@@ -393,6 +393,27 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
     return facts
 
 
+
+class _Scoped(ast.NodeVisitor):
+    """A visitor that knows the function or class it is in (``func``, outermost first)."""
+
+    def __init__(self) -> None:
+        self.func: list[str] = []
+
+    def _scope(self, node: ast.AST, name: str) -> None:
+        self.func.append(name)
+        self.generic_visit(node)
+        self.func.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._scope(node, node.name)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._scope(node, node.name)
+
+
 def tvm_attribute_reads(tree: ast.Module) -> list[tuple[str, str]]:
     """The ``tvm.a.b`` attribute chains a file that does ``import tvm`` reads, longest form,
     with the function reading each first. Kept only where the chain's top-level name is in no
@@ -402,29 +423,15 @@ def tvm_attribute_reads(tree: ast.Module) -> list[tuple[str, str]]:
                for n in ast.walk(tree)):
         return []
     reads: dict[str, str] = {}
-    func: list[str] = []
 
-    class Chains(ast.NodeVisitor):
-        def _scope(self, node: ast.AST, name: str) -> None:
-            func.append(name)
-            self.generic_visit(node)
-            func.pop()
-
-        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-            self._scope(node, node.name)
-
-        visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
-
-        def visit_ClassDef(self, node: ast.ClassDef) -> None:
-            self._scope(node, node.name)
-
+    class Chains(_Scoped):
         def visit_Attribute(self, node: ast.Attribute) -> None:
             parts, inner = [], node
             while isinstance(inner, ast.Attribute):
                 parts.append(inner.attr)
                 inner = inner.value
             if isinstance(inner, ast.Name) and inner.id == "tvm" and isinstance(node.ctx, ast.Load):
-                reads.setdefault(".".join(["tvm", *reversed(parts)]), ".".join(func))
+                reads.setdefault(".".join(["tvm", *reversed(parts)]), ".".join(self.func))
                 return  # the longest chain only
             self.generic_visit(node)
 
@@ -447,28 +454,17 @@ def undefined_names(tree: ast.Module) -> list[tuple[str, str]]:
     bound: set[str] = set()
     reads: dict[str, str] = {}
     star = False
-    func: list[str] = []
 
-    class Names(ast.NodeVisitor):
+    class Names(_Scoped):
         def visit_Name(self, node: ast.Name) -> None:
             if isinstance(node.ctx, ast.Load):
-                reads.setdefault(node.id, ".".join(func))
+                reads.setdefault(node.id, ".".join(self.func))
             else:
                 bound.add(node.id)
 
         def _scope(self, node: ast.AST, name: str) -> None:
             bound.add(name)
-            func.append(name)
-            self.generic_visit(node)
-            func.pop()
-
-        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-            self._scope(node, node.name)
-
-        visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
-
-        def visit_ClassDef(self, node: ast.ClassDef) -> None:
-            self._scope(node, node.name)
+            super()._scope(node, name)
 
         def visit_arg(self, node: ast.arg) -> None:
             bound.add(node.arg)
