@@ -561,8 +561,8 @@ def test_a_pass_that_segfaults_leaves_the_dump_before_it_and_the_module_it_recei
         pytest.skip("this TVM's save_json does not crash: no segfaulting pass to test with")
     assert r.returncode == 1, r.stderr
     assert "killed by SIGSEGV; running the work again up to where it crashed" in r.stderr
-    assert (f"pass FuseMyOps (#2) killed the process (SIGSEGV) while compiling {workload} for "
-            "llvm; a second run stopped before it") in r.stderr
+    assert (f"the process died of SIGSEGV while pass FuseMyOps (#2) ran, compiling {workload} "
+            "for llvm; a second run stopped before that pass") in r.stderr
     assert f"reproduce: python {out / 'repro.py'}" in r.stderr
     index = load_index(out)  # the earlier dump is replaced by this one, as a raising pass's
     assert index["summary"]["status"] == "failed" and index["summary"]["failed_pass"] == 2
@@ -570,7 +570,7 @@ def test_a_pass_that_segfaults_leaves_the_dump_before_it_and_the_module_it_recei
         "signal": "SIGSEGV", "seq": 2, "pass": "FuseMyOps", "stopped_before_it": True}
     names = [(p["name"], p["status"]) for p in index["passes"]]
     assert names == [("sequential", "failed"), ("LegalizeOps", "ok"), ("FuseMyOps", "failed")]
-    assert index["passes"][2]["error"] == "the process died of SIGSEGV inside this pass"
+    assert index["passes"][2]["error"] == "the process died of SIGSEGV while this pass ran"
     assert index["passes"][2]["repro"] == "reproduces"
     assert "def matmul(" in (out / "failed" / "input.py").read_text()  # LegalizeOps' output
     r = run_tk("dump-ir", "show", str(out), "--pass", "LegalizeOps", "--func", "matmul")
@@ -600,7 +600,7 @@ def test_a_crash_that_does_not_repeat_gets_a_repro_said_not_to_reproduce(tmp_pat
     r = run_tk("dump-ir", str(workload), "-o", str(out),
                env={"TK_TEST_MARKER": str(tmp_path / "crashed")})
     assert r.returncode == 1, r.stderr
-    assert "pass FuseMyOps (#2) killed the process (SIGSEGV)" in r.stderr
+    assert "the process died of SIGSEGV while pass FuseMyOps (#2) ran" in r.stderr
     assert f"{out / 'repro.py'} does not reproduce it (it runs without crashing here)" in r.stderr
     assert "reproduce: python" not in r.stderr
     failed = load_index(out)["passes"][2]

@@ -129,7 +129,7 @@ def record(
     if failure is not None:
         cause = failure.__cause__ or failure
         frame = recorder.fail(_error_text(cause) if died is None else
-                              f"the process died of {signal_name(died)} inside this pass", failed_at)
+                              f"the process died of {signal_name(died)} while this pass ran", failed_at)
         if frame is not None:
             failed_pass = frame.record
             failed_pass.module = _save_failed(work, frame.mod, workload.mod)
@@ -138,14 +138,17 @@ def record(
             why_not = (repro.verify(script, first_cause_of(cause).message()) if died is None
                        else repro.verify_crash(script, died))
             failed_pass.repro = "reproduces" if why_not is None else f"does not reproduce: {why_not}"
-            what = (f"raised while compiling {workload.source} for {target.spec}: "
+            which = f"pass {failed_pass.name} (#{failed_pass.seq})"
+            # A crash is only known to have come while the pass ran (the journal says which
+            # was running): the repro's verdict says whether the pass alone brings it back.
+            what = (f"{which} raised while compiling {workload.source} for {target.spec}: "
                     f"{one_line(cause)}" if died is None else
-                    f"killed the process ({signal_name(died)}) while compiling "
-                    f"{workload.source} for {target.spec}; a second run stopped before it: the "
-                    f"dump holds every pass before it and the module it received "
+                    f"the process died of {signal_name(died)} while {which} ran, compiling "
+                    f"{workload.source} for {target.spec}; a second run stopped before that "
+                    f"pass: the dump holds every pass before it and the module it received "
                     f"({out / FAILED / 'input.py'})")
             failure = TvmFailure(
-                f"pass {failed_pass.name} (#{failed_pass.seq}) {what}"
+                what
                 + ("" if why_not is None else f"\n  {out / 'repro.py'} does not reproduce it "
                    f"({why_not}): rerun the dump-ir command"),
                 reproduce=shlex.join(["python", str(out / "repro.py")]) if why_not is None
