@@ -721,6 +721,8 @@ CMAKE_STANDARDS = {
     ("CUDA", "23"): "3.20", ("CUDA", "26"): "3.25",
     ("HIP", "17"): "3.21", ("HIP", "20"): "3.21", ("HIP", "23"): "3.21", ("HIP", "26"): "3.25",
 }
+# How CMake's language names read in prose.
+LANGUAGES = {"CXX": "C++", "CUDA": "CUDA C++", "HIP": "HIP C++", "C": "C"}
 # What TVM's own CMake asks of CMake, by release (apache/tvm CMakeLists.txt and cmake/ at each
 # tag: `git show TAG:CMakeLists.txt`): (first release, what it needs, the CMake that has it).
 TVM_CMAKE = [
@@ -768,7 +770,7 @@ def cmake_standard(groups: dict[str, str], _text: str) -> tuple[str, str] | None
     """``<LANG>_STANDARD is set to invalid value 'N'``: this CMake cannot compile LANG as N."""
     lang, value = groups["lang"], groups["value"]
     since = CMAKE_STANDARDS.get((lang, value))
-    std = {"CXX": "C++", "CUDA": "CUDA C++", "HIP": "HIP C++", "C": "C"}.get(lang, lang)
+    std = LANGUAGES.get(lang, lang)
     if since is None:
         return None
     return (f"{lang}_STANDARD {value} ({std}{value}) needs CMake {since} or newer; the CMake "
@@ -931,7 +933,7 @@ def cmake_dialect(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     lang, value, compiler = groups["lang"], groups["value"], groups.get("compiler", "")
     cmake = CMAKE_STANDARDS.get((lang, value))
     tool = COMPILER_STANDARDS.get((compiler, lang, value))
-    std = {"CXX": "C++", "CUDA": "CUDA C++", "HIP": "HIP C++", "C": "C"}.get(lang, lang)
+    std = LANGUAGES.get(lang, lang)
     needs = [f"{tool} or newer (the compiler {compiler})" if tool else "",
              f"CMake {cmake} or newer (the first that knows its flags)" if cmake else ""]
     needs = [n for n in needs if n]
