@@ -23,7 +23,6 @@ from toolkit.dumpir.in_tvm import repro
 from toolkit.dumpir.in_tvm.recorder import HOST_KINDS, Recorder, instrument
 from toolkit.dumpir.store import PACK, FunctionStore, write_atomic
 from toolkit.errors import TkError, TvmFailure
-from toolkit.process import signal_name
 from toolkit.stack import codegen, compat
 from toolkit.stack import target as targets
 from toolkit.stack.workload import Workload
@@ -60,7 +59,7 @@ def dump(
         if first is None or first.running is None:
             raise TvmFailure(
                 f"compiling {workload.source} for {target.spec} killed the process "
-                f"({signal_name(after_crash.signal)}) outside any pass (in code generation, or "
+                f"({process.signal_name(after_crash.signal)}) outside any pass (in code generation, or "
                 "after it): there is no pass to stop before, and no dump",
                 reproduce=reproduce.tk_command("dump-ir", workload.source, target.spec,
                                                "-o", str(out)))
@@ -95,7 +94,7 @@ def record(
     verify: bool = False, assembly: bool = False,
     crash: tuple[int, tuple[int, str]] | None = None,
 ) -> DumpResult:
-    """``crash``: (signal, (seq, name)) - the first run died of that signal inside that pass;
+    """``crash``: (signal, (seq, name)) - the first run died of that signal while that pass ran;
     stop before it."""
     store = FunctionStore(work / PACK)
     journal = (work / JOURNAL).open("w")
@@ -128,8 +127,9 @@ def record(
     died = None if recorder.stopped is None or crash is None else crash[0]
     if failure is not None:
         cause = failure.__cause__ or failure
-        frame = recorder.fail(_error_text(cause) if died is None else
-                              f"the process died of {signal_name(died)} while this pass ran", failed_at)
+        error = (_error_text(cause) if died is None else
+                 f"the process died of {process.signal_name(died)} while this pass ran")
+        frame = recorder.fail(error, failed_at)
         if frame is not None:
             failed_pass = frame.record
             failed_pass.module = _save_failed(work, frame.mod, workload.mod)
@@ -143,7 +143,7 @@ def record(
             # was running): the repro's verdict says whether the pass alone brings it back.
             what = (f"{which} raised while compiling {workload.source} for {target.spec}: "
                     f"{one_line(cause)}" if died is None else
-                    f"the process died of {signal_name(died)} while {which} ran, compiling "
+                    f"the process died of {process.signal_name(died)} while {which} ran, compiling "
                     f"{workload.source} for {target.spec}; a second run stopped before that "
                     f"pass: the dump holds every pass before it and the module it received "
                     f"({out / FAILED / 'input.py'})")
@@ -191,7 +191,7 @@ def record(
         # This is the second run of a command whose first died inside a pass: which, of what,
         # and whether this run stopped before it (the crash repeated) or went past it.
         "first_run_crash": None if crash is None else {
-            "signal": signal_name(crash[0]), "seq": crash[1][0], "pass": crash[1][1],
+            "signal": process.signal_name(crash[0]), "seq": crash[1][0], "pass": crash[1][1],
             "stopped_before_it": died is not None},
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -250,7 +250,7 @@ def _crash_not_repeated(crash: tuple[int, tuple[int, str]], failure: TvmFailure 
     crash did not repeat (a race, memory corruption, something outside), or the compile
     took another path. The dump is the second run's; the first run's crash is not lost."""
     signum, (seq, name) = crash
-    said = (f"the first run died of {signal_name(signum)} inside pass {name} (#{seq}); the "
+    said = (f"the first run died of {process.signal_name(signum)} inside pass {name} (#{seq}); the "
             "second did not reach that pass as it was (the crash did not repeat), so this dump "
             "is of the second run")
     if failure is not None:
