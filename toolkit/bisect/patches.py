@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.bisect.verdicts import Known, VerdictCache
-from toolkit.bisect.worktree import GitFailed, Untestable, Worktree, run_git
+from toolkit.bisect.worktree import Untestable, Worktree
 from toolkit.errors import TkError
+from toolkit.git import GitFailed
+from toolkit.git import run as run_git
 from toolkit.paths import cache_root
 from toolkit.process import last_line
 

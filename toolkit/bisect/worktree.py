@@ -11,35 +11,16 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolkit import ownership
-from toolkit.errors import TkError, UserError
+from toolkit.errors import UserError
+from toolkit.git import GitFailed
+from toolkit.git import run as run_git
 from toolkit.process import last_line
-
-
-class GitFailed(TkError):
-    """A git command tk ran failed (its last line of stderr)."""
-
-
-def run_git(*args: str, cwd: Path | str | None = None, check: bool = True,
-            env: dict[str, str] | None = None,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """tk's one way to run git: output captured as text; with ``check``, a failure raises
-    ``GitFailed`` naming the command, where it ran and git's last line of stderr.
-
-    No optional locks: a read must not refresh (and rewrite) the user's index. ``env`` is
-    added to tk's environment (a commit's author and dates)."""
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, input=input,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", **(env or {})})
-    if check and proc.returncode != 0:
-        raise GitFailed(f"git {' '.join(args[:3])} in {cwd or os.getcwd()}: "
-                        f"{last_line(proc.stderr, f'exit {proc.returncode}')}")
-    return proc
 
 
 class Repo:

@@ -14,13 +14,13 @@ import json
 import os
 import re
 import stat as stat_mod
-import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolkit import git as gitrun
 from toolkit.errors import UserError
 
 # Top-level directories whose contents never reach libtvm / libtvm_runtime.
@@ -58,24 +58,17 @@ def build_relevant(path: str) -> bool:
     return not parts[-1].endswith(NOT_BUILT_SUFFIXES)
 
 
-def git_env() -> dict[str, str]:
-    """The environment of tk's git reads of a user's tree: ``git status`` would otherwise
-    refresh and rewrite the user's .git/index (as root, under sudo: a root-owned index)."""
-    return {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-
-
 def git(repo: Path, *args: str, check: bool = True, stdin: str | None = None) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          env=git_env(), input=stdin)
+    """``git ARGS`` in the user's tree ``repo``; a failure is the user's (a tree that is not
+    one, a bad ref): one line, exit 2."""
+    proc = gitrun.run(*args, cwd=repo, check=False, input=stdin)
     if check and proc.returncode != 0:
-        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        raise UserError(f"git {' '.join(args)[:200]} in {repo}: {why}")
+        raise UserError(f"git {' '.join(args)[:200]} in {repo}: {gitrun.failure(proc)}")
     return proc.stdout
 
 
 def is_git(repo: Path) -> bool:
-    return subprocess.run(["git", "-C", str(repo), "rev-parse", "--show-toplevel"],
-                          capture_output=True, text=True, env=git_env()).returncode == 0
+    return gitrun.run("rev-parse", "--show-toplevel", cwd=repo, check=False).returncode == 0
 
 
 def tree_key(repo: Path | str, commit: str = "HEAD") -> str:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolkit import git as gitrun
 from toolkit.explain import best, explain, one_line
 from toolkit.libraries import CORE_FAMILIES, family, same_file
 from toolkit.process import STAGE, run_probe
@@ -417,8 +418,7 @@ def check_python_library_skew(facts: dict[str, Any]) -> list[Check]:
                           f"at {(lib_tree / 'python') if lib_tree else 'the matching package'}")]
     built = ((facts.get("build_info") or {}).get("libinfo") or {}).get("GIT_COMMIT_HASH", "")
     if py_tree is not None and re.fullmatch(r"[0-9a-f]{7,40}", built or ""):
-        head = subprocess.run(["git", "-C", str(py_tree), "rev-parse", "HEAD"],
-                              capture_output=True, text=True).stdout.strip()
+        head = gitrun.run("rev-parse", "HEAD", cwd=py_tree, check=False).stdout.strip()
         if head and not head.startswith(built) and not built.startswith(head):
             return [Check("python vs library", WARN,
                           f"{py_tree}'s sources are at {head[:12]}, but its libtvm was built "

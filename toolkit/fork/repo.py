@@ -16,8 +16,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.bisect.worktree import GitFailed, Repo, open_repo, resolve, run_git, toplevel
+from toolkit.bisect.worktree import Repo, open_repo, resolve, toplevel
 from toolkit.errors import UserError
+from toolkit.git import GitFailed
+from toolkit.git import run as run_git
 from toolkit.paths import cache_root
 
 # Where a fork's upstream usually is, when --upstream is not given: the remote a fork adds

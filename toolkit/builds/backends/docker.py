@@ -24,7 +24,6 @@ import os
 import re
 import shlex
 import socket
-import subprocess
 import tarfile
 import tempfile
 import time
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from toolkit import git as gitrun
 from toolkit import ownership
 from toolkit.builds import image
 from toolkit.builds.backends import (
@@ -237,8 +237,8 @@ def mounts(job: BuildJob) -> dict[str, str]:
     bdir = job.build_dir.resolve()
     if not bdir.is_relative_to(src):
         paths[str(bdir)] = "rw"
-    proc = subprocess.run(["git", "-C", str(src), "rev-parse", "--path-format=absolute",
-                           "--git-common-dir"], capture_output=True, text=True)
+    proc = gitrun.run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=src,
+                      check=False)
     common = Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
     if common and common.is_dir() and not common.resolve().is_relative_to(src):
         paths[str(common.resolve())] = "ro"
