@@ -19,7 +19,7 @@ class Case:
     cause: str
     terms: tuple[tuple[str, ...], ...]  # every group must match; any term of a group does
     split: str  # DEV or HELD_OUT
-    round: int  # the collection round (1: c01-c44, 2: c45-c71, 3: c72-c92, 4: c93-)
+    round: int  # the collection round (1: c01-c44, 2: c45-c71, 3: c72-c92, 4: c93-c116, 5: c117-)
 
 
 def cases() -> list[Case]:
@@ -33,8 +33,8 @@ def cases() -> list[Case]:
         groups = tuple(tuple(t.strip() for t in g.replace("\\|", "|").split("|") if t.strip())
                        for g in must.split(";"))
         # "dev", "dev (held out in round 1)", "dev (round 2)", "dev (held out in round 2)",
-        # "dev (round 3)", "dev (held out in round 3)", "dev (round 4)", "held out (round 4)":
-        # the round named is the one that collected it
+        # "dev (round 3)", "dev (held out in round 3)", "dev (round 4)", "dev (held out in round 4)",
+        # "dev (round 5)", "held out (round 5)": the round named is the one that collected it
         split = HELD_OUT if label.startswith(HELD_OUT) else DEV
         got = re.search(r"round (\d+)", label)  # a log held out in round N was collected then
         out.append(Case(CORPUS / log, thread, cause, groups, split,
