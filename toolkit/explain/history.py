@@ -420,6 +420,7 @@ def matches_template(template: str, text: str) -> int:
     wildcard-only patterns and linear in the text."""
     pos, total = 0, 0
     pieces = template.split(WILD)
+    last = max((i for i, p in enumerate(pieces) if p.strip()), default=-1)
     for i, piece in enumerate(pieces):
         if not piece:
             continue
@@ -429,6 +430,13 @@ def matches_template(template: str, text: str) -> int:
         if not piece:
             continue
         at = text.find(piece, pos)
+        if at < 0 and i == last:
+            # A log that drops the formatted tail ("... the same relax var" for the template's
+            # "... the same relax var: %s"): the piece less its punctuation ends the text.
+            core = piece.rstrip(" :=,;")
+            end = len(text.rstrip())
+            at = end - len(core) if len(core) >= 4 and text.endswith(core, pos, end) else -1
+            piece = core
         if at < 0:
             return -1
         pos, total = at + len(piece), total + len(piece)
