@@ -158,8 +158,8 @@ def _symbol(history: ApiHistory, sym: str, m: re.Match[str],
         parts.append(f"exported (declared TVM_DLL, {exported[1]}) in {v.span(exported[0])}")
     if plain[0]:
         parts.append(f"defined extern \"C\" without TVM_DLL ({plain[1]}) in {v.span(plain[0])}, "
-                     "so a Linux build has the symbol but MSVC does not export it from a "
-                     "Windows DLL")
+                     "so MSVC does not export it from a Windows DLL (nor does a build with "
+                     "hidden visibility, such as HIDE_PRIVATE_SYMBOLS=ON)")
     fixed = ""
     if exported[0] and plain[0] and indexes(exported[0])[0] > indexes(plain[0])[0]:
         fixed = f"; TVM marked it for export from {v.first(exported[0])}"
@@ -646,7 +646,7 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
     frontend = (g.get("fe") or ("torch" if g.get("torch") or g.get("pt") else "")).lower()
     if not frontend:  # the frontend's file in the log's traceback, when it shows one
         shown = _FRONTEND_FILE.search(m.string, max(0, m.start() - FRONTEND_BEHIND), m.end())
-        frontend = shown.group(1).lower() if shown else ""
+        frontend = shown.group(1).lower() if shown else _frontend_raising(m)
     if not ops:
         return None
     facts = history.facts.get("K", {})
@@ -692,6 +692,18 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
                   f"{of} of this TVM has no converter for {', '.join(ops[:4])}",
                   f"{'; '.join(parts)} (tk's table of each frontend's convert map per "
                   f"release){_yours(version)}.", fix)
+
+
+def _frontend_raising(m: re.Match[str]) -> str:
+    """The frontend whose own raise prints the message's line (from the error-site index:
+    "Operator X not implemented." is the ONNX frontends'), or ""."""
+    from toolkit.explain import raised
+
+    start = m.string.rfind("\n", 0, m.start()) + 1
+    end = m.string.find("\n", m.end())
+    hits = raised.find(m.string[start:end if end >= 0 else None], None)
+    shown = _FRONTEND_FILE.search(hits[0].site.file) if hits else None
+    return shown.group(1).lower() if shown else ""
 
 
 # A frontend's file in a traceback: relay/frontend/onnx.py, relax/frontend/torch/fx_translator.py

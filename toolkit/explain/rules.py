@@ -1039,7 +1039,7 @@ RULES: list[Rule] = [
         "upgrade TVM, or report the printed kernel to apache/tvm.",
         "clang-based OpenCL/Metal compilers (use of undeclared identifier) and NVRTC/nvcc "
         "(identifier \"x\" is undefined) on the kernels TVM's source codegens print",
-        toolchain.device_source,
+        lambda groups, text: toolchain.device_source(groups, text) or NOT_THIS,
         rank=48,
     ),
     Rule(

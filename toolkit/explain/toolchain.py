@@ -723,6 +723,13 @@ _HOST_SOURCE = re.compile(r"(?:^|[\s/])(?:src|include|python|3rdparty)/[\w/.-]+\
                           r"[:(]\d+")
 
 
+# A diagnostic naming a source file, and what says the source is TVM's: TVM's names for the
+# files and kernels it writes, the device compilers' names for in-memory source, TVM itself.
+_SOURCE_FILE = re.compile(r"[\w.-]+\.(?:cu|cl|metal|wgsl|cc|cpp|c)(?:\(\d+\)|:\d+)")
+_TVM_MARK = re.compile(r"tvm|TVM|default_function|default_program|<kernel>|program_source|"
+                       r"_kernel0?\b")
+
+
 def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """A GPU compiler (OpenCL, NVRTC/nvcc, Metal, WGSL) rejecting source TVM generated: the
     kernel text is TVM's codegen's output, so the bug is in TVM's source printer for that
@@ -733,6 +740,8 @@ def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else None]
     if _HOST_SOURCE.search(line):
         return None  # a compile of a source file of TVM's tree (or the user's): not generated code
+    if _SOURCE_FILE.search(line) and not _TVM_MARK.search(text):
+        return None  # a file of the user's own (bad.cu) compiled with nothing of TVM around it
     ident = groups.get("ident") or groups.get("ident2") or ""
     target = next((t for t, pattern in DEVICE_COMPILERS if pattern.search(text)), "")
     history = api()
