@@ -16,7 +16,10 @@ the submodule's sources are read too. It writes two gzip'd text files into ``--o
   the renames that can be established: a definition that left one module for another at the
   same version with the same body or signature (and the public names re-exporting it), a
   module whose definitions moved together, an FFI global whose name changed its prefix
-  only, and deprecation shims (``@deprecated(old, new)``, ``warnings.warn("... deprecated")``).
+  only, and deprecation shims (``@deprecated(old, new)``, ``warnings.warn("... deprecated")``);
+  also each frontend's convert-map keys, TVM's ``TVM*`` C functions (exported with
+  ``TVM_DLL`` or not), and the Python packages and versions each release asks for (read
+  from python/setup.py, python/gen_requirements.py and pyproject.toml).
 - ``sites.txt.gz``, the error sites: every ``CHECK``/``ICHECK``(``_EQ``, ...),
   ``TVM_FFI_CHECK``/``ICHECK``, ``LOG(FATAL)``, ``TVM_FFI_THROW``, ``throw``,
   ``Diagnostic::Error``, a ScheduleError's message, and Python ``raise``/``assert``, with

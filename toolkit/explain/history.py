@@ -26,6 +26,10 @@ commands never load them).
   keyword);
 - ``H`` a name a public C++ header declares (an exported function, a class or struct, a type
   alias, a macro; EXTRA: the header), for code compiled against TVM's headers;
+- ``E`` a ``TVM*`` C function marked for export (``TVM_DLL``) and ``W`` one defined
+  ``extern "C"`` without the mark (a Windows DLL does not export it; EXTRA: the file);
+- ``Q`` a Python package and the version a release asks for (``xgboost>=1.1.0,<1.6.0``;
+  ``numpy`` for any; EXTRA: the requirements piece, ``core`` or an extra);
 - ``L`` an LLVM major version TVM's LLVM codegen (``src/target/llvm``) tests for
   (``TVM_LLVM_VERSION >= 170`` is 17): the versions whose sources know that LLVM's API.
 
