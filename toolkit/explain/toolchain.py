@@ -784,15 +784,20 @@ def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
 def requirements(package: str) -> list[tuple[str, int]]:
     """(version spec, versions asking it) for ``package`` among TVM's requirements, oldest
     first; spec "" for any version."""
+    return _requirements().get(package.lower().replace("_", "-"), [])
+
+
+@cache
+def _requirements() -> dict[str, list[tuple[str, int]]]:
+    """Every package TVM's releases ask for -> its specs (read once, on first use)."""
     from toolkit.explain.history import api
 
-    want = package.lower().replace("_", "-")
-    out = []
+    out: dict[str, list[tuple[str, int]]] = {}
     for name, (mask, _piece) in api().facts.get("Q", {}).items():
         m = _REQ_NAME.match(name)
-        if m and m.group(0) == want:
-            out.append((name[m.end():], mask))
-    return sorted(out, key=lambda sm: sm[1] & -sm[1])
+        if m:
+            out.setdefault(m.group(0), []).append((name[m.end():], mask))
+    return {k: sorted(v, key=lambda sm: sm[1] & -sm[1]) for k, v in out.items()}
 
 
 _REQ_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*?(?=[<>=!~^]|$)")
