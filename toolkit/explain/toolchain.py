@@ -719,15 +719,14 @@ DEVICE_COMPILERS = [
 # Float infinity and NaN as a source printer may write them when it prints the value's text
 # (``inf`` + the float suffix ``f``) instead of a constant the language defines.
 _SPECIAL_FLOATS = {"inf", "inff", "infinity", "nan", "nanf", "INF", "NAN", "inf_f"}
-_HOST_SOURCE = re.compile(r"(?:^|[\s/])(?:src|include|python|3rdparty)/[\w/.-]+\.(?:cc|cpp|cxx|h|hpp|cu|c)"
-                          r"[:(]\d+")
 
 
-# A diagnostic naming a source file, and what says the source is TVM's: TVM's names for the
-# files and kernels it writes, the device compilers' names for in-memory source, TVM itself.
-_SOURCE_FILE = re.compile(r"[\w.-]+\.(?:cu|cl|metal|wgsl|cc|cpp|c)(?:\(\d+\)|:\d+)")
-_TVM_MARK = re.compile(r"tvm|TVM|default_function|default_program|<kernel>|program_source|"
-                       r"_kernel0?\b")
+# The file a diagnostic names, and the names of source TVM generated: OpenCL's <kernel>,
+# Metal's program_source, NVRTC's default_program, the files TVM's nvcc helper writes into a
+# temporary directory (tvm_kernels.cu, my_kernel.cu).
+_SOURCE_FILE = re.compile(r"(?:<\w+>|[\w./\\-]+)(?:\(\d+\)|:\d+)")
+_GENERATED = re.compile(r"<kernel>|<source>|program_source|default_program|tvm_kernels?\.|"
+                        r"my_kernel\.|(?:^|/)tmp[\w]*/")
 
 
 def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
@@ -738,10 +737,9 @@ def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
 
     line_start = text.rfind("\n", 0, text.find(groups.get("diag", "") or "error")) + 1
     line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else None]
-    if _HOST_SOURCE.search(line):
-        return None  # a compile of a source file of TVM's tree (or the user's): not generated code
-    if _SOURCE_FILE.search(line) and not _TVM_MARK.search(text):
-        return None  # a file of the user's own (bad.cu) compiled with nothing of TVM around it
+    named = _SOURCE_FILE.search(line[:line.find("error")])
+    if named and not _GENERATED.search(named.group(0)):
+        return None  # a file of TVM's tree or the user's (bad.cu, src/x.cc): not generated code
     ident = groups.get("ident") or groups.get("ident2") or ""
     target = next((t for t, pattern in DEVICE_COMPILERS if pattern.search(text)), "")
     history = api()
