@@ -745,3 +745,19 @@ def test_no_module_tvm_names_pythonpath_and_the_tree_the_log_sets() -> None:
     same = explain("PYTHONPATH=/opt/tvm/python\nTVM_LIBRARY_PATH=/opt/tvm/build\n"
                    "Cannot find object type index for relax.Foo\n")
     assert "python-library-skew" not in {x.id for x in same}  # one tree: no skew
+
+
+def test_the_environment_check_names_a_python_tree_beside_another_trees_library() -> None:
+    from toolkit.explain.environment import Facts, findings
+
+    # the records the probe writes (toolkit/probes/explain.py), as it would for this process
+    records = [{"stage": "tvm", "ok": True, "version": "0.21.dev0",
+                "package": "/home/u/tvm-main/python/tvm"},
+               {"stage": "libraries", "mapped": [["libtvm", "/home/u/tvm-0.20/build/libtvm.so"]],
+                "needed": {}}]
+    found = {f.id: f for f in findings("No module named 'tvm'\n", Facts.from_records(records))}
+    skew = found["env-tree-skew"]
+    assert "/home/u/tvm-main" in skew.cause and "/home/u/tvm-0.20" in skew.cause
+    same = [{**records[0]}, {"stage": "libraries", "mapped": [
+        ["libtvm", "/home/u/tvm-main/build/libtvm.so"]], "needed": {}}]
+    assert "env-tree-skew" not in {f.id for f in findings("", Facts.from_records(same))}
