@@ -591,6 +591,7 @@ class CppFacts:
     llvm: list[int] = field(default_factory=list)  # LLVM major versions the code tests for
     declared: list[str] = field(default_factory=list)  # names a public header declares
     c_symbols: list[tuple[str, bool]] = field(default_factory=list)  # (TVM C function, exported)
+    printed: list[str] = field(default_factory=list)  # names a source codegen's literals print
 
 
 # TVM's C API (what ctypes looks up by name): a ``TVM*`` function marked for export
@@ -600,6 +601,28 @@ _C_SYMBOL = re.compile(r"""
   \bTVM(?:_FFI)?_DLL\s+(?:[\w:<>,*&]+\s+)*?[*&]*(?P<exported>TVM\w+)\s*\(
 | \bextern\s+"C"\s+(?!TVM(?:_FFI)?_DLL)(?:[\w:<>,*&]+\s+)*?[*&]*(?P<plain>TVM\w+)\s*\(
 """, re.X)
+
+
+# A device source printer (codegen_cuda.cc, the CUDA half/fp8 helpers it prints, the OpenCL
+# and Metal intrinsic rules): the names its string literals print into kernel source.
+_PRINTER = re.compile(r"^src/.*/(?:codegen_(?P<cg>\w+)|intrin_rule_(?P<ir>\w+)|"
+                      r"literal/(?P<lit>[a-z]+)_\w+)\.(?:cc|h)$")
+_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_PRINTED_NAME = re.compile(r"\b[A-Za-z_]\w{2,}\b")
+
+
+def printer_target(path: str) -> str | None:
+    """``cuda`` for src/target/source/codegen_cuda.cc (or literal/cuda_half_t.h), else None."""
+    m = _PRINTER.match(path)
+    target = (m.group("cg") or m.group("ir") or m.group("lit")) if m else None
+    return target if target in PRINTER_TARGETS else None
+
+
+PRINTER_TARGETS = ("cuda", "opencl", "metal", "webgpu", "c")  # TVM's source-printing targets
+
+
+def printed_names(text: str) -> list[str]:
+    return sorted({n for lit in _LITERAL.findall(text) for n in _PRINTED_NAME.findall(lit)})
 
 
 def c_symbols(text: str) -> list[tuple[str, bool]]:
@@ -1100,6 +1123,8 @@ def parse_blob(args: tuple[str, str, bytes]) -> tuple[str, str, object]:
         return path, sha, parse_python(text, module, path.endswith("__init__.py"))
     facts = parse_cpp(text)
     facts.c_symbols = c_symbols(text)
+    if printer_target(path):
+        facts.printed = printed_names(text)
     if path.startswith(("include/", f"{SUBMODULE}/include/")) and path.endswith(".h"):
         facts.declared = declared_names(text)
     return path, sha, facts
@@ -1341,6 +1366,10 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 for name in facts.declared:
                     masks[("H", name)] |= bit
                     extra[("H", name)] = path
+                target = printer_target(path)
+                for name in facts.printed:  # ``I``: TARGET:NAME its printer writes
+                    masks[("I", f"{target}:{name}")] |= bit
+                    extra[("I", f"{target}:{name}")] = path
                 for name, exported in facts.c_symbols:
                     masks[("E" if exported else "W", name)] |= bit
                     extra[("E" if exported else "W", name)] = path
