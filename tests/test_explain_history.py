@@ -731,6 +731,8 @@ def test_a_device_compiler_rejecting_generated_source_names_the_codegen() -> Non
     assert f.id == "device-compiler-rejects-generated-source"
     assert "codegen_opencl.cc" in f.cause and "codegen_cuda.cc" not in f.cause
     assert "infinity or NaN" in f.cause and "upgrade TVM" in f.fix
+    # the history of what the OpenCL printer writes: INFINITY/NAN from v0.6.0 (apache/tvm#3194)
+    assert "INFINITY, NAN from v0.6.0" in f.cause and "upgrade TVM to v0.6.0" in f.fix
     # clang compiling a file of TVM's tree, or nvcc the user's own .cu, is not generated source
     for own in ("/src/tvm/src/runtime/opencl/opencl_module.cc:40:3: error: use of undeclared "
                 "identifier 'clFoo'\n", 'kernels/my_op.cu(12): error: identifier "inf" is '

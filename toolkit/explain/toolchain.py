@@ -660,7 +660,7 @@ def dependency_attribute(groups: dict[str, str], text: str) -> tuple[str, str] |
         fix = (f"downgrade {top} to a release that still has {attr} (pip install {below}), or "
                f"use a newer TVM whose code follows {top}'s current API; if the installed {top} "
                f"is older than TVM asks, upgrade it instead")
-    return (f"{module} has no {attr}: {top} is a package TVM imports{use}, and {verdict}. "
+    return (f"{module} has no {attr}: {top} is a package TVM uses{use}, and {verdict}. "
             f"{table}.", fix)
 
 
@@ -733,8 +733,6 @@ def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """A GPU compiler (OpenCL, NVRTC/nvcc, Metal, WGSL) rejecting source TVM generated: the
     kernel text is TVM's codegen's output, so the bug is in TVM's source printer for that
     target, not in the user's code. None for a compile of TVM's own (or a user's) C++ files."""
-    from toolkit.explain.history import api
-
     line_start = text.rfind("\n", 0, text.find(groups.get("diag", "") or "error")) + 1
     line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else None]
     named = _SOURCE_FILE.search(line[:line.find("error")])
@@ -742,41 +740,98 @@ def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
         return None  # a file of TVM's tree or the user's (bad.cu, src/x.cc): not generated code
     ident = groups.get("ident") or groups.get("ident2") or ""
     target = next((t for t, pattern in DEVICE_COMPILERS if pattern.search(text)), "")
+    compiler = {"opencl": "the OpenCL compiler", "cuda": "NVRTC/nvcc", "metal": "the Metal "
+                "compiler", "webgpu": "the WGSL compiler"}.get(target, "the device compiler "
+                                                                  "(OpenCL, CUDA or Metal)")
+    targets = [target] if target else [t for t, _ in DEVICE_COMPILERS]
+    found = []  # what TVM's history says of the name: the versions whose printer writes it
+    for t in targets:
+        hit = _printed(t).get(ident)
+        if hit:
+            found.append(f"`{ident}` is in what TVM's {t} printer writes in {hit[0]} ({hit[1]})")
+    special, firsts = "", []
+    if ident in _SPECIAL_FLOATS:
+        special = (f" `{ident}` is a float infinity or NaN printed as a bare name: the codegen "
+                   "printed the value's text instead of a constant the device language defines.")
+        for t in targets:
+            names, since, file = _special_printed(t)
+            if names:
+                found.append(f"TVM's {t} printer writes infinity and NaN as "
+                             f"{', '.join(names[:4])} from {since} (now in {file})")
+                firsts.append(since)
+    history = f" TVM's history: {'; '.join(found)}." if found else ""
+    named = f" `{ident}`" if ident else ""
+    if len(firsts) == 1:
+        upgrade = f"upgrade TVM to {firsts[0]} or newer, whose printer writes it as a constant"
+    elif firsts:
+        upgrade = ("upgrade TVM to the release from which the printer of the target in use "
+                   "writes it as a constant (above)")
+    else:
+        upgrade = ("upgrade TVM (a newer TVM's codegen may print it correctly; `tk bisect` on "
+                   "the codegen tells when it changed)")
+    return (f"{compiler} rejects{named} in the kernel source TVM's code generator printed: "
+            f"the invalid source is TVM's codegen's output, not the user's code.{special} "
+            f"TVM's source printer for {'this target' if target else 'each target'}: "
+            f"{_printer_where(target)} (over the shared codegen_c.cc).{history}",
+            f"{upgrade}; until then avoid the construct in the model (here: the value it "
+            "printed), and report the printed kernel (the built module's source, as the error "
+            "prints it) to apache/tvm's issues under the target's codegen")
+
+
+@cache
+def _printer_where(target: str) -> str:
+    """Each directory the target's printer sat in, with its versions; with no target named,
+    the directories of all of them (codegen_opencl.cc, codegen_cuda.cc ... moved together)."""
+    from toolkit.explain.history import api
+
     history = api()
     v = history.versions
-    files = history.facts.get("P", {})
-    # Each directory the target's printer sat in, with its versions; with no target named,
-    # the directories of all of them (codegen_opencl.cc, codegen_cuda.cc ... moved together).
     name = f"codegen_{target}.cc" if target else "codegen_{opencl,cuda,metal,webgpu}.cc"
+    wanted = {f"codegen_{t}.cc" for t in ([target] if target else
+                                          [t for t, _ in DEVICE_COMPILERS])}
     dirs: dict[str, int] = {}
-    for path, (mask, _) in files.items():
+    for path, (mask, _) in history.facts.get("P", {}).items():
         folder, _, base = path.rpartition("/")
-        if base in (f"codegen_{t}.cc" for t in ([target] if target else
-                                                [t for t, _ in DEVICE_COMPILERS])):
+        if base in wanted:
             key = folder.replace(f"/{target or base[8:-3]}", "/*") if "/codegen_" not in \
                 folder else folder
             dirs[key] = dirs.get(key, 0) | mask
     where = "; ".join(f"{folder}/{name} ({v.span(mask)})".replace("/*", f"/{target or '*'}")
                       for folder, mask in sorted(dirs.items(), key=lambda kv: kv[1] & -kv[1]))
-    where = where or f"src/target/source/{name}"
-    compiler = {"opencl": "the OpenCL compiler", "cuda": "NVRTC/nvcc", "metal": "the Metal "
-                "compiler", "webgpu": "the WGSL compiler"}.get(target, "the device compiler "
-                                                                  "(OpenCL, CUDA or Metal)")
-    special = ""
-    if ident in _SPECIAL_FLOATS:
-        special = (f" `{ident}` is a float infinity or NaN printed as a bare name: the codegen "
-                   "printed the value's text instead of a constant the device language defines "
-                   "(INFINITY, NAN, or 1.0f/0.0f).")
-    named = f" `{ident}`" if ident else ""
-    return (f"{compiler} rejects{named} in the kernel source TVM's code generator printed: "
-            f"the invalid source is TVM's codegen's output, not the user's code.{special} "
-            f"TVM's source printer for {'this target' if target else 'each target'}: {where} "
-            "(over the shared codegen_c.cc).",
-            "upgrade TVM (a newer TVM's codegen may print it correctly; `tk explain` on the newer "
-            "TVM's log or `tk bisect` on the codegen tells when it changed); until then avoid the "
-            "construct in the model (here: the value it printed), and report the printed kernel "
-            "(the built module's source, as the error prints it) to apache/tvm's issues under "
-            "the target's codegen")
+    return where or f"src/target/source/{name}"
+
+
+@cache
+def _printed(target: str) -> dict[str, tuple[str, str]]:
+    """Name -> (versions, file) of what TVM's ``target`` source printer writes (``I`` facts)."""
+    from toolkit.explain.history import api
+
+    history = api()
+    prefix = f"{target}:"
+    return {key[len(prefix):]: (history.versions.span(mask), file)
+            for key, (mask, file) in history.facts.get("I", {}).items() if key.startswith(prefix)}
+
+
+@cache
+def _special_printed(target: str) -> tuple[list[str], str, str]:
+    """(the constants TVM's ``target`` printer writes for infinity and NaN, the first version
+    writing one, its file), or ([], "", "")."""
+    from toolkit.explain.history import api
+
+    history = api()
+    prefix = f"{target}:"
+    hits = [(key[len(prefix):], mask, file) for key, (mask, file) in
+            history.facts.get("I", {}).items()
+            if key.startswith(prefix) and _FLOAT_CONSTANT.fullmatch(key[len(prefix):])]
+    if not hits:
+        return [], "", ""
+    oldest = min(hits, key=lambda h: h[1] & -h[1])
+    return sorted(h[0] for h in hits), history.versions.first(oldest[1]), oldest[2]
+
+
+# The constants device languages define for infinity and NaN (INFINITY, NAN, CUDART_INF_F,
+# HUGE_VALF, __int_as_float(0x7f800000) aside).
+_FLOAT_CONSTANT = re.compile(r"INFINITY|NAN|HUGE_VALF?|CUDART_(?:INF|NAN)(?:_F)?")
 
 
 def requirements(package: str) -> list[tuple[str, int]]:
