@@ -69,7 +69,7 @@ PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
     ("converter", ("Unsupported function types", "not supported for frontend",
                    "operators are not implemented", "perator"), re.compile(
         r"(?:Unsupported function types \[(?P<torch>[^\]\n]*)\]|not supported for frontend "
-        r"(?P<fe>\w+): (?P<ops>[^\n]*)|operators are not implemented: [\[{](?P<pt>[^\]}\n]*)[\]}]|"
+        r"(?P<fe>\w+) ?[:：] ?(?P<ops>[^\n]*)|operators are not implemented: [\[{](?P<pt>[^\]}\n]*)[\]}]|"
         # a frontend's own words for one operator: "Operator Greater not implemented.",
         # "Operator 'X' is not supported", "operator X is not converted"
         r"\b[Oo]perator:? [`'\"]?(?P<op>[\w:.]+)[`'\"]? (?:is )?not (?:yet )?"

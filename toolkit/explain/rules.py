@@ -1121,8 +1121,19 @@ RULES: list[Rule] = [
         "python/tvm/rpc/base.py (connect_with_retry); captured with 0.27.0.post1",
     ),
     Rule(
+        "onnx-pytorch-fallback-op", "frontend", ("ATen", "PythonOp"),
+        r"not supported for frontend ONNX ?[:：] ?[^\n]*?\b(?P<op>ATen|PythonOp)\b",
+        "The ONNX model holds PyTorch's own operators, not ONNX ones",
+        "",
+        "",
+        "torch.onnx.export's operator_export_type (ONNX_ATEN, ONNX_ATEN_FALLBACK, "
+        "ONNX_FALLTHROUGH) as PyTorch documents it; apache/tvm#4918",
+        toolchain.pytorch_fallback_op,
+        rank=60,
+    ),
+    Rule(
         "onnx-op-not-supported", "frontend", "are not supported for frontend ONNX",
-        r"The following operators are not supported for frontend ONNX: (?P<ops>.*)",
+        r"The following operators are not supported for frontend ONNX ?[:：] ?(?P<ops>.*)",
         "ONNX operators the Relax frontend does not convert",
         "the model uses operators (custom domains, or ones the Relax ONNX frontend has no "
         "converter for) that from_onnx cannot translate.",
@@ -1636,6 +1647,47 @@ RULES: list[Rule] = [
         "check the device's Vulkan features with vulkaninfo.",
         "src/target/spirv/ir_builder.cc (IRBuilder::AddCapabilityFor)",
         toolchain.vulkan_capability,
+    ),
+    Rule(
+        "cmake-subdirectory-empty", "build", "The source directory",
+        r"The source directory\s+(?P<dir>\S+)\s+does not contain a CMakeLists\.txt file",
+        "A directory the build adds has no CMakeLists.txt",
+        "add_subdirectory() names a directory that is empty or not there.",
+        "check the path, or check out what belongs there.",
+        "CMake's add_subdirectory error; captured with cmake 3.25 here (an empty 3rdparty/ "
+        "directory)",
+        toolchain.empty_subdirectory,
+        rank=60,
+    ),
+    Rule(
+        "libbacktrace-link", "build", ("backtrace_", "libbacktrace.a"),
+        r"(?:undefined reference to [`']|\"_?|ignoring file \S*)(?P<sym>backtrace_"
+        r"(?:create_state|full|syminfo|pcinfo|simple)|libbacktrace\.a)",
+        "TVM's bundled libbacktrace did not link",
+        "the runtime's logging.cc calls libbacktrace (backtrace_create_state, backtrace_full), "
+        "which TVM's build compiles from 3rdparty/libbacktrace into libbacktrace.a; that "
+        "archive is missing or in a format this linker does not read (on macOS, ld says it "
+        "ignores it), so libtvm_runtime misses its symbols. libbacktrace came into TVM with "
+        "apache/tvm#7153; apache/tvm#7706 made it optional (USE_LIBBACKTRACE, AUTO: off on "
+        "macOS and where it cannot be built), in every release from v0.8.0.",
+        "configure with -DUSE_LIBBACKTRACE=OFF (set(USE_LIBBACKTRACE OFF) in config.cmake) "
+        "and rebuild from a clean build directory; a 0.8.dev tree before apache/tvm#7706 has "
+        "no such option: update TVM to v0.8.0 or newer.",
+        "cmake/modules/Libbacktrace.cmake and src/runtime/logging.cc (apache/tvm v0.8.0); "
+        "captured with GNU ld here (a program calling backtrace_full, libbacktrace not linked)",
+        rank=60,
+    ),
+    Rule(
+        "half-float-helper-missing", "library", ("hftf2", "hfsf2", "fhf2", "_ieee"),
+        r"(?:undefined symbol:?|undefined reference to [`'])\s*(?P<sym>__(?:extendhf[sdtx]f2|"
+        r"trunc[sdtx]fhf2|gnu_h2f_ieee|gnu_f2h_ieee))\b",
+        "A half-precision (fp16) conversion helper of the compiler's runtime is missing",
+        "",
+        "",
+        "libgcc / compiler-rt helper names (gcc's soft-fp); apache/tvm#6415 and #6431; "
+        "captured here with ctypes.CDLL of a g++-built library calling __extendhftf2",
+        toolchain.half_float_helper,
+        rank=60,
     ),
     # Generic, so last and lowest: any CMake error, with the message lines under its header.
     Rule(

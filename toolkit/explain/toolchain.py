@@ -1016,6 +1016,12 @@ def cmake_command(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
                 f"{where}: the CMake that ran is older, or the file did not include({module}).",
                 f"use CMake {since} or newer (pip install 'cmake>={since}'), and include({module}) "
                 "before the call.")
+    if name.startswith("tvm_"):  # tvm_file_glob, tvm_option: cmake/utils/Utils.cmake
+        return (f"{groups['command']} is a function of TVM's own CMake files (cmake/utils/ of "
+                f"the TVM tree){where}: the TVM tree that defines it is not there (an empty "
+                "3rdparty/tvm submodule) or its cmake/utils/Utils.cmake was not include()d.",
+                "check out the TVM tree (git submodule update --init --recursive), or "
+                "include(<tvm>/cmake/utils/Utils.cmake) before the call.")
     return (f"CMake does not know the command {groups['command']}{where}: a command of a newer "
             "CMake, or a function defined in a CMake file that was not included.",
             "check which CMake the project asks for (cmake_minimum_required) against "
@@ -1200,3 +1206,66 @@ def cmake_dialect(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
             f"compiler or the CMake here is older (too old){facts}.",
             f"upgrade what is older: {'; '.join(needs)} (pip install 'cmake>={cmake}' for CMake"
             ")." if cmake else f"upgrade what is older: {'; '.join(needs)}.")
+
+
+def empty_subdirectory(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``add_subdirectory`` of a directory without CMakeLists.txt: under ``3rdparty/`` (where
+    TVM, MLC-LLM and TileLang keep their git submodules) an uninitialised submodule."""
+    path = groups["dir"].rstrip("/")
+    if "/3rdparty/" not in f"/{path}/":
+        return None
+    name = path.split("/3rdparty/", 1)[-1] if "/3rdparty/" in path else path
+    defines = (" (TVM's tvm_file_glob and tvm_option, of its cmake/utils/Utils.cmake)"
+               if name.split("/")[0] == "tvm" else "")
+    return (f"{path} is empty: the git submodule 3rdparty/{name} was never checked out (a "
+            "clone without --recursive, or a download of the repository without its "
+            "submodules), so CMake finds nothing to add, and the functions that tree "
+            f"defines{defines} are unknown after it.",
+            "git submodule update --init --recursive in the checkout (or clone again with "
+            "--recursive), then configure from a clean build directory.")
+
+
+# The helpers gcc's and compiler-rt's runtime libraries define for half-precision
+# conversions (soft-fp names: hf = half, sf = float, df = double, tf/xf = long double).
+_HALF_HELPER_TYPES = {"sf": "float", "df": "double", "tf": "long double (128-bit)",
+                      "xf": "long double (x87)"}
+
+
+def half_float_helper(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """An fp16 conversion helper (``__extendhftf2``, ``__gnu_h2f_ieee``, ...) that the
+    compiler called and the runtime library at link or load time lacks."""
+    sym = groups["sym"]
+    m = re.fullmatch(r"__(extend|trunc)(\w\w)(\w\w)2", sym)
+    if m:
+        other = _HALF_HELPER_TYPES.get(m.group(3) if m.group(1) == "extend" else m.group(2), "")
+        what = (f"converts a half (fp16) value to {other}" if m.group(1) == "extend"
+                else f"converts {other} to half (fp16)")
+    else:
+        what = "converts between half (fp16) and float (ARM's __fp16 ABI)"
+    return (f"{sym} is a helper of the compiler's runtime library (libgcc or compiler-rt) that "
+            f"{what}: code compiled with __fp16 or _Float16 calls it, and the libgcc/"
+            "compiler-rt in the link or at load time does not define it (gcc 8 on arm64 "
+            "lowered such a cast to __extendhftf2, which its libgcc_s does not export). In TVM, "
+            "libtvm needed it from the __fp16 cast in src/relay/transforms/pattern_util.h "
+            "(ToScalar); apache/tvm#6431 replaced that cast with TVM's own half-float "
+            "conversion, first released in v0.7.0.",
+            "update TVM to v0.7.0 or newer (or apply apache/tvm#6431) and rebuild; for other "
+            "code, build with a compiler whose runtime library has the helper (newer gcc, or "
+            "clang with compiler-rt: -rtlib=compiler-rt), or link libgcc statically "
+            "(-static-libgcc).")
+
+
+def pytorch_fallback_op(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """ATen / PythonOp in an ONNX model: PyTorch's exporter wrote its own operators."""
+    op = groups["op"]
+    how = ("ONNX_ATEN or ONNX_ATEN_FALLBACK, for PyTorch operators it found no ONNX form "
+           "for" if op == "ATen" else "ONNX_FALLTHROUGH, for a custom torch.autograd.Function")
+    return (f"{op} is not an ONNX operator: PyTorch's exporter (torch.onnx.export) writes it "
+            f"when asked to fall back to PyTorch's own operators (operator_export_type={how}); "
+            "only PyTorch's runtime knows what it computes, so TVM's ONNX frontend has no "
+            "general converter for it.",
+            "export the model again with the default operator_export_type (ONNX) and a recent "
+            "opset, so every node is a standard ONNX operator, or skip ONNX and import the "
+            "PyTorch model with TVM's PyTorch frontend (torch.export + "
+            "tvm.relax.frontend.torch.from_exported_program; relay.frontend.from_pytorch "
+            "before v0.20).")
