@@ -123,12 +123,24 @@ def from_traceback(text: str, version: LogVersion | None, answered: set[int]) ->
     """Where the log's own traceback says the error was raised, when nothing more specific
     answers (no finding on the cause's line, ``answered``): its innermost TVM frame, and the
     history of that file."""
-    from toolkit.explain import raised
+    from toolkit.explain import frames, raised
 
     cause = first_cause(text)
-    if not cause.definite or not cause.frames or cause.line in answered:
+    if not cause.definite or cause.line in answered:
         return []
-    got = raised.from_frame(cause.frames[-1], cause.kind, version)
+    keyed = raised.from_ir_key(cause.kind, cause.text, version)
+    if keyed is not None:
+        title, why, fix, file = keyed
+        return [Finding("ir-object-key", "tvm-source", title, why, fix, cause.line,
+                        cause.text[:300], file, TRACEBACK_RANK, {"file": file},
+                        origin=SITES)]
+    if not cause.frames:
+        return []
+    # the frames printed right above the cause's line: is a __getattr__'s caller TVM's own?
+    above = "\n".join(text.split("\n", cause.line)[max(0, cause.line - 12):cause.line])
+    shown = frames.python_frames(above)
+    got = raised.from_frames(cause.frames, cause.kind, cause.text, version, len(shown) > 1 and
+                             shown[-1][2] == "__getattr__" and not frames.foreign(shown[-2][0]))
     if got is None:
         return []
     title, why, fix, file, function = got

@@ -404,11 +404,37 @@ _PYTHON_MEANS = {
 }
 
 
-def from_frame(frame: str, exception: str | None, version: LogVersion | None
-               ) -> tuple[str, str, str, str, str] | None:
+# What an attribute lookup that failed says it looked for: "<class 'tvm.runtime.container.ADT'>
+# has no attribute numpy" (TVM's Object.__getattr__), "'Foo' object has no attribute 'bar'".
+_LACKS = re.compile(r"(?:<class '(?P<cls>[\w.]+)'>|'(?P<obj>[\w.]+)' object) has no "
+                    r"attribute '?(?P<attr>\w+)")
+
+
+def from_frames(frames_: list[str], exception: str | None, message: str,
+                version: LogVersion | None, caller_in_tvm: bool = False
+                ) -> tuple[str, str, str, str, str] | None:
+    """:func:`from_frame` for the traceback's innermost TVM frame, or, when that frame is a
+    ``__getattr__`` raising an AttributeError (TVM's Object, a container forwarding to its
+    fields) and the frame right above it is TVM's too (``caller_in_tvm``), for that caller:
+    the lookup failed, the caller asked for it."""
+    if exception == "AttributeError" and caller_in_tvm and len(frames_) > 1 and \
+            frames_[-1].endswith(" __getattr__"):
+        getter = frames_[-1].partition(" ")[0].rpartition(":")[0]
+        if getter.endswith(".py"):
+            getter = "python/tvm/" + re.split(r"(?:^|/)tvm/", getter)[-1]
+        m = _LACKS.search(message)
+        asked = (f"a {m['cls'] or m['obj']} for `{m['attr']}`, which that type does not have"
+                 if m else "an object for an attribute its type does not have")
+        return from_frame(frames_[-2], exception, version, (f"{getter}'s __getattr__", asked))
+    return from_frame(frames_[-1], exception, version)
+
+
+def from_frame(frame: str, exception: str | None, version: LogVersion | None,
+               lookup: tuple[str, str] | None = None) -> tuple[str, str, str, str, str] | None:
     """(title, cause, fix, file, function) for an error no site matched, from the traceback's
     innermost TVM frame (``file:line function``, as :func:`toolkit.cause.first_cause` keeps
-    it) and the history of that file; None when the frame says too little."""
+    it) and the history of that file; None when the frame says too little. ``lookup``: the
+    frame called a ``__getattr__`` that raised, (that getter, what the frame asked it)."""
     from toolkit.explain.history import api
 
     place, _, function = frame.partition(" ")
@@ -437,11 +463,66 @@ def from_frame(frame: str, exception: str | None, version: LogVersion | None
     means = _PYTHON_MEANS.get(exception or "", "")
     what = f"{exception} " if exception else ""
     where = f"{file}, {short}" if short else file
-    cause = (f"the traceback's innermost TVM frame raised it: {file}:{line}"
-             f"{' in ' + short if short else ''}; TVM's sources have no message of this form "
-             f"there, so the {what}came from the code itself"
-             f"{': ' + means if means else ''}. {known}{yours}.")
+    if lookup is not None:  # a __getattr__ under this frame raised for what it asked
+        cause = (f"{lookup[0]} only looks an attribute up among the object's own fields and "
+                 f"raises for any other name, so the error is its caller's: {file}:{line}"
+                 f"{' in ' + short if short else ''} asked {lookup[1]} (a value of another "
+                 f"type than that code expects: a case it does not handle). {known}{yours}.")
+    else:
+        cause = (f"the traceback's innermost TVM frame raised it: {file}:{line}"
+                 f"{' in ' + short if short else ''}; TVM's sources have no message of this "
+                 f"form there, so the {what}came from the code itself"
+                 f"{': ' + means if means else ''}. {known}{yours}.")
     fix = (f"read {file} line {line} ({short or 'that function'}) in the TVM in use to see what "
            "it expected; if the input is valid, it is a TVM bug: report it with the script "
            "(tk bisect finds the commit that introduced it)")
     return f"Raised in {where}", cause, fix, file, short
+
+
+# A message that is only an IR object's repr: "IterSplit(IterMark(v1, extent=...), ...)".
+_REPR = re.compile(r"(?P<type>[A-Z][A-Za-z0-9]{2,})\(")
+
+
+def from_ir_key(exception: str | None, message: str, version: LogVersion | None
+                ) -> tuple[str, str, str, str] | None:
+    """(title, cause, fix, file) for a ``KeyError`` whose key is one of TVM's IR objects (its
+    repr, as TVM prints it): a lookup inside TVM's own code keyed by IR nodes missed. The
+    object's type comes from the object type keys the history has; the file from the error
+    sites that test for that type (where TVM's sources handle it)."""
+    from toolkit.explain.history import api, sites
+
+    if exception != "KeyError":
+        return None
+    body = message.split(":", 1)[-1].strip().strip("'\"")
+    m = _REPR.match(body)
+    if m is None:
+        return None
+    word = m.group("type")
+    history = api()
+    types = history.facts.get("T", {})
+    # the repr drops the node class's suffix: IterSplit is arith.IterSplitExpr
+    key = next((k for suffix in ("", "Expr", "Stmt", "Node") for k in types
+                if k.rsplit(".", 1)[-1] == word + suffix), None)
+    if key is None:
+        return None
+    cls = key.rsplit(".", 1)[-1]
+    index = sites()
+    count: dict[str, int] = {}
+    needle = cls + "Node"
+    for site in index.sites:
+        if needle in site.condition or needle in site.template:
+            count[site.file] = count.get(site.file, 0) + 1
+    if not count:
+        return None
+    file = max(count, key=lambda f: (count[f], f))
+    v = history.versions
+    yours = f"; the TVM in this log is {version.describe()} ({version.why})" if version else ""
+    cause = (f"the KeyError's key is an IR object, {key} (TVM's object type, in "
+             f"{v.span(types[key][0])}): a map keyed by IR nodes lacked it. TVM makes and "
+             f"handles {cls} in {file} ({count[file]} checks there test for it), so the "
+             f"lookup that missed walks what TVM's {'/'.join(file.split('/')[1:-1])} code "
+             f"built: a case that code does not handle for this input{yours}.")
+    fix = (f"update TVM to the newest release (fixes to {file.rsplit('/', 1)[-1]} are not in "
+           "older ones) and rebuild; if it fails the same way there, report it with the "
+           "script that builds the model (tk bisect finds the commit that introduced it).")
+    return f"A lookup keyed by a TVM {cls} missed ({file})", cause, fix, file
