@@ -143,6 +143,8 @@ class PyFacts:
     undefined: list[tuple[str, str]] = field(default_factory=list)  # (name, function reading it)
     tvm_reads: list[tuple[str, str]] = field(default_factory=list)  # (tvm.a.b, function reading it)
     params: dict[str, str] = field(default_factory=dict)  # public function/method -> parameters
+    loads: list[str] = field(default_factory=list)  # modules its top-level imports load
+    unset: list[tuple[str, str]] = field(default_factory=list)  # (local, function) read maybe unset
 
 
 def module_of(path: str, root: str) -> str | None:
@@ -312,6 +314,8 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
             elif isinstance(node, ast.ImportFrom):
                 src = _resolve(module, is_package, node.level, node.module) if node.level else \
                     (node.module or "")
+                # ``from a import b`` loads a, and a.b where that is a module
+                facts.loads += [src, *(f"{src}.{a.name}" for a in node.names if a.name != "*")]
                 for alias in node.names:
                     if alias.name == "*":
                         facts.stars.append(src)
@@ -319,6 +323,7 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
                         facts.imports[alias.asname or alias.name] = (src, alias.name)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
+                    facts.loads.append(alias.name)
                     if alias.asname:
                         facts.imports[alias.asname] = (alias.name, None)
             elif isinstance(node, ast.If | ast.Try):
@@ -408,6 +413,7 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
     Visitor().visit(tree)
     facts.undefined = undefined_names(tree)
     facts.tvm_reads = tvm_attribute_reads(tree)
+    facts.unset = unset_reads(tree)
     return facts
 
 
@@ -519,6 +525,156 @@ def undefined_names(tree: ast.Module) -> list[tuple[str, str]]:
     if star:
         return []
     return sorted((n, f) for n, f in reads.items() if n not in bound and n not in _MODULE_NAMES)
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+           ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _names(node: ast.AST) -> tuple[list[str], set[str]]:
+    """(names read, names bound) by one expression or simple statement, nested scopes (a
+    lambda, a comprehension, a def) left out: what runs in the function's own scope."""
+    reads: list[str] = []
+    stores: set[str] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if n is not node and isinstance(n, _SCOPES):
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                stores.add(n.name)
+            continue
+        if isinstance(n, ast.Name):
+            (reads.append if isinstance(n.ctx, ast.Load) else stores.add)(n.id)
+        elif isinstance(n, ast.Import | ast.ImportFrom):
+            stores.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.MatchAs | ast.MatchStar) and n.name:
+            stores.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            stores.add(n.rest)
+        todo.extend(ast.iter_child_nodes(n))
+    return reads, stores
+
+
+def unset_reads(tree: ast.Module) -> list[tuple[str, str]]:
+    """(local, function) for each local a function may read before any assignment to it has
+    run: assigned only in some branches of an ``if``, in a loop's body, in a ``try``'s
+    handler, and read after. What ``UnboundLocalError: cannot access local variable 'x'``
+    (``local variable 'x' referenced before assignment`` before Python 3.11) is raised for."""
+    out: list[tuple[str, str]] = []
+
+    def function(fn: ast.FunctionDef | ast.AsyncFunctionDef, qual: str) -> None:
+        local: set[str] = set()
+        declared: set[str] = set()
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Global | ast.Nonlocal):
+                declared.update(n.names)
+        for stmt in fn.body:
+            local |= _bound_in(stmt)
+        local -= declared
+        args = fn.args
+        start = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+        start |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        found: list[str] = []
+
+        def check(node: ast.AST, have: set[str]) -> set[str]:
+            reads, stores = _names(node)
+            found.extend(r for r in reads if r in local and r not in have and r not in found)
+            return have | stores
+
+        def flow(body: list[ast.stmt], have: set[str]) -> set[str] | None:
+            """The locals surely bound after ``body``, or None when it never falls through."""
+            for stmt in body:
+                if isinstance(stmt, ast.If | ast.While):
+                    have = check(stmt.test, have)
+                    a = flow(stmt.body, set(have))
+                    b = flow(stmt.orelse, set(have))
+                    if isinstance(stmt, ast.While):
+                        continue  # the body may not run
+                    if a is None and b is None:
+                        return None
+                    have = a if b is None else b if a is None else a & b
+                elif isinstance(stmt, ast.For | ast.AsyncFor):
+                    have = check(stmt.iter, have)
+                    flow(stmt.body, check(stmt.target, have))
+                    have = flow(stmt.orelse, set(have)) or have
+                elif isinstance(stmt, ast.With | ast.AsyncWith):
+                    for item in stmt.items:
+                        have = check(item, have)
+                    got = flow(stmt.body, have)
+                    if got is None:
+                        return None
+                    have = got
+                elif isinstance(stmt, ast.Try):
+                    tried = flow(stmt.body, set(have))
+                    ends = [flow(stmt.orelse, tried) if tried is not None else None]
+                    for h in stmt.handlers:
+                        ends.append(flow(h.body, have | ({h.name} if h.name else set())))
+                    alive = [e for e in ends if e is not None]
+                    after = set.intersection(*alive) if alive else None
+                    if stmt.finalbody:
+                        flow(stmt.finalbody, set(have))
+                    if after is None:
+                        return None
+                    have = after
+                elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    for d in [*stmt.decorator_list]:
+                        have = check(d, have)
+                    have = have | {stmt.name}
+                elif isinstance(stmt, ast.Delete):
+                    have = have - {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+                elif isinstance(stmt, ast.Return | ast.Raise | ast.Break | ast.Continue):
+                    check(stmt, have)
+                    return None
+                elif isinstance(stmt, ast.Match):
+                    have = check(stmt.subject, have)
+                    ends = [flow(c.body, check(c.pattern, set(have))) for c in stmt.cases]
+                    alive = [e for e in ends if e is not None] + [have]
+                    have = set.intersection(*alive)
+                elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                    if stmt.target.id in local and stmt.target.id not in have and \
+                            stmt.target.id not in found:
+                        found.append(stmt.target.id)
+                    have = check(stmt, have)
+                else:
+                    have = check(stmt, have)
+            return have
+
+        flow(fn.body, start)
+        out.extend((name, qual) for name in found)
+
+    class Functions(_Scoped):
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+            function(node, ".".join([*self.func, node.name]))
+            self._scope(node, node.name)
+
+        visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+    Functions().visit(tree)
+    return out
+
+
+def _bound_in(stmt: ast.stmt) -> set[str]:
+    """Every name a statement binds in its function's own scope (any branch, any depth)."""
+    bound: set[str] = set()
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(n.name)
+            if n is not stmt:
+                continue
+            todo.extend(n.decorator_list)
+            continue
+        if isinstance(n, _SCOPES):
+            continue
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            bound.add(n.id)
+        elif isinstance(n, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".")[0] for a in n.names if a.name != "*")
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.add(n.name)
+        todo.extend(ast.iter_child_nodes(n))
+    return bound
 
 
 def _unparse(node: ast.AST) -> str:
@@ -1281,6 +1437,22 @@ def exports(modules: dict[str, PyFacts]) -> dict[str, dict[str, tuple[str, str]]
     return done
 
 
+def loaded_by(every: dict[str, PyFacts], root: str) -> set[str]:
+    """The modules ``import ROOT`` loads: its package's top-level imports, theirs, and the
+    packages above each (importing ``a.b.c`` runs ``a`` and ``a.b`` first)."""
+    loaded: set[str] = set()
+    todo = [root]
+    while todo:
+        mod = todo.pop()
+        if mod in loaded or mod not in every:
+            continue
+        loaded.add(mod)
+        parts = mod.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += [m for m in every[mod].loads if m == root or m.startswith(root + ".")]
+    return loaded
+
+
 def collect(git: Git, ffi: Git | None, versions: list[tuple[str, str]], jobs: int) -> dict:
     parsed: dict[tuple[str, str], object] = {}
     per_version: list[list[tuple[str, str]]] = []
@@ -1330,6 +1502,7 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
     for v, files in enumerate(per_version):
         bit = 1 << v
         modules: dict[str, PyFacts] = {}
+        every: dict[str, PyFacts] = {}  # private modules too: what ``import tvm`` runs
         for path, sha in files:
             facts = parsed[(path, sha)]
             if isinstance(facts, list):  # CMake: which option compiles which directory
@@ -1345,6 +1518,10 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 mod, _pkg = python_module(path)
                 if mod is not None:
                     modules[mod] = facts
+                if path.startswith("python/") and path.endswith(".py"):
+                    every[path[7:-3].removesuffix("/__init__").replace("/", ".")] = facts
+                for name, func in facts.unset:
+                    masks[("Y", f"{path}:{func}:{name}")] |= bit
                 for key in facts.converters:
                     masks[("K", f"{mod}:{key}")] |= bit
                 for name, func in facts.undefined:
@@ -1358,8 +1535,9 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                         signatures[(f"{mod}.{name}", params)] |= bit
             else:
                 masks[("P", path)] |= bit
-                for t in facts.types:
+                for t in facts.types:  # EXTRA: the file declaring it, in the newest version
                     masks[("T", t)] |= bit
+                    extra[("T", t)] = path
                 if path.startswith("src/target/llvm/"):
                     for major in facts.llvm:
                         masks[("L", str(major))] |= bit
@@ -1384,6 +1562,10 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 entry[0] |= bit
                 entry[1][line] |= bit
         public = exports(modules)
+        # ``B``: the modules ``import tvm`` loads (so ``tvm.a.b`` is there without its import)
+        for mod in loaded_by(every, "tvm"):
+            if mod in modules:
+                masks[("B", mod)] |= bit
         version_aliases: dict[str, tuple[str, str]] = {}
         for mod, facts in modules.items():
             masks[("M", mod)] |= bit

@@ -56,6 +56,9 @@ PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
         r"Cannot find ffi::Function)\s+`?(?P<name>[\w.$]+[\w$])`?")),
     ("type", ("Cannot find type ",), re.compile(r"Cannot find type (?:key )?`?(?P<name>[\w.]+[\w])")),
     ("unbound", ("is not defined",), re.compile(r"name '(?P<ident>\w+)' is not defined")),
+    ("unset", ("local variable",), re.compile(
+        r"(?:cannot access local variable '(?P<ident>\w+)' where it is not associated with a "
+        r"value|local variable '(?P<old>\w+)' referenced before assignment)")),
     ("signature", ("unexpected keyword argument", "positional argument", "keyword-only argument"),
      re.compile(r"(?P<func>[\w.]+)\(\) (?:got an unexpected keyword argument '(?P<kw>\w+)'|"
                 r"missing \d+ required (?:positional|keyword-only) arguments?: "
@@ -125,6 +128,8 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
         return _type(history, g["name"], m, version)
     if kind == "unbound":
         return _unbound(history, g["ident"], m, version)
+    if kind == "unset":
+        return _unset(history, g.get("ident") or g.get("old") or "", m, version)
     if kind == "signature":
         return _signature(history, g, m, version)
     if kind == "symbol":
@@ -223,6 +228,10 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                       "check the spelling, or the project (fork or extension) that provides it")
     if rename is not None and rename.new != name and not (mask >> rename.at & 1):
         return _renamed(history, name, mask, rename, m, version)
+    if excerpt.startswith("module '") and history.get("M", name):
+        answer = _not_loaded(history, name, m, version)
+        if answer is not None:
+            return answer
     side = _on_side(mask, version, history)
     when = f"{name} exists in {v.span(mask)}"
     gone = v.after_last(mask)
@@ -533,6 +542,75 @@ def _unbound(history: ApiHistory, ident: str, m: re.Match[str],
                   (f"upgrade TVM to {fixed} or newer" if fixed else
                    f"define or import {ident} in {path} (and report it to TVM)")
                   + "; until then avoid the code path (another rule or schedule)")
+
+
+def _not_loaded(history: ApiHistory, name: str, m: re.Match[str],
+                version: LogVersion | None) -> Answer | None:
+    """``module 'tvm' has no attribute 'testing'`` where ``tvm.testing`` is a module that
+    ``import tvm`` does not load (the history's ``B`` facts): it must be imported itself."""
+    v = history.versions
+    module = history.get("M", name)[0]
+    loaded = (history.get("B", name) or (0, ""))[0] & module
+    alone = module & ~loaded
+    if not alone or (version is not None and not version.mask & alone):
+        return None  # ``import tvm`` loads it in the log's TVM: another cause
+    # the first version that no longer loads it, after one that did
+    stopped = next((i for i in indexes(alone) if i and loaded >> (i - 1) & 1), None)
+    before = (f" (it did in {v.span(loaded)}"
+              + (f"; `import tvm` stopped loading it in {v.labels[stopped]}" if stopped else "")
+              + ")") if loaded else ""
+    return Answer("python", name, m.start(), m.group(0),
+                  f"{name} is a module that `import tvm` does not load: import it itself",
+                  f"{name} is a module of TVM {v.span(module)}, but `import tvm` does not load "
+                  f"it in {v.span(alone)}{before}, so there it is an attribute only once "
+                  f"something imports it: code that uses {name} after a plain `import tvm` "
+                  f"fails this way{_yours(version)}.",
+                  f"add `import {name}` to the code (before its first use)")
+
+
+def _unset(history: ApiHistory, ident: str, m: re.Match[str],
+           version: LogVersion | None) -> Answer | None:
+    """``UnboundLocalError: cannot access local variable 'x'`` raised in TVM's Python: the
+    functions of the traceback's innermost TVM file that may read ``x`` before assigning it
+    (the history's ``Y`` facts), and the versions with that path."""
+    from toolkit.explain.frames import foreign, python_frames
+
+    v = history.versions
+    shown = [f for f in python_frames(m.string[max(0, m.start() - 4000):m.start()])
+             if not foreign(f[0])]
+    if not shown or not ident:
+        return None
+    path, line, func = shown[-1]
+    file = "python/tvm/" + re.split(r"(?:^|[/\\])tvm[/\\]", path)[-1].replace("\\", "/")
+    places = history.unset_reads(file, ident)
+    if not places:
+        return None
+    if version is not None and any(mask & version.mask for _, mask in places):
+        places = [(f, mask) for f, mask in places if mask & version.mask]
+    raising = [(f, mask) for f, mask in places if f.rsplit(".", 1)[-1] == func]
+    short = file.rsplit("/", 1)[-1]
+    listed = "; ".join(f"{f} ({v.span(mask)})" for f, mask in (raising or places)[:4])
+    if raising:
+        where = (f"{short} line {line} is in {func}, which assigns {ident} on some paths only "
+                 f"and reads it after them: {listed}")
+    else:  # the frame shown last calls the one that raised (a converter through a table)
+        where = (f"the traceback stops at {func} ({short} line {line}), which calls the "
+                 f"function that raised; in {file} the functions that assign {ident} on some "
+                 f"paths only and read it after them are: {listed}")
+    union = 0
+    for _, mask in raising or places:
+        union |= mask
+    fixed = v.after_last(union)
+    names = ", ".join(dict.fromkeys(f for f, _ in (raising or places)[:4]))
+    return Answer("unset", f"{file}:{ident}", m.start(), m.group(0),
+                  f"TVM's {short} reads {ident} before assigning it ({names})",
+                  f"{where}. The input took a path that leaves {ident} unset (a case the code "
+                  f"does not handle): a bug in TVM"
+                  + (f", gone from {fixed} (the code no longer reads it unset)" if fixed else
+                     ", still in main") + f"{_yours(version)}.",
+                  (f"upgrade TVM to {fixed} or newer" if fixed else
+                   f"report it to TVM with the input (the path through {names} that skips "
+                   f"{ident})") + "; until then change the input so that path is not taken")
 
 
 def _raising_frame(m: re.Match[str]) -> tuple[str, int, str] | None:

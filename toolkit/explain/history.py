@@ -12,12 +12,16 @@ commands never load them).
   offered under another name (EXTRA: the module it is, as ``tvm.nd`` was
   ``tvm.runtime.ndarray``), ``C`` a public class member (``module.Class.attr``);
 - ``F`` a registered FFI global (EXTRA: the source file that registers it), ``T`` an object
-  type key, ``K`` a frontend converter (``module:op``), ``P`` a C++ source file;
+  type key (EXTRA: the file declaring it), ``K`` a frontend converter (``module:op``), ``P`` a C++ source file;
 - ``O`` a source directory compiled only with a CMake option (EXTRA: the option);
 - ``R`` a rename, ``OLD<TAB>NEW<TAB>HOW<TAB>INDEX`` (the first version with NEW instead);
   ``D`` a deprecation warning and ``S`` a ``@deprecated(old, new)`` shim;
 - ``U`` a name a TVM Python file reads but never binds (``FILE:NAME``; EXTRA: the function
   reading it): TVM's own ``NameError``;
+- ``Y`` a local a function of TVM's Python may read before assigning it, assigned on some
+  paths only (``FILE:FUNCTION:NAME``): TVM's own ``UnboundLocalError``;
+- ``B`` a module that ``import tvm`` loads (its top-level imports, transitively): without it,
+  ``tvm.a.b`` is an attribute only once something imports it;
 - ``X`` a ``tvm.a.b`` chain a TVM Python file reads whose top-level name (``tvm.a``) no version
   has (``FILE:CHAIN``; EXTRA: the function reading it): TVM's own ``AttributeError``;
 - ``G`` a function's parameters in the versions that have them, for functions whose
@@ -138,6 +142,7 @@ class ApiHistory:
     classes: dict[str, list[str]] = field(default_factory=dict)  # short class -> module.Class
     by_parent: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # see _children
     unbound: dict[str, list[tuple[str, int, str]]] | None = None  # see undefined
+    unset: dict[tuple[str, str], list[tuple[str, int]]] | None = None  # see unset_reads
     by_callable: dict[str, list[tuple[str, list[str], int]]] | None = None  # see signatures
     misread: dict[str, list[tuple[str, str, int, str]]] | None = None  # see reads_of
 
@@ -211,6 +216,17 @@ class ApiHistory:
                 grouped[ident].append((path, mask, func))
             self.unbound = dict(grouped)
         return self.unbound.get(name, [])
+
+    def unset_reads(self, file: str, name: str) -> list[tuple[str, int]]:
+        """(function, versions) of each function of TVM's Python ``file`` that may read the
+        local ``name`` before assigning it."""
+        if self.unset is None:  # grouped by file and name on first use
+            grouped: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
+            for key, (mask, _) in self.facts.get("Y", {}).items():
+                path, func, local = key.split(":")
+                grouped[(path, local)].append((func, mask))
+            self.unset = dict(grouped)
+        return self.unset.get((file, name), [])
 
     def reads_of(self, name: str) -> list[tuple[str, str, int, str]]:
         """(file, chain, versions, function) of each TVM Python file that reads ``name`` (a

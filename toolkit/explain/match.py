@@ -133,7 +133,7 @@ def from_traceback(text: str, version: LogVersion | None, answered: set[int]) ->
         title, why, fix, file = keyed
         return [Finding("ir-object-key", "tvm-source", title, why, fix, cause.line,
                         cause.text[:300], file, TRACEBACK_RANK, {"file": file},
-                        origin=SITES)]
+                        origin=HISTORY)]
     if not cause.frames:
         return []
     # the frames printed right above the cause's line: is a __getattr__'s caller TVM's own?

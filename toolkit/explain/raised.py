@@ -486,10 +486,10 @@ _REPR = re.compile(r"(?P<type>[A-Z][A-Za-z0-9]{2,})\(")
 def from_ir_key(exception: str | None, message: str, version: LogVersion | None
                 ) -> tuple[str, str, str, str] | None:
     """(title, cause, fix, file) for a ``KeyError`` whose key is one of TVM's IR objects (its
-    repr, as TVM prints it): a lookup inside TVM's own code keyed by IR nodes missed. The
-    object's type comes from the object type keys the history has; the file from the error
-    sites that test for that type (where TVM's sources handle it)."""
-    from toolkit.explain.history import api, sites
+    repr, as TVM prints it): a lookup keyed by IR nodes missed one. The object's type and the
+    header declaring it come from the history's object type keys; the file implementing it is
+    the source file of the same name."""
+    from toolkit.explain.history import api
 
     if exception != "KeyError":
         return None
@@ -500,28 +500,31 @@ def from_ir_key(exception: str | None, message: str, version: LogVersion | None
     word = m.group("type")
     history = api()
     types = history.facts.get("T", {})
-    # the repr drops the node class's suffix: IterSplit is arith.IterSplitExpr
-    key = next((k for suffix in ("", "Expr", "Stmt", "Node") for k in types
-                if k.rsplit(".", 1)[-1] == word + suffix), None)
-    if key is None:
+    # the repr drops the node class's suffix: IterSplit is arith.IterSplitExpr; a name several
+    # IRs share (Call, Var: tir, relax, relay) does not say which type it is
+    named = {word + suffix for suffix in ("", "Expr", "Stmt", "Node")}
+    keys = [k for k in types if k.rsplit(".", 1)[-1] in named and types[k][1]]
+    if version is not None and any(types[k][0] & version.mask for k in keys):
+        keys = [k for k in keys if types[k][0] & version.mask]
+    if len({k.rsplit(".", 1)[0] if "." in k else "" for k in keys}) != 1:
         return None
+    key = max(keys, key=lambda k: types[k][0].bit_length())
+    mask, header = types[key]
     cls = key.rsplit(".", 1)[-1]
-    index = sites()
-    count: dict[str, int] = {}
-    needle = cls + "Node"
-    for site in index.sites:
-        if needle in site.condition or needle in site.template:
-            count[site.file] = count.get(site.file, 0) + 1
-    if not count:
-        return None
-    file = max(count, key=lambda f: (count[f], f))
+    stem = header.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    area = header.removeprefix("include/tvm/").rsplit("/", 1)[0]
+    sources = [p for p in history.facts.get("P", {}) if p.endswith(f"/{stem}.cc")]
+    source = next((p for p in sources if p.startswith(f"src/{area}/")), None)
+    if source is None and len(sources) == 1:
+        source = sources[0]
+    where = f"{header}" + (f", implemented in {source}" if source and source != header else "")
     v = history.versions
     yours = f"; the TVM in this log is {version.describe()} ({version.why})" if version else ""
-    cause = (f"the KeyError's key is an IR object, {key} (TVM's object type, in "
-             f"{v.span(types[key][0])}): a map keyed by IR nodes lacked it. TVM makes and "
-             f"handles {cls} in {file} ({count[file]} checks there test for it), so the "
-             f"lookup that missed walks what TVM's {'/'.join(file.split('/')[1:-1])} code "
-             f"built: a case that code does not handle for this input{yours}.")
+    file = source or header
+    cause = (f"the KeyError's key is an IR object of type {key} (TVM's object type in "
+             f"{v.span(mask)}, declared in {where}): a lookup keyed by such objects missed "
+             f"one, a case the code working on {cls} ({file}) does not handle for this "
+             f"input{yours}.")
     fix = (f"update TVM to the newest release (fixes to {file.rsplit('/', 1)[-1]} are not in "
            "older ones) and rebuild; if it fails the same way there, report it with the "
            "script that builds the model (tk bisect finds the commit that introduced it).")

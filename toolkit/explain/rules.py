@@ -1121,6 +1121,26 @@ RULES: list[Rule] = [
         "python/tvm/rpc/base.py (connect_with_retry); captured with 0.27.0.post1",
     ),
     Rule(
+        "ffi-object-slots", "packaging", "has no attribute '_inst'",
+        r"'(?P<cls>\w+)' object has no attribute '_inst'",
+        "A Python subclass of a TVM object cannot keep its attributes (tvm-ffi's object layout)",
+        "TVM's Python wrappers that subclass an FFI object (derived_object, behind the Python "
+        "visitors and mutators, MetaSchedule's Py* classes and TileLang's visitors; the class "
+        "forms of function passes) store the wrapped instance as self._inst in __init__; the "
+        "object has no _inst, so that assignment found no place to go: its class has no "
+        "__dict__. apache-tvm-ffi 0.1.10 gave every Object subclass __slots__ = () "
+        "(apache/tvm-ffi#480, _ObjectSlotsMeta), so a TVM, TileLang or MLC-LLM whose Python "
+        "was written for tvm-ffi 0.1.9 or older fails this way with a newer apache-tvm-ffi.",
+        "install the apache-tvm-ffi the package was released with (pip show apache-tvm-ffi "
+        "shows the installed one; for code written before 0.1.10: pip install "
+        "'apache-tvm-ffi<=0.1.9'), or upgrade TVM / TileLang to a release made for the newer "
+        "tvm-ffi.",
+        "apache/tvm-ffi v0.1.10 (#480, __slots__ on Object subclasses); the self._inst of "
+        "derived_object (python/tvm/runtime/support.py, tvm/ir/utils.py) and of "
+        "_wrap_class_function_pass",
+        rank=60,
+    ),
+    Rule(
         "onnx-pytorch-fallback-op", "frontend", ("ATen", "PythonOp"),
         r"not supported for frontend ONNX ?[:：] ?[^\n]*?\b(?P<op>ATen|PythonOp)\b",
         "The ONNX model holds PyTorch's own operators, not ONNX ones",
