@@ -12,7 +12,8 @@ commands never load them).
   offered under another name (EXTRA: the module it is, as ``tvm.nd`` was
   ``tvm.runtime.ndarray``), ``C`` a public class member (``module.Class.attr``);
 - ``F`` a registered FFI global (EXTRA: the source file that registers it), ``T`` an object
-  type key (EXTRA: the file declaring it), ``K`` a frontend converter (``module:op``), ``P`` a C++ source file;
+  type key (EXTRA: the file declaring it), ``K`` a frontend converter (``module:op``),
+  ``P`` a C++ source file;
 - ``O`` a source directory compiled only with a CMake option (EXTRA: the option);
 - ``R`` a rename, ``OLD<TAB>NEW<TAB>HOW<TAB>INDEX`` (the first version with NEW instead);
   ``D`` a deprecation warning and ``S`` a ``@deprecated(old, new)`` shim;
