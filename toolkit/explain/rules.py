@@ -1689,10 +1689,11 @@ RULES: list[Rule] = [
         "archive is missing or in a format this linker does not read (on macOS, ld says it "
         "ignores it), so libtvm_runtime misses its symbols. libbacktrace came into TVM with "
         "apache/tvm#7153; apache/tvm#7706 made it optional (USE_LIBBACKTRACE, AUTO: off on "
-        "macOS and where it cannot be built), in every release from v0.8.0.",
-        "configure with -DUSE_LIBBACKTRACE=OFF (set(USE_LIBBACKTRACE OFF) in config.cmake) "
-        "and rebuild from a clean build directory; a 0.8.dev tree before apache/tvm#7706 has "
-        "no such option: update TVM to v0.8.0 or newer.",
+        "macOS and where it cannot be built), first released in v0.8.0; from v0.21.0 the "
+        "libbacktrace is tvm-ffi's, switched by TVM_FFI_USE_LIBBACKTRACE.",
+        "configure with -DUSE_LIBBACKTRACE=OFF (v0.8.0-v0.20.0; TVM_FFI_USE_LIBBACKTRACE=OFF "
+        "from v0.21.0) and rebuild from a clean build directory; a 0.8.dev tree before "
+        "apache/tvm#7706 has no such option: update TVM to v0.8.0 or newer.",
         "cmake/modules/Libbacktrace.cmake and src/runtime/logging.cc (apache/tvm v0.8.0); "
         "captured with GNU ld here (a program calling backtrace_full, libbacktrace not linked)",
         rank=60,

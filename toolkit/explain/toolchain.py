@@ -1244,11 +1244,10 @@ def half_float_helper(groups: dict[str, str], _text: str) -> tuple[str, str] | N
         what = "converts between half (fp16) and float (ARM's __fp16 ABI)"
     return (f"{sym} is a helper of the compiler's runtime library (libgcc or compiler-rt) that "
             f"{what}: code compiled with __fp16 or _Float16 calls it, and the libgcc/"
-            "compiler-rt in the link or at load time does not define it (gcc 8 on arm64 "
-            "lowered such a cast to __extendhftf2, which its libgcc_s does not export). In TVM, "
-            "libtvm needed it from the __fp16 cast in src/relay/transforms/pattern_util.h "
-            "(ToScalar); apache/tvm#6431 replaced that cast with TVM's own half-float "
-            "conversion, first released in v0.7.0.",
+            "compiler-rt in the link or at load time does not define it. In TVM, libtvm "
+            "needed __extendhftf2 (half to long double, on arm64) from the __fp16 cast in "
+            "ToScalar of src/relay/transforms/pattern_util.h (apache/tvm#6415); apache/tvm#6431 "
+            "replaced that cast with TVM's own half-float conversion, first released in v0.7.0.",
             "update TVM to v0.7.0 or newer (or apply apache/tvm#6431) and rebuild; for other "
             "code, build with a compiler whose runtime library has the helper (newer gcc, or "
             "clang with compiler-rt: -rtlib=compiler-rt), or link libgcc statically "
