@@ -832,6 +832,9 @@ def test_a_submodule_import_tvm_does_not_load_says_import_it() -> None:
     # a module `import tvm` loads in every version that has it is not answered this way
     h = _answer("AttributeError: module 'tvm' has no attribute 'relax'\n", "API history")
     assert "import tvm.relax" not in h.fix
+    # a module main no longer has is answered by its removal, not by its import
+    gone = _answer("AttributeError: module 'tvm' has no attribute 'autotvm'\n", "API history")
+    assert "removed in v0.20.0" in gone.title
 
 
 def test_an_unbound_local_in_tvms_python_names_the_functions_that_leave_it_unset() -> None:

@@ -554,6 +554,8 @@ def _not_loaded(history: ApiHistory, name: str, m: re.Match[str],
     alone = module & ~loaded
     if not alone or (version is not None and not version.mask & alone):
         return None  # ``import tvm`` loads it in the log's TVM: another cause
+    if version is None and not module >> (len(v.labels) - 1) & 1:
+        return None  # a module main no longer has: its removal is the likelier answer
     # the first version that no longer loads it, after one that did
     stopped = next((i for i in indexes(alone) if i and loaded >> (i - 1) & 1), None)
     before = (f" (it did in {v.span(loaded)}"
