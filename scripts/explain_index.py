@@ -1450,6 +1450,8 @@ def loaded_by(every: dict[str, PyFacts], root: str) -> set[str]:
         parts = mod.split(".")
         todo += [".".join(parts[:i]) for i in range(1, len(parts))]
         todo += [m for m in every[mod].loads if m == root or m.startswith(root + ".")]
+        if "__getattr__" in every[mod].own:  # PEP 562: its submodules load on first access
+            todo += [m for m in every if m.startswith(mod + ".") and "." not in m[len(mod) + 1:]]
     return loaded
 
 

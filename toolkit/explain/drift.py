@@ -578,10 +578,10 @@ def _unset(history: ApiHistory, ident: str, m: re.Match[str],
     from toolkit.explain.frames import foreign, python_frames
 
     v = history.versions
-    shown = [f for f in python_frames(m.string[max(0, m.start() - 4000):m.start()])
-             if not foreign(f[0])]
-    if not shown or not ident:
-        return None
+    printed = python_frames(m.string[max(0, m.start() - 4000):m.start()])
+    if not printed or foreign(printed[-1][0]) or not ident:
+        return None  # raised in the user's (or a project's) own code, not TVM's
+    shown = [f for f in printed if not foreign(f[0])]
     path, line, func = shown[-1]
     file = "python/tvm/" + re.split(r"(?:^|[/\\])tvm[/\\]", path)[-1].replace("\\", "/")
     places = history.unset_reads(file, ident)
