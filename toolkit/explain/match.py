@@ -121,8 +121,9 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
 
 def from_traceback(text: str, version: LogVersion | None, answered: set[int]) -> list[Finding]:
     """Where the log's own traceback says the error was raised, when nothing more specific
-    answers (no finding on the cause's line, ``answered``): its innermost TVM frame, and the
-    history of that file."""
+    answers (no finding on the cause's line, ``answered``): its innermost TVM frame (or, for
+    a ``__getattr__`` that raised, the TVM frame that called it) and the history of that file;
+    for a ``KeyError`` whose key is an IR object, that object's type and files."""
     from toolkit.explain import frames, raised
 
     cause = first_cause(text)
