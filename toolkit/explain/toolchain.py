@@ -617,14 +617,14 @@ def dependency_attribute(groups: dict[str, str], text: str) -> tuple[str, str] |
     ``attr`` empty): answered from tk's table of what each TVM release asks for (``Q`` facts:
     python/setup.py, gen_requirements.py, pyproject.toml) and the version the log shows.
     None when the module is not one TVM imports (the caller: ``NOT_THIS``)."""
-    from toolkit.explain import tvm_version
-    from toolkit.explain.history import api
-
     module, attr = groups.get("mod", ""), groups.get("attr", "")
     top = module.split(".")[0]
     asked = requirements(top)
     if top not in PYTHON_DEPENDENCIES and not asked:
-        return None
+        return None  # tvm's own names (the history answers them), a project's modules
+    from toolkit.explain import tvm_version
+    from toolkit.explain.history import api
+
     history = api()
     v = history.versions
     version = tvm_version.infer(text)
@@ -852,7 +852,7 @@ _FLOAT_CONSTANT = re.compile(r"INFINITY|NAN|HUGE_VALF?|CUDART_(?:INF|NAN)(?:_F)?
 def requirements(package: str) -> list[tuple[str, int]]:
     """(version spec, versions asking it) for ``package`` among TVM's requirements, oldest
     first; spec "" for any version."""
-    return _requirements().get(package.lower().replace("_", "-"), [])
+    return _requirements().get(package.lower().replace("_", "-"), []) if package != "tvm" else []
 
 
 @cache
