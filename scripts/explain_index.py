@@ -16,7 +16,10 @@ the submodule's sources are read too. It writes two gzip'd text files into ``--o
   the renames that can be established: a definition that left one module for another at the
   same version with the same body or signature (and the public names re-exporting it), a
   module whose definitions moved together, an FFI global whose name changed its prefix
-  only, and deprecation shims (``@deprecated(old, new)``, ``warnings.warn("... deprecated")``).
+  only, and deprecation shims (``@deprecated(old, new)``, ``warnings.warn("... deprecated")``);
+  also each frontend's convert-map keys, TVM's ``TVM*`` C functions (exported with
+  ``TVM_DLL`` or not), and the Python packages and versions each release asks for (read
+  from python/setup.py, python/gen_requirements.py and pyproject.toml).
 - ``sites.txt.gz``, the error sites: every ``CHECK``/``ICHECK``(``_EQ``, ...),
   ``TVM_FFI_CHECK``/``ICHECK``, ``LOG(FATAL)``, ``TVM_FFI_THROW``, ``throw``,
   ``Diagnostic::Error``, a ScheduleError's message, and Python ``raise``/``assert``, with
@@ -326,6 +329,12 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
 
     top_level(tree.body)
 
+    def _convert_keys(node: ast.Dict) -> None:
+        """A frontend's operator table: its string keys, where it has five or more."""
+        if len(node.keys) >= 5:
+            facts.converters += [k.value for k in node.keys if isinstance(k, ast.Constant)
+                                 and isinstance(k.value, str)]
+
     class Visitor(ast.NodeVisitor):
         def __init__(self) -> None:
             self.func: list[str] = []
@@ -339,9 +348,8 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
         def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
             if "convert_map" in node.name:
                 for sub in ast.walk(node):
-                    if isinstance(sub, ast.Dict) and len(sub.keys) >= 5:
-                        facts.converters += [k.value for k in sub.keys if isinstance(k, ast.Constant)
-                                             and isinstance(k.value, str)]
+                    if isinstance(sub, ast.Dict):
+                        _convert_keys(sub)
             self.func.append(node.name)
             saved, self.conds = self.conds, []
             self.generic_visit(node)
@@ -349,6 +357,16 @@ def parse_python(text: str, module: str, is_package: bool) -> PyFacts:
             self.func.pop()
 
         visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+        def visit_Assign(self, node: ast.Assign) -> None:
+            # ``_convert_map = {...}`` (Relay's TensorFlow, Keras), ``self.convert_map = {...}``
+            # (TFLite): the table assigned rather than returned by a ``*convert_map*`` function
+            named = [t.id if isinstance(t, ast.Name) else t.attr for t in node.targets
+                     if isinstance(t, ast.Name | ast.Attribute)]
+            if isinstance(node.value, ast.Dict) and any("convert_map" in n for n in named) and \
+                    not (self.func and "convert_map" in self.func[-1]):
+                _convert_keys(node.value)
+            self.generic_visit(node)
 
         def visit_If(self, node: ast.If) -> None:
             self.visit(node.test)
@@ -572,6 +590,44 @@ class CppFacts:
     sites: list[tuple] = field(default_factory=list)  # (kind, func, line, cond, template)
     llvm: list[int] = field(default_factory=list)  # LLVM major versions the code tests for
     declared: list[str] = field(default_factory=list)  # names a public header declares
+    c_symbols: list[tuple[str, bool]] = field(default_factory=list)  # (TVM C function, exported)
+    printed: list[str] = field(default_factory=list)  # names a source codegen's literals print
+
+
+# TVM's C API (what ctypes looks up by name): a ``TVM*`` function marked for export
+# (TVM_DLL: visibility default, dllexport on Windows), or defined ``extern "C"`` without the
+# mark - present in a Linux build's symbols, absent from a Windows DLL's exports.
+_C_SYMBOL = re.compile(r"""
+  \bTVM(?:_FFI)?_DLL\s+(?:[\w:<>,*&]+\s+)*?[*&]*(?P<exported>TVM\w+)\s*\(
+| \bextern\s+"C"\s+(?!TVM(?:_FFI)?_DLL)(?:[\w:<>,*&]+\s+)*?[*&]*(?P<plain>TVM\w+)\s*\(
+""", re.X)
+
+
+# A device source printer (codegen_cuda.cc, the CUDA half/fp8 helpers it prints, the OpenCL
+# and Metal intrinsic rules): the names its string literals print into kernel source.
+_PRINTER = re.compile(r"^src/.*/(?:codegen_(?P<cg>\w+)|intrin_rule_(?P<ir>\w+)|"
+                      r"literal/(?P<lit>[a-z]+)_\w+)\.(?:cc|h)$")
+_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_PRINTED_NAME = re.compile(r"\b[A-Za-z_]\w{2,}\b")
+
+
+def printer_target(path: str) -> str | None:
+    """``cuda`` for src/target/source/codegen_cuda.cc (or literal/cuda_half_t.h), else None."""
+    m = _PRINTER.match(path)
+    target = (m.group("cg") or m.group("ir") or m.group("lit")) if m else None
+    return target if target in PRINTER_TARGETS else None
+
+
+PRINTER_TARGETS = ("cuda", "opencl", "metal", "webgpu", "c")  # TVM's source-printing targets
+
+
+def printed_names(text: str) -> list[str]:
+    return sorted({n for lit in _LITERAL.findall(text) for n in _PRINTED_NAME.findall(lit)})
+
+
+def c_symbols(text: str) -> list[tuple[str, bool]]:
+    return sorted({(m.group("exported") or m.group("plain"), bool(m.group("exported")))
+                   for m in _C_SYMBOL.finditer(text)})
 
 
 # What a public header declares that other code compiles against: exported functions, classes
@@ -1055,6 +1111,8 @@ def _schedule_errors(toks: list[Token], facts: CppFacts) -> None:
 def parse_blob(args: tuple[str, str, bytes]) -> tuple[str, str, object]:
     path, sha, data = args
     text = data.decode("utf-8", errors="replace")
+    if path in REQUIREMENT_FILES:
+        return path, sha, parse_requirements(path, text)
     if path.endswith(".cmake") or path.endswith("CMakeLists.txt"):
         return path, sha, parse_cmake(text)
     if path.endswith(".py"):
@@ -1064,9 +1122,85 @@ def parse_blob(args: tuple[str, str, bytes]) -> tuple[str, str, object]:
             module = "?"
         return path, sha, parse_python(text, module, path.endswith("__init__.py"))
     facts = parse_cpp(text)
+    facts.c_symbols = c_symbols(text)
+    if printer_target(path):
+        facts.printed = printed_names(text)
     if path.startswith(("include/", f"{SUBMODULE}/include/")) and path.endswith(".h"):
         facts.declared = declared_names(text)
     return path, sha, facts
+
+
+# --- the Python packages a release asks for -------------------------------------------------
+
+# Where a release names its Python dependencies: setup.py's install_requires (v0.2 on),
+# gen_requirements.py's pieces and constraints (v0.8 on), pyproject.toml (the newest).
+REQUIREMENT_FILES = ("python/setup.py", "python/gen_requirements.py", "pyproject.toml",
+                     "python/pyproject.toml")
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([^;#]*)")
+
+
+@dataclass
+class Requirements:
+    """The packages one file asks for: (package, version spec or "", piece: core or extra)."""
+
+    asked: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def _requirement(text: str, piece: str) -> tuple[str, str, str] | None:
+    m = _REQUIREMENT.match(text)
+    if not m:
+        return None
+    return m.group(1).lower().replace("_", "-"), "".join(m.group(2).split()), piece
+
+
+def parse_requirements(path: str, text: str) -> Requirements:
+    """What ``path`` (one of REQUIREMENT_FILES) asks for, read without running it."""
+    out = Requirements()
+    if path.endswith(".toml"):
+        import tomllib
+
+        try:
+            project = tomllib.loads(text).get("project", {})
+        except tomllib.TOMLDecodeError:
+            return out
+        for req in project.get("dependencies", []):
+            out.asked.append(_requirement(req, "core"))
+        for piece, reqs in project.get("optional-dependencies", {}).items():
+            out.asked += [_requirement(r, piece) for r in reqs]
+        out.asked = [a for a in out.asked if a]
+        return out
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return out
+    constraints: dict[str, str] = {}
+    pieces: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "install_requires" and \
+                isinstance(node.value, ast.List):
+            out.asked += [_requirement(e.value, "core") for e in node.value.elts
+                          if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        target = node.targets[0] if isinstance(node, ast.Assign) and node.targets else \
+            node.target if isinstance(node, ast.AnnAssign) else None
+        if not isinstance(target, ast.Name) or not isinstance(node.value, ast.List):
+            continue
+        if target.id == "CONSTRAINTS":  # [("xgboost", ">=1.1.0"), ("numpy", None), ...]
+            for e in node.value.elts:
+                if isinstance(e, ast.Tuple) and len(e.elts) == 2 and isinstance(e.elts[0], ast.Constant):
+                    spec = e.elts[1].value if isinstance(e.elts[1], ast.Constant) else None
+                    constraints[str(e.elts[0].value)] = spec or ""
+        elif target.id == "REQUIREMENTS_BY_PIECE":  # [("core", ("...", ["numpy", ...])), ...]
+            for e in node.value.elts:
+                if isinstance(e, ast.Tuple) and len(e.elts) == 2 and isinstance(e.elts[0], ast.Constant):
+                    for sub in ast.walk(e.elts[1]):  # the list, not the description
+                        if isinstance(sub, ast.List):
+                            pieces.update((x.value, str(e.elts[0].value)) for x in sub.elts
+                                          if isinstance(x, ast.Constant) and x.value not in pieces)
+    for package, piece in pieces.items():
+        if piece != "dev":
+            out.asked.append(_requirement(package + constraints.get(package, ""), piece))
+    out.asked = [a for a in out.asked if a]
+    return out
 
 
 # --- versions ------------------------------------------------------------------------------
@@ -1084,7 +1218,8 @@ def version_files(git: Git, ffi: Git | None, rev: str) -> list[tuple[str, str, G
             continue
         if path.startswith("python/tvm/") and path.endswith(".py") or \
                 path.startswith(("src/", "include/")) and path.endswith(CPP_EXT) or \
-                path == "CMakeLists.txt" or path.startswith("cmake/") and path.endswith(".cmake"):
+                path == "CMakeLists.txt" or path.startswith("cmake/") and path.endswith(".cmake") \
+                or path in REQUIREMENT_FILES:
             out.append((path, sha, git))
     if submodule and ffi is not None and ffi.has(submodule):
         for kind, sha, path in ffi.tree(submodule):
@@ -1201,6 +1336,11 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 for option, directory in facts:
                     masks[("O", f"{directory}\0{option}")] |= bit
                 continue
+            if isinstance(facts, Requirements):  # ``Q``: a package and the version asked
+                for package, spec, piece in facts.asked:
+                    masks[("Q", f"{package}{spec}")] |= bit
+                    extra[("Q", f"{package}{spec}")] = piece
+                continue
             if isinstance(facts, PyFacts):
                 mod, _pkg = python_module(path)
                 if mod is not None:
@@ -1226,6 +1366,13 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 for name in facts.declared:
                     masks[("H", name)] |= bit
                     extra[("H", name)] = path
+                target = printer_target(path)
+                for name in facts.printed:  # ``I``: TARGET:NAME its printer writes
+                    masks[("I", f"{target}:{name}")] |= bit
+                    extra[("I", f"{target}:{name}")] = path
+                for name, exported in facts.c_symbols:
+                    masks[("E" if exported else "W", name)] |= bit
+                    extra[("E" if exported else "W", name)] = path
             for g in facts.globals:
                 masks[("F", g)] |= bit
                 extra[("F", g)] = path

@@ -38,6 +38,7 @@ class Answer:
     title: str
     cause: str
     fix: str
+    origin: str = ""  # "" for TVM's history; "rule" for what a fixed reading of the log says
 
 
 # (kind, needles, pattern): each needle is a literal the pattern's match holds.
@@ -60,10 +61,19 @@ PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
                 r"missing \d+ required (?:positional|keyword-only) arguments?: "
                 r"(?P<missing>'\w+'(?:(?:,? and |, )'\w+')*)|takes (?:from \d+ to )?\d+ "
                 r"positional arguments? but (?P<given>\d+) (?:were|was) given)")),
+    # ctypes looking up a C function the loaded library does not export: Windows' words
+    # ("function 'X' not found") and Linux' (an AttributeError "lib.so: undefined symbol: X")
+    ("symbol", ("' not found", "undefined symbol"), re.compile(
+        r"(?:function '(?P<sym>\w+)' not found|AttributeError: [^\n]*?\.(?:so|dylib|dll)[\w.]*: "
+        r"undefined symbol: (?P<sym2>\w+))")),
     ("converter", ("Unsupported function types", "not supported for frontend",
-                   "operators are not implemented"), re.compile(
+                   "operators are not implemented", "perator"), re.compile(
         r"(?:Unsupported function types \[(?P<torch>[^\]\n]*)\]|not supported for frontend "
-        r"(?P<fe>\w+): (?P<ops>[^\n]*)|operators are not implemented: \[(?P<pt>[^\]\n]*)\])")),
+        r"(?P<fe>\w+): (?P<ops>[^\n]*)|operators are not implemented: [\[{](?P<pt>[^\]}\n]*)[\]}]|"
+        # a frontend's own words for one operator: "Operator Greater not implemented.",
+        # "Operator 'X' is not supported", "operator X is not converted"
+        r"\b[Oo]perator:? [`'\"]?(?P<op>[\w:.]+)[`'\"]? (?:is )?not (?:yet )?"
+        r"(?:implemented|supported|converted))")),
 ]
 
 
@@ -117,7 +127,54 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
         return _unbound(history, g["ident"], m, version)
     if kind == "signature":
         return _signature(history, g, m, version)
+    if kind == "symbol":
+        return _symbol(history, g["sym"] or g["sym2"], m, version)
     return _converters(history, g, m, version)
+
+
+def _symbol(history: ApiHistory, sym: str, m: re.Match[str],
+            version: LogVersion | None) -> Answer:
+    """A C function TVM's Python looks up through ctypes that the loaded library does not
+    export: from tk's table of TVM's C symbols per release (``E``: declared TVM_DLL, exported;
+    ``W``: defined ``extern "C"`` without it, so a Windows DLL does not export it)."""
+    v = history.versions
+    exported = (history.get("E", sym) or (0, ""))
+    plain = (history.get("W", sym) or (0, ""))
+    windows = m.group(0).startswith("function ")  # ctypes' words for a DLL's missing export
+    on = " (this message is ctypes' on Windows, for a DLL's exports)" if windows else ""
+    if not exported[0] and not plain[0]:
+        return Answer("symbol", sym, m.start(), m.group(0),
+                      f"the library loaded does not export {sym}",
+                      f"the Python calls the C function {sym} through ctypes and the loaded "
+                      f"library does not export it{on}; no Apache TVM release from "
+                      f"{v.labels[0]} on defines it (a fork's or another project's symbol, "
+                      f"in a library of another version than its Python){_yours(version)}.",
+                      "use the library built from the same sources as the Python that calls it "
+                      "(rebuild it, or reinstall the matching wheel); on Windows a function "
+                      "must be declared with its project's export macro (__declspec(dllexport))"
+                      " to be exported")
+    parts = []
+    if exported[0]:
+        parts.append(f"exported (declared TVM_DLL, {exported[1]}) in {v.span(exported[0])}")
+    if plain[0]:
+        parts.append(f"defined extern \"C\" without TVM_DLL ({plain[1]}) in {v.span(plain[0])}, "
+                     "so MSVC does not export it from a Windows DLL (nor does a build with "
+                     "hidden visibility, such as HIDE_PRIVATE_SYMBOLS=ON)")
+    fixed = ""
+    if exported[0] and plain[0] and indexes(exported[0])[0] > indexes(plain[0])[0]:
+        fixed = f"; TVM marked it for export from {v.first(exported[0])}"
+    good = v.span(exported[0]) if exported[0] else ""
+    return Answer("symbol", sym, m.start(), m.group(0),
+                  f"the library loaded does not export {sym}",
+                  f"the Python calls {sym} through ctypes and the loaded library does not export "
+                  f"it{on}: {sym} is {'; '.join(parts)}{fixed} (tk's table of TVM's C "
+                  f"symbols per release){_yours(version)}.",
+                  (f"use a library and Python of one TVM that exports it ({good}): rebuild "
+                   "libtvm from the same tree as the Python, or install a wheel of that version"
+                   if good else "use a TVM library and Python of the same version")
+                  + ("; on Windows, a build of a tree where it lacks TVM_DLL cannot work: "
+                     "update to one that has it, or add TVM_DLL to its declaration"
+                     if plain[0] else ""))
 
 
 def _on_side(mask: int, version: LogVersion | None, history: ApiHistory) -> str:
@@ -149,6 +206,8 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                       f"cannot import {name}{_yours(version)}.",
                       "pip install apache-tvm-ffi (the version TVM was built with), or from a "
                       "source tree: pip install ./3rdparty/tvm-ffi")
+    if name == "tvm" and excerpt.startswith("No module named"):
+        return _not_on_path(m, version)
     if not mask:
         near = _near(history, name)
         hint = f" Similar names: {', '.join(near)}." if near else ""
@@ -193,6 +252,37 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
     return Answer("python", name, m.start(), excerpt, f"{name} exists from {v.first(mask)}",
                   f"{when}; the log does not show which TVM it ran.",
                   f"use TVM {v.first(mask)} or newer")
+
+
+def _not_on_path(m: re.Match[str], version: LogVersion | None) -> Answer:
+    """``No module named 'tvm'``: this Python finds no tvm package - not installed into it,
+    and no tree's python/ on PYTHONPATH; what the log sets (TVM_LIBRARY_PATH, PYTHONPATH)
+    says which tree was meant."""
+    from toolkit.explain.toolchain import log_paths, tree_of
+
+    paths = log_paths(m.string)
+    lib, py = paths.get("TVM_LIBRARY_PATH") or paths.get("TVM_HOME"), paths.get("PYTHONPATH")
+    shown = ""
+    tree = "<tvm tree>"
+    if lib:
+        tree = tree_of(lib)
+        shown = (f"; the log sets {'TVM_LIBRARY_PATH' if 'TVM_LIBRARY_PATH' in paths else 'TVM_HOME'}"
+                 f"={lib} (the libraries of {tree}), which says where libtvm is, not where the "
+                 "Python package is")
+        if py and tree_of(py) != tree:
+            shown += f", and PYTHONPATH={py}, another tree's"
+    elif py:
+        tree = tree_of(py)
+        shown = f"; the log sets PYTHONPATH={py}, which holds no tvm package this Python found"
+    return Answer("python", "tvm", m.start(), m.group(0),
+                  "this Python finds no tvm package (not installed, not on PYTHONPATH)",
+                  "the tvm package is neither installed into this interpreter (pip) nor on "
+                  "PYTHONPATH: a TVM built from source is found through "
+                  f"PYTHONPATH=<tree>/python or pip install -e <tree>/python{shown}"
+                  f"{_yours(version)}.",
+                  f"export PYTHONPATH={tree}/python:$PYTHONPATH (the tree whose build "
+                  f"TVM_LIBRARY_PATH names), or pip install -e {tree}/python with this "
+                  "interpreter's pip (python -m pip), or pip install apache-tvm", origin="rule")
 
 
 def _near(history: ApiHistory, name: str) -> list[str]:
@@ -551,37 +641,72 @@ def _version_key(label: str) -> tuple[int, ...]:
 def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
                 version: LogVersion | None) -> Answer | None:
     v = history.versions
-    raw = g.get("torch") or g.get("ops") or g.get("pt") or ""
+    raw = g.get("torch") or g.get("ops") or g.get("pt") or g.get("op") or ""
     ops = [o.strip(" '\"") for o in raw.split(",") if o.strip(" '\"")]
     frontend = (g.get("fe") or ("torch" if g.get("torch") or g.get("pt") else "")).lower()
-    if not ops or not frontend:
+    if not frontend:  # the frontend's file in the log's traceback, when it shows one
+        shown = _FRONTEND_FILE.search(m.string, max(0, m.start() - FRONTEND_BEHIND), m.end())
+        frontend = shown.group(1).lower() if shown else _frontend_raising(m)
+    if not ops:
         return None
     facts = history.facts.get("K", {})
-    parts, firsts = [], []
+    parts, firsts, known = [], [], False
     for op in ops[:8]:
-        masks = [(key, mask) for key, (mask, _) in facts.items()
-                 if key.endswith(f":{op}") and f".frontend.{frontend}" in key.split(":")[0]]
-        if not masks:
-            parts.append(f"{op}: no TVM release converts it")
+        by_frontend: dict[str, int] = {}
+        for key, (mask, _) in facts.items():
+            module, _, name = key.partition(":")
+            if name == op and ".frontend." in module and (
+                    not frontend or f".frontend.{frontend}" in module):
+                fe = module.split(".frontend.")[0].removeprefix("tvm.") + " " + \
+                    module.split(".frontend.")[1].split(".")[0]
+                by_frontend[fe] = by_frontend.get(fe, 0) | mask
+        if not by_frontend:
+            where = f"the {frontend} frontend" if frontend else "any frontend"
+            parts.append(f"{op}: no TVM release converts it in {where}")
             continue
-        mask = 0
-        for _key, k_mask in masks:
-            mask |= k_mask
-        side = _on_side(mask, version, history)
-        firsts.append(v.first(mask))
-        if side == "older":
-            parts.append(f"{op}: converted from {v.first(mask)} on (newer than this TVM)")
-        else:
-            parts.append(f"{op}: converted in {v.span(mask)}")
+        known = True
+        for fe, mask in sorted(by_frontend.items(), key=lambda kv: kv[1] & -kv[1]):
+            side = _on_side(mask, version, history)
+            firsts.append(v.first(mask))
+            if side == "older":
+                parts.append(f"{op}: converted by the {fe} frontend from {v.first(mask)} on "
+                             "(newer than this TVM)")
+            else:
+                parts.append(f"{op}: converted by the {fe} frontend in {v.span(mask)}")
+    if not known and not frontend and g.get("op"):
+        return None  # "Operator X is not supported" of no frontend tk knows: not a converter
     newer = any("newer than this TVM" in p for p in parts)
     if newer:
         fix = "upgrade TVM to the version that converts them"
     elif firsts and version is None:  # which side the log's TVM is on, the log does not say
-        fix = (f"use TVM {max(firsts, key=_version_key)} or newer, which converts them, or "
+        fix = (f"use TVM {min(firsts, key=_version_key)} or newer, which converts them, or "
                "rewrite the model without them")
+    elif not known:
+        fix = ("no release converts it: add a converter to the frontend's convert map, or "
+               "change the model (decompose the operator before export)")
     else:
         fix = ("rewrite the model without these operators (or decompose them before export), "
                "or add converters for them to the frontend's convert map")
+    of = f"the {frontend} frontend" if frontend else "the frontend"
     return Answer("converter", ",".join(ops), m.start(), m.group(0),
-                  f"the {frontend} frontend of this TVM has no converter for {', '.join(ops[:4])}",
-                  f"{'; '.join(parts)}{_yours(version)}.", fix)
+                  f"{of} of this TVM has no converter for {', '.join(ops[:4])}",
+                  f"{'; '.join(parts)} (tk's table of each frontend's convert map per "
+                  f"release){_yours(version)}.", fix)
+
+
+def _frontend_raising(m: re.Match[str]) -> str:
+    """The frontend whose own raise prints the message's line (from the error-site index:
+    "Operator X not implemented." is the ONNX frontends'), or ""."""
+    from toolkit.explain import raised
+
+    start = m.string.rfind("\n", 0, m.start()) + 1
+    end = m.string.find("\n", m.end())
+    hits = raised.find(m.string[start:end if end >= 0 else None], None)
+    shown = _FRONTEND_FILE.search(hits[0].site.file) if hits else None
+    return shown.group(1).lower() if shown else ""
+
+
+# A frontend's file in a traceback: relay/frontend/onnx.py, relax/frontend/torch/fx_translator.py
+_FRONTEND_FILE = re.compile(r"frontend[/\\.](onnx|torch|pytorch|tflite|tensorflow|keras|mxnet|"
+                            r"caffe2?|coreml|darknet|paddlepaddle|oneflow|stablehlo|nnef)")
+FRONTEND_BEHIND = 4000  # characters of traceback above the message searched for its file

@@ -152,6 +152,22 @@ def findings(text: str, facts: Facts) -> list[Finding]:
             "checkout without a rebuild, or TVM_LIBRARY_PATH pointing at another build).",
             "rebuild libtvm in that tree (cmake --build build), or check out the commit it was "
             "built from", rank=RANK + 2)
+    # A source tree's python/tvm beside the libtvm of another tree (PYTHONPATH at one checkout,
+    # TVM_LIBRARY_PATH at another's build): the commits may even match, the trees do not.
+    if facts.package and "/python/tvm" in facts.package.replace(os.sep, "/") and libtvm:
+        from toolkit.explain.toolchain import tree_of
+
+        py_tree = tree_of(facts.package.replace(os.sep, "/"))
+        others = [p for p in libtvm if "site-packages" not in p and
+                  tree_of(os.path.dirname(os.path.realpath(p))) != py_tree]
+        if others:
+            add("tree-skew", "the Python of one TVM tree runs the library of another",
+                f"checked here: tvm is imported from {facts.package} (the tree {py_tree}) but "
+                f"the libtvm loaded is {others[0]}, of the tree "
+                f"{tree_of(os.path.dirname(os.path.realpath(others[0])))} (PYTHONPATH and "
+                "TVM_LIBRARY_PATH name two trees).",
+                f"point TVM_LIBRARY_PATH at {py_tree}'s build directory, or PYTHONPATH at the "
+                "other tree's python/", rank=RANK + 2)
     for family, label in (("libtvm", "libtvm"), ("libLLVM", "LLVM")):
         paths = [p for fam, p in facts.mapped if fam == family]
         dirs = {os.path.dirname(os.path.realpath(p)) for p in paths}

@@ -35,7 +35,7 @@ class Finding:
     rank: int
     groups: dict[str, str] = field(default_factory=dict)
     also_lines: list[int] = field(default_factory=list)
-    origin: str = "rule"  # rule, API history, error-site index, environment check
+    origin: str = "rule"  # rule, API history, error-site index, environment check, a table
 
     def one_line(self) -> str:
         return f"{self.title}: {self.fix}"
@@ -82,7 +82,7 @@ def explain(text: str) -> list[Finding]:
         top[f.line] = max(top.get(f.line, f.rank), f.rank)
     spans = {rule.id: rule.span for rule in RULES}
     findings = [f for f in findings if all(top.get(line, 0) <= f.rank for line in range(
-        f.line, f.line + 1 + spans.get(f.id, 0))) or f.origin != "rule"]
+        f.line, f.line + 1 + spans.get(f.id, 0))) or f.id not in spans]
     findings.sort(key=lambda f: (f.line, -f.rank))
     # One failure often prints the same complaint many times (ptxas per instruction).
     merged: dict[tuple[str, str, str], Finding] = {}
@@ -101,7 +101,7 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
     for a in drift.answers(text, version):
         out.append(Finding(f"api-{a.kind}", "version", a.title, a.cause, a.fix,
                            text.count("\n", 0, a.start) + 1, a.excerpt[:300], drift.SOURCE,
-                           HISTORY_RANK, {"name": a.name}, origin=HISTORY))
+                           HISTORY_RANK, {"name": a.name}, origin=a.origin or HISTORY))
     explained = {f.line for f in out}
     drift_words = {needle for kind, needles, _ in drift.PATTERNS for needle in needles
                    if kind != "unbound"}  # TVM's own messages say "is not defined" too
@@ -147,7 +147,7 @@ def _finding(rule: Rule, m: re.Match[str], text: str, line: int) -> Finding | No
         if refined:
             cause, fix = refined
     return Finding(rule.id, rule.family, rule.title, cause, fix, line, m.group(0).strip()[:300],
-                   rule.source, rule.rank, groups)
+                   rule.source, rule.rank, groups, origin=rule.origin)
 
 
 def best(text_or_exc: str | BaseException) -> Finding | None:

@@ -68,7 +68,8 @@ NEAR = 3  # lines a patched tree may have moved a check by
 def find(text: str, version: LogVersion | None) -> list[Raised]:
     """The best-matching site for the log's error lines: the earliest strong match first."""
     lines = text.splitlines()
-    candidates = [i for i, line in enumerate(lines) if any(w in line for w in _ERRORISH)]
+    candidates = [i for i, line in enumerate(lines) if any(w in line for w in _ERRORISH) or
+                  _LOGGED.match(line) or i and _message_below(lines[i - 1], line)]
     if len(candidates) > MAX_LINES:
         candidates = candidates[:MAX_LINES // 2] + candidates[-MAX_LINES // 2:]
     seen = frames.read(lines)
@@ -84,6 +85,19 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
         return []
     best = max(found, key=lambda r: (r.by_condition, r.score, -r.line))
     return [best]
+
+
+# A message in words of its own ("Inconsistent buffers a and b mapped to ..."): printed on the
+# line below its exception's header (``InternalError: Traceback (most recent call last):``,
+# a header ending in a colon), or by TVM's logger (``[12:01:02] src/x.cc:12: ...``).
+_LOGGED = re.compile(r"\[[\d:. ]+\] [^\s:]+\.(?:cc|h|cpp|cu|mm):\d+: ")
+_HEADER = re.compile(r"\b[A-Z]\w*(?:Error|Exception):.*:\s*$")
+
+
+def _message_below(above: str, line: str) -> bool:
+    """Is ``line`` the message of the exception header ``above`` (not a frame below it)?"""
+    return bool(line.strip()) and not line[:1].isspace() and \
+        not line.startswith(("File ", "Traceback")) and bool(_HEADER.search(above))
 
 
 def _unwrapped(lines: list[str], i: int) -> str:

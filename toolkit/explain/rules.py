@@ -37,6 +37,7 @@ class Rule:
     refine: Callable[[dict[str, str], str], tuple[str, str] | None] | None = None
     rank: int = 50
     span: int = 0  # lines after its own that a match covers: a higher rank there replaces it
+    origin: str = "rule"  # what its answer comes from: a rule, or a table tk generates
 
     def needles(self) -> tuple[str, ...]:
         return self.needle if isinstance(self.needle, tuple) else (self.needle,)
@@ -1029,6 +1030,30 @@ RULES: list[Rule] = [
         toolchain.header,
     ),
     Rule(
+        "device-compiler-rejects-generated-source", "codegen",
+        ("ndeclared", "is undefined", "undeclared identifier"),
+        r"(?P<diag>(?i:error: (?:use of )?undeclared(?: identifier)?) [`'\"]?(?P<ident>\w+)[`'\"]?|"
+        r"error: identifier \"(?P<ident2>\w+)\" is undefined)",
+        "The device compiler rejects the source TVM generated",
+        "the GPU compiler rejects kernel source that TVM's code generator printed.",
+        "upgrade TVM, or report the printed kernel to apache/tvm.",
+        "clang-based OpenCL/Metal compilers (use of undeclared identifier) and NVRTC/nvcc "
+        "(identifier \"x\" is undefined) on the kernels TVM's source codegens print",
+        lambda groups, text: toolchain.device_source(groups, text) or NOT_THIS,
+        rank=48,
+    ),
+    Rule(
+        "python-library-skew", "import", ("TVM_LIBRARY_PATH", "TVM_HOME"),
+        r"\b(?:TVM_LIBRARY_PATH|TVM_HOME)\s*[=:]\s*\S+",
+        "Python of one TVM tree, library of another",
+        "PYTHONPATH and TVM_LIBRARY_PATH name two TVM trees.",
+        "point PYTHONPATH and TVM_LIBRARY_PATH at the same tree.",
+        "the environment a log shows (export lines, printed variables); python/tvm/libinfo.py "
+        "reads TVM_LIBRARY_PATH, Python reads PYTHONPATH",
+        lambda groups, text: toolchain.python_library_skew(groups, text) or NOT_THIS,
+        rank=52,
+    ),
+    Rule(
         "tvm-library-not-found", "library", "Cannot find ",
         # tvm_ffi's libinfo ("Cannot find library libtvm_runtime.so"), TVM's own libinfo.py of
         # v0.9-v0.21 ("Cannot find libraries: ['libtvm.so', ...") and of v0.6-v0.8 ("Cannot
@@ -1242,13 +1267,20 @@ RULES: list[Rule] = [
         rank=45,
     ),
     Rule(
-        "python-dependency-attribute", "packaging", "has no attribute",
-        r"(?:module )?'?(?P<mod>[A-Za-z_][\w.]*)'? has no attribute '?(?P<attr>\w+)'?",
-        "A package TVM uses lacks an attribute",
+        "python-dependency-attribute", "packaging",
+        ("has no attribute", "cannot import name", "No module named"),
+        r"(?:(?:module )?'?(?P<mod>[A-Za-z_][\w.]*)'? has no attribute '?(?P<attr>\w+)'?|"
+        r"cannot import name '(?P<attr2>\w+)' from '(?P<mod2>[A-Za-z_][\w.]*)'|"
+        r"No module named '(?P<mod3>[A-Za-z_][\w.]*)')",
+        "A package TVM uses is missing or of another version",
         "a package TVM imports is of another version than TVM was written for.",
         "install the version TVM requires.",
-        "CPython's AttributeError; the packages of python/tvm's requirements",
-        lambda groups, text: toolchain.dependency_attribute(groups, text) or NOT_THIS,
+        "CPython's AttributeError and ImportError; tk's table of each TVM release's "
+        "requirements (scripts/explain_index.py)",
+        lambda groups, text: toolchain.dependency_attribute(
+            {"mod": groups.get("mod") or groups.get("mod2") or groups.get("mod3", ""),
+             "attr": groups.get("attr") or groups.get("attr2", "")}, text) or NOT_THIS,
+        origin="requirements table",
     ),
     Rule(
         "wasm-initial-memory", "toolchain", "initial memory too small",

@@ -611,21 +611,292 @@ def _next(release: str) -> str:
     return f"v{major}.{int(minor) + 1}.0"
 
 
-def dependency_attribute(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
-    """A package TVM imports lacks an attribute TVM's code reads: its installed version is
-    older (or newer) than the one this TVM was written for. None when the module is not one
-    TVM imports (the rule's caller turns that into ``rules.NOT_THIS``)."""
+def dependency_attribute(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A package TVM imports lacks a name TVM's code reads (``module 'x' has no attribute``,
+    ``cannot import name 'X' from 'x.core'``), or is not installed (``No module named 'x'``,
+    ``attr`` empty): answered from tk's table of what each TVM release asks for (``Q`` facts:
+    python/setup.py, gen_requirements.py, pyproject.toml) and the version the log shows.
+    None when the module is not one TVM imports (the caller: ``NOT_THIS``)."""
     module, attr = groups.get("mod", ""), groups.get("attr", "")
     top = module.split(".")[0]
-    if top not in PYTHON_DEPENDENCIES:
+    asked = requirements(top)
+    if top not in PYTHON_DEPENDENCIES and not asked:
+        return None  # tvm's own names (the history answers them), a project's modules
+    from toolkit.explain import tvm_version
+    from toolkit.explain.history import api
+
+    history = api()
+    v = history.versions
+    version = tvm_version.infer(text)
+    use = f" (for {PYTHON_DEPENDENCIES[top]})" if top in PYTHON_DEPENDENCIES else ""
+    theirs = [(spec, mask) for spec, mask in asked if version is None or mask & version.mask]
+    if asked:
+        table = "; ".join(f"{spec_text(top, spec)} in {v.span(mask)}" for spec, mask in asked)
+        table = (f"TVM's requirements by release (tk's table of python/setup.py, "
+                 f"gen_requirements.py, pyproject.toml): {table}")
+        if theirs and version is not None:
+            table += (f"; the TVM in this log ({version.describe()}) asks for "
+                      f"{' or '.join(spec_text(top, s) for s, _ in theirs)}")
+    else:
+        table = f"no TVM release lists {top} among its requirements"
+    if not attr:  # not installed at all
+        wanted = next((f"'{top}{s}'" for s, _ in reversed(theirs) if s), top) \
+            if version is not None else f"{top} (with the version spec your TVM's release asks for, above)"
+        return (f"{top} is not installed: it is a package TVM uses{use}. {table}.",
+                f"pip install {wanted} into the interpreter that runs TVM")
+    installed = installed_version(top, text)
+    lower = max(filter(None, (_floor(s) for s, _ in theirs)), key=_key, default=None)
+    # the caps the log's TVM (or, unknown, any release) set, with the releases setting them
+    caps = [(c, spec, mask) for spec, mask in theirs if (c := _cap(spec))]
+    over = [(c, spec, mask) for c, spec, mask in caps
+            if installed and (_key(installed) >= _key(c) if "<=" not in spec
+                              else _key(installed) > _key(c))]
+    if installed and lower and _key(installed) < _key(lower):
+        verdict = (f"the log shows {top} {installed}, older than the {lower} TVM asks for: "
+                   f"{attr} came in a later {top}")
+        fix = f"upgrade {top} to {lower} or newer (pip install -U '{top}>={lower}')"
+    elif over:
+        c, spec, mask = over[0]
+        verdict = (f"the log shows {top} {installed}, above the cap {spec_text(top, spec)} that "
+                   f"TVM {v.span(mask)} set: a later {top} dropped what that TVM's code uses")
+        fix = (f"downgrade {top} (pip install '{top}{spec}'), or use a newer TVM whose code "
+               f"follows {top}'s current API")
+    else:
+        capped = "; ".join(f"{v.span(mask)} capped it: {spec_text(top, spec)}"
+                           for _, spec, mask in caps)
+        capped = f" ({capped}: a later {top} changed what TVM uses)" if capped else \
+            " (no TVM release caps it)"
+        shown = f"the log shows {top} {installed}, which TVM's lower bound allows: " \
+            if installed else ""
+        verdict = (f"{shown}{top}'s API changed - {attr} went (or came) with another {top} "
+                   f"release than the one this TVM's code was written against{capped}")
+        below = f"'{top}<{installed}'" if installed else \
+            f"'{top}{caps[0][1]}'" if caps else f"an older {top}"
+        fix = (f"downgrade {top} to a release that still has {attr} (pip install {below}), or "
+               f"use a newer TVM whose code follows {top}'s current API; if the installed {top} "
+               f"is older than TVM asks, upgrade it instead")
+    return (f"{module} has no {attr}: {top} is a package TVM uses{use}, and {verdict}. "
+            f"{table}.", fix)
+
+
+# ``export NAME=value`` / ``NAME=value`` / ``NAME: value`` as logs show the environment.
+_ENV_LINE = re.compile(r"\b(?P<var>PYTHONPATH|TVM_LIBRARY_PATH|TVM_HOME)\s*[=:]\s*[\"']?"
+                       r"(?P<value>[^\s\"';]+)")
+# The TVM tree a path is in: the part before its python/, build*/ or lib/ directory.
+_TREE = re.compile(r"^(?P<tree>.*?)/(?:python|build[\w.-]*|lib|cmake-build[\w-]*)(?:/|$)")
+
+
+def log_paths(text: str) -> dict[str, str]:
+    """PYTHONPATH, TVM_LIBRARY_PATH and TVM_HOME as the log sets or prints them (the last
+    value of each; a PYTHONPATH's first entry that looks like a TVM tree's python/)."""
+    found: dict[str, str] = {}
+    for m in _ENV_LINE.finditer(text):
+        value = m.group("value")
+        if m.group("var") == "PYTHONPATH":
+            entries = [e for e in value.split(":") if e and not e.startswith("$")]
+            value = next((e for e in entries if e.rstrip("/").endswith("python")),
+                         entries[0] if entries else "")
+        if value:
+            found[m.group("var")] = value
+    return found
+
+
+def tree_of(path: str) -> str:
+    """The TVM tree ``path`` belongs to (``/src/tvm`` for ``/src/tvm/build/libtvm.so``)."""
+    m = _TREE.match(path.rstrip("/") + "/")
+    return m.group("tree") if m else path.rstrip("/")
+
+
+def python_library_skew(_groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """PYTHONPATH naming one TVM tree's python/ and TVM_LIBRARY_PATH (or TVM_HOME) another
+    tree's libraries: the Python sources and the compiled library of two TVMs, whatever the
+    error they end in ("Cannot find object type index", a missing global function)."""
+    paths = log_paths(text)
+    py, lib = paths.get("PYTHONPATH"), paths.get("TVM_LIBRARY_PATH") or paths.get("TVM_HOME")
+    if not py or not lib or tree_of(py) == tree_of(lib):
         return None
-    return (f"{module} has no {attr}: {top} is a package TVM imports (for "
-            f"{PYTHON_DEPENDENCIES[top]}), and the {top} installed is older (or newer) than the "
-            f"version this TVM was written for - {attr} came (or went) with another {top} "
-            "release.",
-            f"upgrade {top} to the version TVM requires (pip install -U {top}; TVM's "
-            f"python/setup.py or pyproject.toml names the minimum), or pin the older {top} if "
-            "this TVM predates the change")
+    return (f"PYTHONPATH={py} imports the Python of the TVM tree {tree_of(py)}, while "
+            f"{'TVM_LIBRARY_PATH' if 'TVM_LIBRARY_PATH' in paths else 'TVM_HOME'}={lib} loads "
+            f"the library of another tree, {tree_of(lib)}: Python sources and compiled library "
+            "of two TVMs (their FFI functions and object types need not match).",
+            f"point both at one tree: PYTHONPATH={tree_of(lib)}/python with "
+            f"TVM_LIBRARY_PATH={lib}, or TVM_LIBRARY_PATH=<{tree_of(py)}'s build dir> (tk "
+            "doctor checks the pair)")
+
+
+# The device compiler a log's words name -> TVM's source code generator for that target.
+DEVICE_COMPILERS = [
+    ("opencl", re.compile(r"<kernel>:|CL_BUILD_PROGRAM|OpenCL|opencl|clBuildProgram")),
+    ("cuda", re.compile(r"NVRTC|nvrtc|default_program|\.cu\(|CUDA|cuda|nvcc")),
+    ("metal", re.compile(r"program_source:|Metal|metal|MTLLibrary")),
+    ("webgpu", re.compile(r"WGSL|wgsl|WebGPU|webgpu|Tint")),
+]
+# Float infinity and NaN as a source printer may write them when it prints the value's text
+# (``inf`` + the float suffix ``f``) instead of a constant the language defines.
+_SPECIAL_FLOATS = {"inf", "inff", "infinity", "nan", "nanf", "INF", "NAN", "inf_f"}
+
+
+# The file a diagnostic names, and the names of source TVM generated: OpenCL's <kernel>,
+# Metal's program_source, NVRTC's default_program, the files TVM's nvcc helper writes into a
+# temporary directory (tvm_kernels.cu, my_kernel.cu).
+_SOURCE_FILE = re.compile(r"(?:<\w+>|[\w./\\-]+)(?:\(\d+\)|:\d+)")
+_GENERATED = re.compile(r"<kernel>|<source>|program_source|default_program|tvm_kernels?\.|"
+                        r"my_kernel\.|(?:^|/)tmp[\w]*/")
+
+
+def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A GPU compiler (OpenCL, NVRTC/nvcc, Metal, WGSL) rejecting source TVM generated: the
+    kernel text is TVM's codegen's output, so the bug is in TVM's source printer for that
+    target, not in the user's code. None for a compile of TVM's own (or a user's) C++ files."""
+    line_start = text.rfind("\n", 0, text.find(groups.get("diag", "") or "error")) + 1
+    line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else None]
+    named = _SOURCE_FILE.search(line[:line.find("error")])
+    if named and not _GENERATED.search(named.group(0)):
+        return None  # a file of TVM's tree or the user's (bad.cu, src/x.cc): not generated code
+    ident = groups.get("ident") or groups.get("ident2") or ""
+    target = next((t for t, pattern in DEVICE_COMPILERS if pattern.search(text)), "")
+    compiler = {"opencl": "the OpenCL compiler", "cuda": "NVRTC/nvcc", "metal": "the Metal "
+                "compiler", "webgpu": "the WGSL compiler"}.get(target, "the device compiler "
+                                                                  "(OpenCL, CUDA or Metal)")
+    targets = [target] if target else [t for t, _ in DEVICE_COMPILERS]
+    found = []  # what TVM's history says of the name: the versions whose printer writes it
+    for t in targets:
+        hit = _printed(t).get(ident)
+        if hit:
+            found.append(f"`{ident}` is in what TVM's {t} printer writes in {hit[0]} ({hit[1]})")
+    special, firsts = "", []
+    if ident in _SPECIAL_FLOATS:
+        special = (f" `{ident}` is a float infinity or NaN printed as a bare name: the codegen "
+                   "printed the value's text instead of a constant the device language defines.")
+        for t in targets:
+            names, since, file = _special_printed(t)
+            if names:
+                found.append(f"TVM's {t} printer writes infinity and NaN as "
+                             f"{', '.join(names[:4])} from {since} (now in {file})")
+                firsts.append(since)
+    history = f" TVM's history: {'; '.join(found)}." if found else ""
+    named = f" `{ident}`" if ident else ""
+    if len(firsts) == 1:
+        upgrade = f"upgrade TVM to {firsts[0]} or newer, whose printer writes it as a constant"
+    elif firsts:
+        upgrade = ("upgrade TVM to the release from which the printer of the target in use "
+                   "writes it as a constant (above)")
+    else:
+        upgrade = ("upgrade TVM (a newer TVM's codegen may print it correctly; `tk bisect` on "
+                   "the codegen tells when it changed)")
+    return (f"{compiler} rejects{named} in the kernel source TVM's code generator printed: "
+            f"the invalid source is TVM's codegen's output, not the user's code.{special} "
+            f"TVM's source printer for {'this target' if target else 'each target'}: "
+            f"{_printer_where(target)} (over the shared codegen_c.cc).{history}",
+            f"{upgrade}; until then avoid the construct in the model (here: the value it "
+            "printed), and report the printed kernel (the built module's source, as the error "
+            "prints it) to apache/tvm's issues under the target's codegen")
+
+
+@cache
+def _printer_where(target: str) -> str:
+    """Each directory the target's printer sat in, with its versions; with no target named,
+    the directories of all of them (codegen_opencl.cc, codegen_cuda.cc ... moved together)."""
+    from toolkit.explain.history import api
+
+    history = api()
+    v = history.versions
+    name = f"codegen_{target}.cc" if target else "codegen_{opencl,cuda,metal,webgpu}.cc"
+    wanted = {f"codegen_{t}.cc" for t in ([target] if target else
+                                          [t for t, _ in DEVICE_COMPILERS])}
+    dirs: dict[str, int] = {}
+    for path, (mask, _) in history.facts.get("P", {}).items():
+        folder, _, base = path.rpartition("/")
+        if base in wanted:
+            key = folder.replace(f"/{target or base[8:-3]}", "/*") if "/codegen_" not in \
+                folder else folder
+            dirs[key] = dirs.get(key, 0) | mask
+    where = "; ".join(f"{folder}/{name} ({v.span(mask)})".replace("/*", f"/{target or '*'}")
+                      for folder, mask in sorted(dirs.items(), key=lambda kv: kv[1] & -kv[1]))
+    return where or f"src/target/source/{name}"
+
+
+@cache
+def _printed(target: str) -> dict[str, tuple[str, str]]:
+    """Name -> (versions, file) of what TVM's ``target`` source printer writes (``I`` facts)."""
+    from toolkit.explain.history import api
+
+    history = api()
+    prefix = f"{target}:"
+    return {key[len(prefix):]: (history.versions.span(mask), file)
+            for key, (mask, file) in history.facts.get("I", {}).items() if key.startswith(prefix)}
+
+
+@cache
+def _special_printed(target: str) -> tuple[list[str], str, str]:
+    """(the constants TVM's ``target`` printer writes for infinity and NaN, the first version
+    writing one, its file), or ([], "", "")."""
+    from toolkit.explain.history import api
+
+    history = api()
+    prefix = f"{target}:"
+    hits = [(key[len(prefix):], mask, file) for key, (mask, file) in
+            history.facts.get("I", {}).items()
+            if key.startswith(prefix) and _FLOAT_CONSTANT.fullmatch(key[len(prefix):])]
+    if not hits:
+        return [], "", ""
+    oldest = min(hits, key=lambda h: h[1] & -h[1])
+    return sorted(h[0] for h in hits), history.versions.first(oldest[1]), oldest[2]
+
+
+# The constants device languages define for infinity and NaN (INFINITY, NAN, CUDART_INF_F,
+# HUGE_VALF, __int_as_float(0x7f800000) aside).
+_FLOAT_CONSTANT = re.compile(r"INFINITY|NAN|HUGE_VALF?|CUDART_(?:INF|NAN)(?:_F)?")
+
+
+def requirements(package: str) -> list[tuple[str, int]]:
+    """(version spec, versions asking it) for ``package`` among TVM's requirements, oldest
+    first; spec "" for any version."""
+    return _requirements().get(package.lower().replace("_", "-"), []) if package != "tvm" else []
+
+
+@cache
+def _requirements() -> dict[str, list[tuple[str, int]]]:
+    """Every package TVM's releases ask for -> its specs (read once, on first use)."""
+    from toolkit.explain.history import api
+
+    out: dict[str, list[tuple[str, int]]] = {}
+    for name, (mask, _piece) in api().facts.get("Q", {}).items():
+        m = _REQ_NAME.match(name)
+        if m:
+            out.setdefault(m.group(0), []).append((name[m.end():], mask))
+    return {k: sorted(v, key=lambda sm: sm[1] & -sm[1]) for k, v in out.items()}
+
+
+_REQ_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*?(?=[<>=!~^]|$)")
+
+
+def spec_text(package: str, spec: str) -> str:
+    return f"{package}{spec}" if spec else f"{package} (any version)"
+
+
+def _floor(spec: str) -> str | None:
+    m = re.search(r">=?\s*(\d+(?:\.\d+)*)", spec)
+    return m.group(1) if m else None
+
+
+def _cap(spec: str) -> str | None:
+    m = re.search(r"<=?\s*(\d+(?:\.\d+)*)", spec)
+    return m.group(1) if m else None
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", version)[:4])
+
+
+def installed_version(package: str, text: str) -> str | None:
+    """The version of ``package`` a log shows (``xgboost==1.6.1``, ``xgboost 1.6.1``,
+    ``xgboost-1.6.1.dist-info``, ``xgboost version: 1.6.1``), else None."""
+    names = "|".join(re.escape(n) for n in {package, package.replace("_", "-"),
+                                             package.replace("-", "_")})
+    m = re.search(rf"(?<![\w.-])(?:{names})(?:==|-|\s+(?:version:?\s*)?|\s*:\s*)"
+                  rf"(\d+\.\d+(?:\.\d+)?)\b", text, re.I)
+    return m.group(1) if m else None
 
 
 def header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
