@@ -777,6 +777,18 @@ def test_the_environment_check_names_a_python_tree_beside_another_trees_library(
     assert "env-tree-skew" not in {f.id for f in findings("", Facts.from_records(same))}
 
 
+def test_a_dependency_above_a_releases_cap_or_missing_is_answered_from_the_requirements() -> None:
+    # numpy<=1.23 in v0.12.0 (gen_requirements.py): an installed 1.24 is above that cap
+    capped = _answer("numpy 1.24.2\nAttributeError: module 'numpy' has no attribute 'float'\n",
+                     "requirements table")
+    assert "above the cap numpy<=1.23 that TVM v0.12.0 set" in capped.cause
+    assert "pip install 'numpy<=1.23'" in capped.fix
+    missing = _answer("ModuleNotFoundError: No module named 'cloudpickle'\n", "requirements table")
+    assert "cloudpickle is not installed" in missing.cause and "pip install" in missing.fix
+    assert not [f for f in explain("ModuleNotFoundError: No module named 'foo_bar'\n")
+                if f.origin == "requirements table"]
+
+
 # --- round 5's development half: the shapes its misses stood for --------------------------
 
 

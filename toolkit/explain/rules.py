@@ -1298,16 +1298,18 @@ RULES: list[Rule] = [
         rank=45,
     ),
     Rule(
-        "python-dependency-attribute", "packaging", ("has no attribute", "cannot import name"),
+        "python-dependency-attribute", "packaging",
+        ("has no attribute", "cannot import name", "No module named"),
         r"(?:(?:module )?'?(?P<mod>[A-Za-z_][\w.]*)'? has no attribute '?(?P<attr>\w+)'?|"
-        r"cannot import name '(?P<attr2>\w+)' from '(?P<mod2>[A-Za-z_][\w.]*)')",
-        "A package TVM uses lacks an attribute",
+        r"cannot import name '(?P<attr2>\w+)' from '(?P<mod2>[A-Za-z_][\w.]*)'|"
+        r"No module named '(?P<mod3>[A-Za-z_][\w.]*)')",
+        "A package TVM uses is missing or of another version",
         "a package TVM imports is of another version than TVM was written for.",
         "install the version TVM requires.",
         "CPython's AttributeError and ImportError; tk's table of each TVM release's "
         "requirements (scripts/explain_index.py)",
         lambda groups, text: toolchain.dependency_attribute(
-            {"mod": groups.get("mod") or groups.get("mod2", ""),
+            {"mod": groups.get("mod") or groups.get("mod2") or groups.get("mod3", ""),
              "attr": groups.get("attr") or groups.get("attr2", "")}, text) or NOT_THIS,
         origin="requirements table",
     ),

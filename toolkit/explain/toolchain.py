@@ -613,50 +613,65 @@ def _next(release: str) -> str:
 
 def dependency_attribute(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """A package TVM imports lacks a name TVM's code reads (``module 'x' has no attribute``,
-    ``cannot import name 'X' from 'x.core'``): its API changed between the release TVM was
-    written for and the one installed. Answered from tk's table of what each TVM release asks
-    for (``Q`` facts: python/setup.py, gen_requirements.py, pyproject.toml) and the version
-    the log shows. None when the module is not one TVM imports (the caller: ``NOT_THIS``)."""
-    from toolkit.explain import tvm_version
-    from toolkit.explain.history import api
-
+    ``cannot import name 'X' from 'x.core'``), or is not installed (``No module named 'x'``,
+    ``attr`` empty): answered from tk's table of what each TVM release asks for (``Q`` facts:
+    python/setup.py, gen_requirements.py, pyproject.toml) and the version the log shows.
+    None when the module is not one TVM imports (the caller: ``NOT_THIS``)."""
     module, attr = groups.get("mod", ""), groups.get("attr", "")
     top = module.split(".")[0]
     asked = requirements(top)
     if top not in PYTHON_DEPENDENCIES and not asked:
-        return None
+        return None  # tvm's own names (the history answers them), a project's modules
+    from toolkit.explain import tvm_version
+    from toolkit.explain.history import api
+
     history = api()
     v = history.versions
     version = tvm_version.infer(text)
     use = f" (for {PYTHON_DEPENDENCIES[top]})" if top in PYTHON_DEPENDENCIES else ""
+    theirs = [(spec, mask) for spec, mask in asked if version is None or mask & version.mask]
     if asked:
         table = "; ".join(f"{spec_text(top, spec)} in {v.span(mask)}" for spec, mask in asked)
-        theirs = [spec_text(top, spec) for spec, mask in asked if version and mask & version.mask]
         table = (f"TVM's requirements by release (tk's table of python/setup.py, "
                  f"gen_requirements.py, pyproject.toml): {table}")
         if theirs and version is not None:
-            table += f"; the TVM in this log ({version.describe()}) asks for {' or '.join(theirs)}"
+            table += (f"; the TVM in this log ({version.describe()}) asks for "
+                      f"{' or '.join(spec_text(top, s) for s, _ in theirs)}")
     else:
         table = f"no TVM release lists {top} among its requirements"
+    if not attr:  # not installed at all
+        wanted = next((f"'{top}{s}'" for s, _ in reversed(theirs) if s), top) \
+            if version is not None else f"{top} (with the version spec your TVM's release asks for, above)"
+        return (f"{top} is not installed: it is a package TVM uses{use}. {table}.",
+                f"pip install {wanted} into the interpreter that runs TVM")
     installed = installed_version(top, text)
-    theirs_specs = [spec for spec, mask in asked if version is None or mask & version.mask]
-    lower = max(filter(None, map(_floor, theirs_specs)), key=_key, default=None)
-    caps = sorted({c for c in map(_cap, (spec for spec, _ in asked)) if c}, key=_key)
-    capped = "; ".join(f"{v.span(mask)} capped it: {spec_text(top, spec)}"
-                       for spec, mask in asked if _cap(spec))
-    capped = f" ({capped}: a later {top} changed what TVM uses)" if capped else \
-        " (no TVM release caps it)"
+    lower = max(filter(None, (_floor(s) for s, _ in theirs)), key=_key, default=None)
+    # the caps the log's TVM (or, unknown, any release) set, with the releases setting them
+    caps = [(c, spec, mask) for spec, mask in theirs if (c := _cap(spec))]
+    over = [(c, spec, mask) for c, spec, mask in caps
+            if installed and (_key(installed) >= _key(c) if "<=" not in spec
+                              else _key(installed) > _key(c))]
     if installed and lower and _key(installed) < _key(lower):
         verdict = (f"the log shows {top} {installed}, older than the {lower} TVM asks for: "
                    f"{attr} came in a later {top}")
         fix = f"upgrade {top} to {lower} or newer (pip install -U '{top}>={lower}')"
+    elif over:
+        c, spec, mask = over[0]
+        verdict = (f"the log shows {top} {installed}, above the cap {spec_text(top, spec)} that "
+                   f"TVM {v.span(mask)} set: a later {top} dropped what that TVM's code uses")
+        fix = (f"downgrade {top} (pip install '{top}{spec}'), or use a newer TVM whose code "
+               f"follows {top}'s current API")
     else:
+        capped = "; ".join(f"{v.span(mask)} capped it: {spec_text(top, spec)}"
+                           for _, spec, mask in caps)
+        capped = f" ({capped}: a later {top} changed what TVM uses)" if capped else \
+            " (no TVM release caps it)"
         shown = f"the log shows {top} {installed}, which TVM's lower bound allows: " \
             if installed else ""
         verdict = (f"{shown}{top}'s API changed - {attr} went (or came) with another {top} "
                    f"release than the one this TVM's code was written against{capped}")
         below = f"'{top}<{installed}'" if installed else \
-            f"'{top}<{caps[0]}'" if caps else f"an older {top}"
+            f"'{top}{caps[0][1]}'" if caps else f"an older {top}"
         fix = (f"downgrade {top} to a release that still has {attr} (pip install {below}), or "
                f"use a newer TVM whose code follows {top}'s current API; if the installed {top} "
                f"is older than TVM asks, upgrade it instead")
@@ -837,7 +852,7 @@ _FLOAT_CONSTANT = re.compile(r"INFINITY|NAN|HUGE_VALF?|CUDART_(?:INF|NAN)(?:_F)?
 def requirements(package: str) -> list[tuple[str, int]]:
     """(version spec, versions asking it) for ``package`` among TVM's requirements, oldest
     first; spec "" for any version."""
-    return _requirements().get(package.lower().replace("_", "-"), [])
+    return _requirements().get(package.lower().replace("_", "-"), []) if package != "tvm" else []
 
 
 @cache
