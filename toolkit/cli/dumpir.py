@@ -127,6 +127,9 @@ def show_cmd(term: Terminal, directory: Path, pass_: str | None, func: str | Non
 
     if pass_ is None:  # the timeline needs no function text
         dump = query.Dump.open(directory)
+        if dump.index.texts_pending:
+            term.note("the function texts are not rendered yet, so a change that prints "
+                      "identically shows as changed (any show --pass renders them)")
         term.result(query.timeline(dump, func),
                     lambda rows: "\n".join(map(query.format_timeline_row, rows)))
         return
