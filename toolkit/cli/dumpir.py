@@ -44,7 +44,7 @@ def opened(term: Terminal, directory: Path):  # noqa: ANN201 - query.Dump, impor
     from toolkit.dumpir.in_tvm import render
     from toolkit.ext.loader import use
 
-    render.check(recompile, directory)
+    render.check(dump.index, directory)
     for ext in recompile.extensions:
         use(ext)
     term.say(f"rendering texts: compiling {recompile.workload} again (once; cached in "

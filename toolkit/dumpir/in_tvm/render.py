@@ -20,7 +20,7 @@ from toolkit import stack
 from toolkit.dumpir import directory, html, index
 from toolkit.dumpir.in_tvm.dump import tvm_build
 from toolkit.dumpir.in_tvm.recorder import Recorder, instrument
-from toolkit.dumpir.store import PACK, FunctionStore, is_version_key
+from toolkit.dumpir.store import PACK, FunctionStore, check_key, is_version_key
 from toolkit.errors import TkError, TvmFailure, UserError
 from toolkit.stack import compat
 from toolkit.stack import workload as workloads
@@ -36,9 +36,14 @@ class Rendered:
     failure: str | None  # the second compile failed where the first did not
 
 
-def check(recompile: index.Recompile, where: Path) -> None:
+def check(dump_index: index.DumpIndex, where: Path) -> None:
     """Refuse (one line, exit 2) a dump whose workload file or TVM differs from the first
-    compile's: the second compile would not be the same compile."""
+    compile's (the second compile would not be the same compile), or whose index names a
+    key tk does not make (a crafted index), before compiling anything."""
+    for key in dump_index.keys():
+        check_key(key)
+    recompile = dump_index.recompile
+    assert recompile is not None
     if recompile.workload_sha256 is not None:
         path = Path(recompile.workload)
         if not path.is_file():
@@ -64,7 +69,7 @@ def render(out: Path) -> Rendered:
     recompile = dump_index.recompile
     if recompile is None or recompile.rendered:
         raise TkError(f"{out} holds its texts already: nothing to render")
-    check(recompile, out)
+    check(dump_index, out)
     wanted = frozenset(k for k in dump_index.keys() if is_version_key(k))
     recorder = Recorder(pass_glob=recompile.passes, func_glob=recompile.funcs,
                         stop_before=recompile.stop_before, wanted=wanted)
@@ -91,6 +96,9 @@ def render(out: Path) -> Rendered:
     dump_index.rekey(keys)
     recompile.rendered = True
     recompile.not_reproduced = missing
+    # Versions that print alike now share one entry: the count becomes the store's, as an
+    # earlier tk's dump counted it.
+    dump_index.summary["functions_stored"] = len(store.loaded())
     pack = store.pack()
     directory.update(out, {
         index.INDEX: index.encode(dump_index),
