@@ -583,6 +583,8 @@ def test_a_pass_that_segfaults_leaves_the_dump_before_it_and_the_module_it_recei
     assert "def matmul(" in (out / "failed" / "input.py").read_text()  # LegalizeOps' output
     r = run_tk("dump-ir", "show", str(out), "--pass", "LegalizeOps", "--func", "matmul")
     assert r.returncode == 0 and "def matmul(" in r.stdout
+    # The texts' compile stopped before the pass that crashes, as the dump's second run did.
+    assert "rendering texts" in r.stderr and "warning" not in r.stderr
     proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True,
                           text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == -signal.SIGSEGV and "running only FuseMyOps" in proc.stdout

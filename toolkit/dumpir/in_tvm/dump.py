@@ -208,7 +208,10 @@ def record(
         target=target.spec, extensions=[str(Path(e).resolve()) for e in extensions],
         passes=passes, funcs=funcs, pass_config=pass_config,
         tvm_version=summary["tvm_version"], tvm_build=tvm_build(),
-        stop_before=None if crash is None else crash[1],
+        # The second compile stops where this one did: before the pass the first run died
+        # in, when this run reached it; a crash that did not repeat left a whole compile.
+        stop_before=None if recorder.stopped is None else (recorder.stopped.seq,
+                                                           recorder.stopped.name),
     )
     dump_index = index.DumpIndex(summary, recorder.input or {}, records, recompile)
     index.write(work, dump_index)
