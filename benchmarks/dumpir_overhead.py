@@ -24,7 +24,7 @@ Goals (issue 29), with the process on one core (``taskset -c 0``): tk / plain <=
 and in wall, tk / DumpIR <= 0.2, tk's bytes <= 25% of DumpIR's.
 
     taskset -c 0 python benchmarks/dumpir_overhead.py [--workload builtin:mlp40] [--target llvm]
-                                                      [--repeat 3]
+                                                      [--repeat 3] [--no-dumpir]
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ def main() -> None:
     parser.add_argument("--workload", default="builtin:mlp40")
     parser.add_argument("--target", default="llvm")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-dumpir", action="store_true",
+                        help="leave TVM's DumpIR out (on builtin:mlp400 it alone takes 30 min)")
     args = parser.parse_args()
 
     import tvm.ir.instrument
@@ -121,7 +123,7 @@ def main() -> None:
 
     ways: dict[str, Callable[[], None]] = {"plain": plain, "tk dump-ir": tk,
                                            "first show": first_show}
-    if dump_ir_cls is not None:
+    if dump_ir_cls is not None and not args.no_dumpir:
         ways["DumpIR"] = tvm_dumpir
     times: dict[str, list[float]] = {name: [] for name in ways}
     cpu: dict[str, list[float]] = {name: [] for name in ways}
@@ -171,7 +173,8 @@ def main() -> None:
               f"tk / DumpIR = {tk_bytes / dump_bytes:.1%}   (goal <= 25%)")
     else:
         print(f"  bytes: tk {tk_bytes / 1e6:.2f} MB in {tk_files} files; "
-              "this TVM has no tvm.ir.instrument.DumpIR to compare with")
+              + ("DumpIR left out (--no-dumpir)" if args.no_dumpir
+                 else "this TVM has no tvm.ir.instrument.DumpIR to compare with"))
     print(f"  floor: printing the {versions} distinct function versions ({size / 1e6:.1f} MB of "
           f"TVMScript) takes {print_cpu:.2f} s CPU = {print_cpu / cpus['plain']:.2f} x plain: "
           "what a recorder that prints every version before it returns cannot avoid "

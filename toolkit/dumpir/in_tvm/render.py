@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit import stack
+from toolkit import outputs, stack
 from toolkit.dumpir import directory, html, index
 from toolkit.dumpir.in_tvm.dump import tvm_build
 from toolkit.dumpir.in_tvm.recorder import Recorder, instrument
@@ -42,6 +42,9 @@ def check(dump_index: index.DumpIndex, where: Path) -> None:
     key tk does not make (a crafted index), before compiling anything."""
     for key in dump_index.keys():
         check_key(key)
+    # The texts are written into the dump as a dump is: refused now, not after compiling, if
+    # that cannot be done (a read-only place, a file tk did not write).
+    directory.check_output_dir(where)
     recompile = dump_index.recompile
     assert recompile is not None
     if recompile.workload_sha256 is not None:
@@ -100,9 +103,15 @@ def render(out: Path) -> Rendered:
     # earlier tk's dump counted it.
     dump_index.summary["functions_stored"] = len(store.loaded())
     pack = store.pack()
-    directory.update(out, {
-        index.INDEX: index.encode(dump_index),
-        PACK: pack,
-        PAGE: html.render(dump_index, pack).encode(),
-    })
+    try:
+        with outputs.users(out):
+            directory.update(out, {
+                index.INDEX: index.encode(dump_index),
+                PACK: pack,
+                PAGE: html.render(dump_index, pack).encode(),
+            })
+    except OSError as e:
+        if e.errno in outputs.ENVIRONMENT:
+            raise outputs.refused(e, f"the texts of {out}") from None
+        raise
     return Rendered(len(keys), missing, failure)
