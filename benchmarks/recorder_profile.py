@@ -6,7 +6,10 @@ layers and kernels) after one plain compile to warm up, and prints, for the func
 the most time of their own, that time on each workload and the ratio: linear growth is the
 ratio of the plain compiles (about 10 for these two), printed first. cProfile slows Python
 code more than C++, so the figures say where the time goes and how it grows, not what a run
-costs without the profiler: ``benchmarks/dumpir_overhead.py`` says that.
+costs without the profiler: ``benchmarks/dumpir_overhead.py`` says that. The structural
+hashes, the recorder's largest part, are also timed per call by what was hashed (a Relax
+function or a PrimFunc, plain or with free variables mapped): the count, the total and the
+time a call, on each workload.
 
     taskset -c 0 python benchmarks/recorder_profile.py [--top 25] [WORKLOAD WORKLOAD]
 """
@@ -27,10 +30,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolkit import stack  # noqa: E402
 from toolkit.dumpir.in_tvm import dump as dumper  # noqa: E402
+from toolkit.stack import compat  # noqa: E402
 from toolkit.stack import workload as workloads  # noqa: E402
 
+Hashes = dict[str, list[float]]  # kind -> [calls, seconds]
 
-def profile(source: str, scratch: Path) -> tuple[float, float, dict[str, tuple[int, float]]]:
+
+def timed_hashes(hashes: Hashes) -> None:
+    """Make every structural hash tk takes count into ``hashes`` by what it hashed."""
+    real = compat.structural_hash
+
+    def factory():  # noqa: ANN202 - returns what compat.structural_hash returns
+        hash_ = real()
+
+        def timed(obj, **kwargs):  # noqa: ANN001, ANN202
+            start = time.perf_counter()
+            value = hash_(obj, **kwargs)
+            kind = type(obj).__name__ + (" (free vars mapped)" if kwargs else "")
+            entry = hashes.setdefault(kind, [0, 0.0])
+            entry[0] += 1
+            entry[1] += time.perf_counter() - start
+            return value
+        return timed
+
+    compat.structural_hash = factory  # type: ignore[assignment]
+
+
+def profile(source: str, scratch: Path, hashes: Hashes,
+            ) -> tuple[float, float, dict[str, tuple[int, float]]]:
     """(plain compile CPU, dump CPU, {function: (calls, own seconds)}) for one workload."""
     wl = workloads.load(source)
     start = time.process_time()
@@ -58,7 +85,16 @@ def main() -> None:
         parser.error("give two workloads, the small one first")
     scratch = Path(tempfile.mkdtemp(prefix="tk-recorder-profile-"))
     load_before = os.getloadavg()[0]
-    small, big = (profile(w, scratch) for w in args.workloads)
+    hashed: tuple[Hashes, Hashes] = ({}, {})
+    timed = compat.structural_hash
+    small = profile(args.workloads[0], scratch, hashed[0])
+    timed_hashes(hashed[0])
+    profile(args.workloads[0], scratch, hashed[0])
+    compat.structural_hash = timed
+    big = profile(args.workloads[1], scratch, hashed[1])
+    timed_hashes(hashed[1])
+    profile(args.workloads[1], scratch, hashed[1])
+    compat.structural_hash = timed
     load_after = os.getloadavg()[0]
     shutil.rmtree(scratch, ignore_errors=True)
     print(f"{args.workloads[0]} -> {args.workloads[1]}, llvm; load {load_before:.1f} before, "
@@ -76,6 +112,13 @@ def main() -> None:
         calls_s, t_s = small[2].get(name, (0, 0.0))
         ratio = f"{t_b / t_s:6.1f}" if t_s > 0 else "   new"
         print(f"  {name[:58]:<58} {t_s:8.3f} {t_b:8.3f} {ratio} {calls_s:>10} -> {calls_b:<10}")
+    print("  structural hashes, timed in a second dump of each without cProfile:")
+    for kind in sorted(hashed[1], key=lambda k: -hashed[1][k][1]):
+        cs, ts = hashed[0].get(kind, [0, 0.0])
+        cb, tb = hashed[1][kind]
+        per = (f"{ts / cs * 1e6:7.1f} -> {tb / cb * 1e6:7.1f} us a call" if cs
+               else f"{tb / cb * 1e6:.1f} us a call")
+        print(f"    {kind:<34} {cs:>7} -> {cb:<7} calls  {ts:7.3f} -> {tb:7.3f} s  {per}")
 
 
 if __name__ == "__main__":
