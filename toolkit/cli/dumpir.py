@@ -44,7 +44,7 @@ def opened(term: Terminal, directory: Path):  # noqa: ANN201 - query.Dump, impor
     from toolkit.dumpir.in_tvm import render
     from toolkit.ext.loader import use
 
-    render.check(dump.index, directory)
+    render.check(dump.index, directory)  # before loading its extensions (render checks too)
     for ext in recompile.extensions:
         use(ext)
     term.say(f"rendering texts: compiling {recompile.workload} again (once; cached in "
