@@ -149,9 +149,12 @@ def dump_ir(out: Path, workload: str = "builtin:mlp", target: str = "llvm", *ext
 
 @pytest.fixture(scope="module")
 def mlp_dump(tmp_path_factory) -> Path:
+    """A dump of builtin:mlp with its texts rendered (``tk dump-ir page``)."""
     out = tmp_path_factory.mktemp("mlp") / "dump"
     r = dump_ir(out)
     assert r.returncode == 0, r.stderr
+    r = run_tk("dump-ir", "page", str(out))
+    assert r.returncode == 0 and r.stdout.strip() == str(out / "index.html"), r.stderr
     return out
 
 
@@ -408,7 +411,12 @@ def test_a_pass_that_raises_leaves_a_dump_and_a_repro(tmp_path: Path):
     proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True,
                           timeout=300, cwd=tmp_path)
     assert proc.returncode != 0 and "root block" in proc.stderr
-    assert (out / "index.html").exists()
+    assert not (out / "index.html").exists()  # the texts and the page come on first ask
+    # The second compile fails at the same pass, as expected: every text before it renders.
+    r = run_tk("dump-ir", "show", str(out), "--pass", "ApplyDefaultSchedule", "--func", "double")
+    assert r.returncode == 0, r.stderr
+    assert "rendering texts" in r.stderr and "warning" not in r.stderr
+    assert "def double(" in r.stdout and (out / "index.html").exists()
 
 
 def _ancestors(index: dict, record: dict) -> set[int]:
@@ -575,6 +583,8 @@ def test_a_pass_that_segfaults_leaves_the_dump_before_it_and_the_module_it_recei
     assert "def matmul(" in (out / "failed" / "input.py").read_text()  # LegalizeOps' output
     r = run_tk("dump-ir", "show", str(out), "--pass", "LegalizeOps", "--func", "matmul")
     assert r.returncode == 0 and "def matmul(" in r.stdout
+    # The texts' compile stopped before the pass that crashes, as the dump's second run did.
+    assert "rendering texts" in r.stderr and "warning" not in r.stderr
     proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True,
                           text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == -signal.SIGSEGV and "running only FuseMyOps" in proc.stdout
@@ -647,4 +657,143 @@ def test_show_with_func_alone_lists_the_passes_that_touched_it(tmp_path: Path):
     assert rows and len(rows) < len(every) and set(rows) <= set(every)
     assert any(" LegalizeOps " in row for row in rows)  # it adds the matmul kernels
     r = run_tk("dump-ir", "show", str(out), "--func", "nope")
-    assert r.returncode == 2 and r.stderr.strip() == f"tk: error: no function matching 'nope' in {out}"
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == f"tk: error: no function matching 'nope' in {out}"
+
+
+NOT_DETERMINISTIC = '''\
+"""A module whose constant is the time it was loaded: no two compiles build the same IR."""
+import time
+
+from tvm.script import ir as I
+from tvm.script import relax as R
+from tvm.script import tirx as T
+
+SCALE = float(time.time_ns() % 1000003 + 1)
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def scale(x: T.Buffer((16,), "float32"), y: T.Buffer((16,), "float32")):
+        for i in range(16):
+            y[i] = x[i] * T.float32(SCALE)
+
+    @R.function
+    def main(x: R.Tensor((16,), "float32")) -> R.Tensor((16,), "float32"):
+        cls = Module
+        y = R.call_tir(cls.scale, (x,), out_ty=R.Tensor((16,), "float32"))
+        return y
+
+
+mod = Module
+'''
+
+
+def _function_keys(index: dict) -> set[str]:
+    keys = {k for k in index["input"].values() if k}
+    for p in index["passes"]:
+        keys |= {k for k in p["added"].values() if k} | {k for k in p["removed"].values() if k}
+        keys |= {k for c in p["changed"] for k in (c["before"], c["after"]) if k}
+        keys |= {k for k in (p["received"] or {}).values() if k}
+    return keys
+
+
+def test_texts_are_rendered_on_first_ask_and_cached(tmp_path: Path):
+    workload = tmp_path / "model.py"
+    workload.write_text(UNSCHEDULED)
+    out = tmp_path / "dump"
+    r = run_tk("dump-ir", str(workload), "--target", "llvm", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"page:  tk dump-ir page {out}" in r.stdout
+    # Nothing was printed: the index names versions by version key, the pack holds only
+    # the generated LLVM IR, and there is no page yet.
+    index = load_index(out)
+    keys = _function_keys(index)
+    assert keys and all(store.is_version_key(k) for k in keys)
+    assert index["recompile"]["workload"] == str(workload)
+    assert index["recompile"]["rendered"] is False
+    packed = json.loads(gzip.decompress((out / "store.json.gz").read_bytes()))
+    assert list(packed) == list(next(p for p in index["passes"] if p["kind"] == "codegen")
+                                ["sources"].values())
+    assert sorted(p.name for p in out.iterdir()) == [".tk-dump", "index.json", "store.json.gz"]
+    # The timeline needs no text: it renders nothing.
+    r = run_tk("dump-ir", "show", str(out))
+    assert r.returncode == 0 and "LegalizeOps" in r.stdout and "rendering" not in r.stderr
+    assert "a change that prints identically shows as changed" in r.stderr
+    assert not (out / "index.html").exists()
+
+    r = run_tk("dump-ir", "show", str(out), "--pass", "tirx.FlattenBuffer", "--diff")
+    assert r.returncode == 0, r.stderr
+    assert f"rendering texts: compiling {workload} again (once; cached in {out})" in r.stderr
+    assert "--- double (before #" in r.stdout and "+++ double (after #" in r.stdout
+    index = load_index(out)
+    assert index["recompile"]["rendered"] is True and index["recompile"]["not_reproduced"] == []
+    keys = _function_keys(index)
+    packed = json.loads(gzip.decompress((out / "store.json.gz").read_bytes()))
+    assert keys <= set(packed) and not any(store.is_version_key(k) for k in keys)
+    assert all(store.text_key(text) == key for key, text in packed.items())
+    assert (out / "index.html").is_file()
+    assert run_tk("dump-ir", "show", str(out)).returncode == 0  # the manifest vouches for all
+
+    # Cached: a later ask compiles nothing, so even a changed workload file does not matter.
+    workload.write_text(UNSCHEDULED.replace("T.float32(2)", "T.float32(3)"))
+    r = run_tk("dump-ir", "find", str(out), r"T\.float32\(2\.0\)")
+    assert r.returncode == 0 and "rendering" not in r.stderr, r.stderr
+    assert "double: appears in the input" in r.stdout
+
+
+def test_a_changed_workload_file_or_another_tvm_is_refused(tmp_path: Path):
+    from toolkit.dumpir import directory
+
+    workload = tmp_path / "model.py"
+    workload.write_text(UNSCHEDULED)
+    out = tmp_path / "dump"
+    assert run_tk("dump-ir", str(workload), "--target", "llvm", "-o", str(out)).returncode == 0
+    workload.write_text(UNSCHEDULED.replace("T.float32(2)", "T.float32(3)"))
+    r = run_tk("dump-ir", "show", str(out), "--pass", "LegalizeOps")
+    assert r.returncode == 2 and r.stdout == ""
+    assert f"{workload} changed since {out} was dumped" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+    workload.write_text(UNSCHEDULED)
+    index = load_index(out)
+    index["recompile"]["tvm_version"] = "0.19.0"
+    (out / "index.json").write_text(json.dumps(index))
+    directory.write_manifest(out)  # as a dump made by another TVM would carry
+    r = run_tk("dump-ir", "diff", str(out), str(out))
+    assert r.returncode == 2 and f"{out} was dumped with TVM 0.19.0" in r.stderr
+    assert load_index(out)["recompile"]["rendered"] is False
+
+
+def test_a_version_the_second_compile_does_not_build_is_reported_not_invented(tmp_path: Path):
+    workload = tmp_path / "clock.py"
+    workload.write_text(NOT_DETERMINISTIC)
+    out = tmp_path / "dump"
+    assert run_tk("dump-ir", str(workload), "--target", "llvm", "-o", str(out)).returncode == 0
+    r = run_tk("dump-ir", "show", str(out), "--pass", "input")
+    assert r.returncode == 0, r.stderr
+    assert "were not reproduced by the second compile" in r.stderr
+    # main calls scale and did not change: it renders; scale's constant did, so its versions
+    # are reported, not replaced by the second compile's.
+    assert "def main(" in r.stdout
+    assert "def scale(" not in r.stdout and "scale: not reproduced by the second compile" in r.stdout
+    missing = load_index(out)["recompile"]["not_reproduced"]
+    assert missing and all(k.endswith(":scale") for k in missing)
+
+
+def test_a_dump_of_the_earlier_format_reads_without_compiling(mlp_dump: Path, tmp_path: Path):
+    """tk before rendering-on-ask stored every text as it dumped: no recompile record."""
+    from toolkit.dumpir import directory
+
+    old = tmp_path / "old"
+    shutil.copytree(mlp_dump, old)
+    index = load_index(old)
+    del index["recompile"]
+    (old / "index.json").write_text(json.dumps(index))
+    directory.write_manifest(old)
+    r = run_tk("dump-ir", "show", str(old), "--pass", "LegalizeOps", "--func", "forward")
+    assert r.returncode == 0 and "rendering" not in r.stderr, r.stderr
+    assert "R.call_tir(matmul" in r.stdout
+    r = run_tk("dump-ir", "compare", str(old), str(mlp_dump))
+    assert r.returncode == 0 and "no aligned pass turns" in r.stdout, r.stdout + r.stderr

@@ -20,6 +20,10 @@ def dump_with(python: Path, out: Path, workload: str, target: str) -> None:
     proc = subprocess.run([str(python), "-m", "toolkit", "dump-ir", workload, "--target", target,
                            "-o", str(out)], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
+    # Its texts are rendered by the TVM that recorded it; tk with another TVM refuses to.
+    proc = subprocess.run([str(python), "-m", "toolkit", "dump-ir", "page", str(out)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
 
 
 

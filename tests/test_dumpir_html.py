@@ -15,6 +15,7 @@ def page(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("html") / "dump"
     r = run_tk("dump-ir", "builtin:mlp", "--target", "llvm", "-o", str(out))
     assert r.returncode == 0, r.stderr
+    assert run_tk("dump-ir", "page", str(out)).returncode == 0  # the page is made on first ask
     return out
 
 
@@ -64,6 +65,7 @@ def test_input_module_and_failed_pass_show_on_the_page(tmp_path: Path, browser):
     workload.write_text(CUSTOM_PASS)
     out = tmp_path / "dump"
     assert run_tk("dump-ir", str(workload), "-o", str(out)).returncode == 1
+    assert run_tk("dump-ir", "page", str(out)).returncode == 0
     dom = browser.dom(with_hash(out / "index.html", "pass=2"))
     assert re.search(r'<li data-seq="2" class="[^"]*failed', dom)
     assert "cannot fuse matmul yet" in dom
@@ -75,6 +77,7 @@ def test_input_module_and_failed_pass_show_on_the_page(tmp_path: Path, browser):
 def test_page_shows_lanes_codegen_and_opens_on_the_first_change(tmp_path: Path, browser):
     out = tmp_path / "cuda"
     r = run_tk("dump-ir", "builtin:mlp", "--target", "cuda -arch=sm_80", "-o", str(out))
+    assert run_tk("dump-ir", "page", str(out)).returncode == 0
     assert r.returncode == 0, r.stderr
     passes = json.loads((out / "index.json").read_text())["passes"]
     dom = browser.dom(out / "index.html")
@@ -97,6 +100,7 @@ def test_a_failed_pass_header_names_its_first_cause(tmp_path: Path, browser):
     workload.write_text(CUSTOM_PASS)
     out = tmp_path / "dump"
     assert run_tk("dump-ir", str(workload), "-o", str(out)).returncode == 1
+    assert run_tk("dump-ir", "page", str(out)).returncode == 0
     dom = browser.dom(out / "index.html")  # no #pass: opens on the failure
     detail = dom[dom.index('<div id="detail"'):]
     assert "#2 FuseMyOps" in detail and ", ," not in detail

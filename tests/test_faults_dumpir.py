@@ -197,6 +197,7 @@ def test_a_name_that_opens_a_script_comment_does_not_blank_the_page(tmp_path: Pa
     out = tmp_path / "dump"
     r = run_tk("dump-ir", str(workload), "-o", str(out))
     assert r.returncode == 0, r.stderr
+    assert run_tk("dump-ir", "page", str(out)).returncode == 0
     page = (out / "index.html").read_text()
     assert page.count("<!--") == 0 and page.count("<script") == 3  # only the page's own
     dom = browser.dom(out / "index.html")

@@ -20,7 +20,43 @@ def dumpir_group() -> None:
     tk dump-ir show DIR --pass P [--func F] [--diff]
     tk dump-ir find DIR REGEX [--func F]
     tk dump-ir compare DIR_A DIR_B
+    tk dump-ir page DIR                       write DIR/index.html
+
+    The dump prints no IR while it compiles; the first command that needs function texts
+    compiles the workload again to print them, once, and keeps them in DIR.
     """
+
+
+def opened(term: Terminal, directory: Path):  # noqa: ANN201 - query.Dump, imported lazily
+    """The dump in ``directory`` with its function texts, rendered first if still pending.
+
+    Rendering runs here, in tk's own process, not in a subprocess: it must compile with the
+    TVM that recorded the dump, which is tk's own (dump-ir compiles in this process), and
+    tk's crash guard already runs this command in a worker of its own, so a crash in the
+    second compile is reported like any other; a subprocess would only add its start-up.
+    """
+    from toolkit.dumpir import query
+
+    dump = query.Dump.open(directory)
+    recompile = dump.index.recompile
+    if recompile is None or recompile.rendered:
+        return dump
+    from toolkit.dumpir.in_tvm import render
+    from toolkit.ext.loader import use
+
+    render.check(dump.index, directory)  # before loading its extensions (render checks too)
+    for ext in recompile.extensions:
+        use(ext)
+    term.say(f"rendering texts: compiling {recompile.workload} again (once; cached in "
+             f"{directory})")
+    done = render.render(directory)
+    if done.failure is not None:
+        term.warn(f"the second compile failed where the first did not: {done.failure}")
+    if done.not_reproduced:
+        term.warn(f"{len(done.not_reproduced)} of {done.versions + len(done.not_reproduced)} "
+                  f"function versions were {render.NOT_REPRODUCED} (its build is not "
+                  "deterministic); their texts are marked so")
+    return query.Dump.open(directory)
 
 
 @dumpir_group.command("dump")
@@ -58,7 +94,7 @@ def dump_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, 
     result = dumper.dump(
         workloads.load(workload), targets.resolve(target), out, passes=passes, funcs=funcs,
         full_modules=full_modules, verify=verify, assembly=assembly,
-        after_crash=process.after_crash(),
+        after_crash=process.after_crash(), extensions=extensions,
     )
     for note in result.crashed_runs:
         term.note(note)
@@ -66,7 +102,8 @@ def dump_cmd(term: Terminal, workload: str, target: str, extensions: tuple[str, 
         f"dumped {s['passes']} passes ({s['changed_passes']} changed, "
         f"{s['functions_stored']} function versions) of {s['workload']} for {s['target']} "
         f"in {s['compile_seconds']:.2f} s -> {out}\n"
-        f"  page:  {out / 'index.html'}\n"
+        f"  page:  tk dump-ir page {out} (the texts are printed on first ask: one more "
+        "compile)\n"
         f"  index: {out / 'index.json'}"))
     if result.failure is not None:
         term.error(str(result.failure))
@@ -88,11 +125,15 @@ def show_cmd(term: Terminal, directory: Path, pass_: str | None, func: str | Non
     """Show the pass timeline, a function's IR after a pass, or the diff a pass made."""
     from toolkit.dumpir import query
 
-    dump = query.Dump.open(directory)
-    if pass_ is None:
+    if pass_ is None:  # the timeline needs no function text
+        dump = query.Dump.open(directory)
+        if dump.index.texts_pending:
+            term.note("the function texts are not rendered yet, so a change that prints "
+                      "identically shows as changed (any show --pass renders them)")
         term.result(query.timeline(dump, func),
                     lambda rows: "\n".join(map(query.format_timeline_row, rows)))
         return
+    dump = opened(term, directory)
     if pass_ == "input":
         term.result({"pass": "input", "functions": query.input_texts(dump, func)},
                     lambda d: texts_text(d["functions"], "in the input module"))
@@ -129,9 +170,18 @@ def find_cmd(term: Terminal, directory: Path, regex: str, func: str | None,
     """For each function, the pass after which REGEX first appears and where it disappears."""
     from toolkit.dumpir import query
 
-    term.result(query.find(query.Dump.open(directory), regex, func), lambda hits: (
+    term.result(query.find(opened(term, directory), regex, func), lambda hits: (
         "\n".join(map(query.format_find_row, hits)) if hits
         else f"no function ever matches {regex!r}"))
+
+
+@dumpir_group.command("page")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@pass_terminal
+def page_cmd(term: Terminal, directory: Path) -> None:
+    """Write DIR/index.html, the dump's page (rendering the texts first, once)."""
+    opened(term, directory)  # an older tk's dump has its page already
+    term.echo(str(directory / "index.html"))
 
 
 def normaliser_option(f):  # noqa: ANN001, ANN201 - a click decorator
@@ -155,8 +205,7 @@ def compare_cmd(term: Terminal, dir_a: Path, dir_b: Path, raw: tuple[str, ...],
     """
     from toolkit.dumpir import normalise, query
 
-    result = query.compare(query.Dump.open(dir_a), query.Dump.open(dir_b),
-                           normalise.chosen(raw))
+    result = query.compare(opened(term, dir_a), opened(term, dir_b), normalise.chosen(raw))
     term.result(result, lambda r: query.format_compare(r, str(dir_a), str(dir_b)))
     return 1 if result["failed_a"] or result["failed_b"] else 0
 
@@ -175,7 +224,7 @@ def diff_cmd(term: Terminal, dir_a: Path, dir_b: Path, pass_: str | None, func: 
     """A against B: the same functions after the same pass in two dumps, normalised."""
     from toolkit.dumpir import normalise, query
 
-    result = query.diff(query.Dump.open(dir_a), query.Dump.open(dir_b), pass_, func,
+    result = query.diff(opened(term, dir_a), opened(term, dir_b), pass_, func,
                         normalise.chosen(raw))
     term.result(result, render_diff)
 

@@ -175,6 +175,27 @@ def _umask() -> int:
     return mask
 
 
+def update(out: Path, files: dict[str, bytes]) -> None:
+    """Write ``files`` (names relative to ``out``) into the dump ``out``, manifest and all.
+
+    Built as a dump is: the other files hard-linked into a work directory (tk replaces its
+    files whole, never edits them in place), the new ones written, the manifest made, the
+    whole swapped in; a reader or a kill sees the old dump or the new one, never half.
+    """
+    check_output_dir(out)
+    work = work_dir(out)
+    try:
+        shutil.copytree(out, work, dirs_exist_ok=True, copy_function=os.link,
+                        ignore=lambda root, names: [MARKER, *files] if root == str(out) else [])
+        for name, data in files.items():
+            write_atomic(work / name, data)
+        write_manifest(work)
+        swap_in(work, out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
 def swap_in(work: Path, out: Path) -> None:
     """Make ``work`` become ``out``; an earlier dump there is replaced as a whole."""
     if out.is_dir():

@@ -80,6 +80,50 @@ class PassRecord:
     schedule_rules: dict[str, str] | None = None  # ApplyDefaultSchedule: function -> dlight rule
 
 
+def classify(record: PassRecord) -> str:
+    """How a leaf pass changed the module, from what it added, removed, changed and renamed."""
+    if record.added or record.removed or any(not c.prints_identically for c in record.changed):
+        return CHANGED
+    if record.changed:
+        return PRINTS_IDENTICALLY
+    return RENAMED if record.renamed else UNCHANGED
+
+
+@dataclass
+class Recompile:
+    """What compiles a dump's workload again exactly, to render its texts on first ask.
+
+    A dump written by ``tk dump-ir`` holds version keys and no function texts
+    (``toolkit/dumpir/store.py``); the first ``show``/``find``/``diff``/``compare``/``page``
+    compiles again with this and sets ``rendered``. Dumps without one (older tk) hold texts.
+    """
+
+    workload: str  # as tk loads it: builtin:NAME, or the file's absolute path
+    workload_sha256: str | None  # of the file, so that a changed file is refused
+    target: str
+    extensions: list[str]  # --ext, resolved paths, loaded before the second compile
+    passes: str | None
+    funcs: str | None
+    pass_config: dict[str, Any] | None
+    tvm_version: str
+    tvm_build: str | None  # TVM's git commit (libinfo), where the build says
+    stop_before: tuple[int, str] | None = None  # (seq, name): a crashed run's second dump
+    rendered: bool = False
+    not_reproduced: list[str] = field(default_factory=list)  # keys the second compile missed
+
+    def to_json(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["stop_before"] = list(self.stop_before) if self.stop_before else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Recompile:
+        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        stop = d.get("stop_before")
+        d["stop_before"] = (int(stop[0]), str(stop[1])) if stop else None
+        return cls(**d)
+
+
 def _record_dict(record: PassRecord) -> dict[str, Any]:
     # dataclasses.asdict deep-copies every value; on a 40-layer model that is most of the
     # time spent writing the index.
@@ -104,22 +148,66 @@ class DumpIndex:
     summary: dict[str, Any]
     input: dict[str, str | None]
     passes: list[PassRecord]
+    recompile: Recompile | None = None  # None: the texts were stored as the dump was made
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "format": FORMAT, "summary": self.summary, "input": self.input,
             "passes": [_record_dict(p) for p in self.passes],
         }
+        if self.recompile is not None:
+            data["recompile"] = self.recompile.to_json()
+        return data
+
+    def keys(self) -> set[str]:
+        """Every function key the index names (codegen sources' too)."""
+        found = {k for k in self.input.values() if k is not None}
+        for r in self.passes:
+            for keys in (r.received or {}, r.added, r.removed, r.sources or {}):
+                found.update(k for k in keys.values() if k is not None)
+            found.update(k for c in r.changed for k in (c.before, c.after) if k is not None)
+            found.update(x.key for x in r.renamed if x.key is not None)
+        return found
+
+    def rekey(self, keys: dict[str, str]) -> None:
+        """Replace keys (version keys by text keys, once rendered; others stay), then settle
+        what needed the texts: whether a change prints identically, and so each leaf's kind
+        of change."""
+        def new(mapping: dict[str, str | None]) -> dict[str, str | None]:
+            return {n: keys.get(k, k) if k is not None else None for n, k in mapping.items()}
+
+        self.input = new(self.input)
+        for r in self.passes:
+            if r.received is not None:
+                r.received = new(r.received)
+            r.added, r.removed = new(r.added), new(r.removed)
+            for x in r.renamed:
+                x.key = keys.get(x.key, x.key) if x.key is not None else None
+            for c in r.changed:
+                c.before = keys.get(c.before, c.before) if c.before is not None else None
+                c.after = keys.get(c.after, c.after) if c.after is not None else None
+                c.prints_identically = c.before is not None and c.before == c.after
+            if r.kind in LEAF_KINDS and r.status == "ok":
+                r.change = classify(r)
+
+    @property
+    def texts_pending(self) -> bool:
+        """Whether the texts are still to be rendered by a second compile."""
+        return self.recompile is not None and not self.recompile.rendered
 
     @property
     def leaves(self) -> list[PassRecord]:
         return [p for p in self.passes if p.kind in LEAF_KINDS]
 
 
+def encode(index: DumpIndex) -> bytes:
+    # Compact: json's C encoder only runs without indent (pretty printing costs ~1 s on mlp40).
+    return json.dumps(index.to_json(), separators=(",", ":")).encode()
+
+
 def write(directory: Path, index: DumpIndex) -> Path:
     path = directory / INDEX
-    # Compact: json's C encoder only runs without indent (pretty printing costs ~1 s on mlp40).
-    write_atomic(path, json.dumps(index.to_json(), separators=(",", ":")).encode())
+    write_atomic(path, encode(index))
     return path
 
 
@@ -138,8 +226,10 @@ def read(directory: Path) -> DumpIndex:
         if not (isinstance(data["summary"], dict) and isinstance(data["input"], dict)
                 and isinstance(data["passes"], list)):
             raise TypeError("summary, input or passes of the wrong kind")
+        recompile = data.get("recompile")
         return DumpIndex(data["summary"], data["input"],
-                         [record_from_dict(p) for p in data["passes"]])
+                         [record_from_dict(p) for p in data["passes"]],
+                         None if recompile is None else Recompile.from_json(recompile))
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise UserError(f"{path} is not a well-formed {FORMAT} index "
                         f"({type(e).__name__}: {e})") from None

@@ -44,6 +44,11 @@ class Dump:
     def text(self, key: str | None) -> str | None:
         if key is None:
             return None
+        if self.index.texts_pending:
+            # Rendering compiles in the TVM under test, which this host module never imports:
+            # the CLI (toolkit/cli/dumpir.py) renders before it reads texts.
+            raise UserError(f"{self.directory}'s function texts are not rendered yet: "
+                            f"'tk dump-ir page {self.directory}' renders them")
         try:
             return self.store.get(key)
         except KeyError:

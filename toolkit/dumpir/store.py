@@ -1,7 +1,11 @@
 """The function store: each distinct function text saved once, all in one gzipped pack.
 
-A key is the sha256 of the TVMScript text, so the same body printed by two runs (two
-commits, two forks) has the same key, which is what ``compare`` relies on. The pack,
+A text key is the sha256 of the TVMScript text, so the same body printed by two runs (two
+commits, two forks) has the same key, which is what ``compare`` relies on. ``tk dump-ir``
+prints nothing while it compiles: its index names each function version by a *version key*
+(:func:`version_key`), made of what the compile computed anyway, and the texts are rendered
+by a second compile when first asked for (``toolkit/dumpir/in_tvm/render.py``), which then
+rewrites the index with text keys. The pack,
 ``DIR/store.json.gz``, is a JSON object ``{key: text}`` written once when the dump is
 complete; ``index.html`` embeds the very same bytes, so the texts are compressed once. One
 file instead of one per text: on builtin:mlp40 that was 2,250 files, and compressing the
@@ -22,6 +26,20 @@ from toolkit.errors import UserError
 PACK = "store.json.gz"  # the store inside a dump directory
 KEY_LENGTH = 24
 _KEY = re.compile(f"[0-9a-f]{{{KEY_LENGTH}}}")
+# "s" + 16 hex digits of the structural hash (free variables mapped: stable from one process
+# to the next), "-N" for the Nth other version sharing that hash and name, ":" + the name.
+# Never a text key: those are hex digits only.
+_VERSION_KEY = re.compile(r"s[0-9a-f]{16}(?:-[1-9][0-9]*)?:[^\s/\\]{1,512}")
+
+
+def version_key(stable_hash: int, name: str, ordinal: int = 0) -> str:
+    """The key of a function version before its text exists (see :data:`_VERSION_KEY`)."""
+    suffix = f"-{ordinal}" if ordinal else ""
+    return f"s{stable_hash & 0xFFFF_FFFF_FFFF_FFFF:016x}{suffix}:{name}"
+
+
+def is_version_key(key: str) -> bool:
+    return _VERSION_KEY.fullmatch(key) is not None
 
 
 def text_key(text: str) -> str:
@@ -30,7 +48,7 @@ def text_key(text: str) -> str:
 
 def check_key(key: object) -> str:
     """``key`` if it is a store key; a crafted index (``../x``, ``/etc/x``) is refused here."""
-    if not isinstance(key, str) or not _KEY.fullmatch(key):
+    if not isinstance(key, str) or not (_KEY.fullmatch(key) or _VERSION_KEY.fullmatch(key)):
         raise UserError(f"store key {key!r} in the index is not a tk store key "
                         "(a corrupt or crafted index.json)")
     return key
@@ -55,6 +73,11 @@ class FunctionStore:
         key = text_key(text)
         self._texts.setdefault(key, text)
         return key
+
+    def put_note(self, key: str, note: str) -> None:
+        """Keep ``note`` under a version key whose text could not be rendered: readers show
+        it where the text would be."""
+        self._texts[key] = note
 
     def get(self, key: str) -> str:
         text = self._texts.get(key)

@@ -348,6 +348,13 @@ def dump(side: Side, workload: str, target: str, out: Path, cwd: Path) -> None:
     if not (out / "index.json").is_file():
         raise TkError(f"tk dump-ir {workload} with {side.name}'s TVM ({side.what}) failed: "
                       f"{last_line(proc.stderr, f'exit {proc.returncode}')}")
+    # The texts compare_ir reads are rendered by compiling again with the TVM that recorded
+    # them: this side's, so in its interpreter, not in tk's.
+    proc = subprocess.run([side.python, "-m", "toolkit", "dump-ir", "page", str(out)], cwd=cwd,
+                          env=with_toolkit(dict(side.env)), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise TkError(f"rendering the texts of {out} with {side.name}'s TVM ({side.what}) "
+                      f"failed: {last_line(proc.stderr, f'exit {proc.returncode}')}")
 
 
 def compare_ir(a: Path, b: Path, pass_names: list[str]) -> dict[str, Any]:

@@ -1,13 +1,15 @@
 """Compile a workload under dump-ir's recorder into a work directory (the in-TVM half).
 
 ``toolkit.dumpir.directory`` says what may be written where (refusal, swap-in); this module
-runs the compile, indexes what the recorder saw, writes the page and, when a pass raises, its
-repro.
+runs the compile, indexes what the recorder saw and, when a pass raises, writes its repro.
+The function texts are not printed here: ``render.py`` prints them when first asked for, by
+compiling again with what the index's ``Recompile`` records.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import shlex
 import shutil
 import time
@@ -17,7 +19,7 @@ from typing import Any
 from toolkit import outputs, process, reproduce, stack
 from toolkit.cause import first_cause as first_cause_of
 from toolkit.cause import one_line
-from toolkit.dumpir import directory, html, index
+from toolkit.dumpir import directory, index
 from toolkit.dumpir.directory import FAILED, JOURNAL, MODULES, DumpResult
 from toolkit.dumpir.in_tvm import repro
 from toolkit.dumpir.in_tvm.recorder import HOST_KINDS, Recorder, instrument
@@ -40,6 +42,7 @@ def dump(
     verify: bool = False,
     assembly: bool = False,
     after_crash: process.Crash | None = None,
+    extensions: tuple[str, ...] = (),
 ) -> DumpResult:
     """Compile ``workload`` for ``target`` recording every pass into ``out``.
 
@@ -48,6 +51,9 @@ def dump(
     which comes back here with ``after_crash``: it compiles again and stops before the pass
     the first run died inside, so the dump holds every pass before it, the module it
     received and a repro.py, as for a pass that raised.
+
+    ``extensions``: the ``--ext`` specs the caller loaded, recorded so that the texts are
+    rendered with them loaded too.
     """
     directory.check_output_dir(out)
     target = targets.resolve(target)
@@ -74,6 +80,7 @@ def dump(
                 workload, target, work, out, passes, funcs, full_modules,
                 pass_config, crashed, verify, assembly,
                 crash=None if after_crash is None else (after_crash.signal, crashed_in),
+                extensions=extensions,
             )
             directory.write_manifest(work)
             directory.swap_in(work, out)
@@ -93,13 +100,14 @@ def record(
     full_modules: bool, pass_config: dict[str, Any] | None, crashed: list[str],
     verify: bool = False, assembly: bool = False,
     crash: tuple[int, tuple[int, str]] | None = None,
+    extensions: tuple[str, ...] = (),
 ) -> DumpResult:
     """``crash``: (signal, (seq, name)) - the first run died of that signal while that pass ran;
     stop before it."""
-    store = FunctionStore(work / PACK)
+    store = FunctionStore(work / PACK)  # the generated sources (read back, not printed)
     journal = (work / JOURNAL).open("w")
     recorder = Recorder(
-        store, modules_dir=work / MODULES if full_modules else None,
+        modules_dir=work / MODULES if full_modules else None,
         pass_glob=passes, func_glob=funcs, journal=journal,
         stop_before=None if crash is None else crash[1],
     )
@@ -181,7 +189,7 @@ def record(
         "passes": len(leaves),
         "wrappers": sum(1 for r in records if r.kind == index.WRAPPER),
         "changed_passes": sum(1 for r in leaves if r.change not in (None, index.UNCHANGED)),
-        "functions_stored": len(store.loaded()),
+        "functions_stored": recorder.versions + len(store.loaded()),
         "compile_seconds": round(seconds, 4),
         "instrument_seconds": round(recorder.overhead, 4),
         "worker_seconds": round(recorder.worker_seconds, 4),
@@ -195,12 +203,57 @@ def record(
             "stopped_before_it": died is not None},
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
-    dump_index = index.DumpIndex(summary, recorder.input or {}, records)
+    recompile = index.Recompile(
+        workload=_workload_source(workload), workload_sha256=_workload_sha256(workload),
+        target=target.spec, extensions=[str(Path(e).resolve()) for e in extensions],
+        passes=passes, funcs=funcs, pass_config=pass_config,
+        tvm_version=summary["tvm_version"], tvm_build=tvm_build(),
+        # The second compile stops where this one did: before the pass the first run died
+        # in, when this run reached it; a crash that did not repeat left a whole compile.
+        stop_before=None if recorder.stopped is None else (recorder.stopped.seq,
+                                                           recorder.stopped.name),
+    )
+    dump_index = index.DumpIndex(summary, recorder.input or {}, records, recompile)
     index.write(work, dump_index)
-    write_atomic(work / "index.html", html.render(dump_index, store.save()).encode())
+    store.save()
     if crash is not None and died is None:
         failure = _crash_not_repeated(crash, failure, workload, target, out)
     return DumpResult(work, dump_index, failure)
+
+
+def _workload_source(workload: Workload) -> str:
+    source = workload.source
+    return source if source.startswith("builtin:") else str(Path(source).resolve())
+
+
+def _workload_sha256(workload: Workload) -> str | None:
+    if workload.source.startswith("builtin:"):
+        return None
+    return hashlib.sha256(Path(workload.source).read_bytes()).hexdigest()
+
+
+def tvm_build() -> str | None:
+    """Which build of TVM this process runs: its git commit where libinfo says (a source
+    build), else a digest of the libtvm libraries it mapped (path, size, mtime: the wheel's
+    libinfo names no commit). None where neither is known."""
+    try:
+        commit = compat.tvm().support.libinfo().get("GIT_COMMIT_HASH")
+    except Exception:  # noqa: BLE001 - a build without libinfo: the libraries still say
+        commit = None
+    if commit and commit != "NOTFOUND":
+        return f"commit {commit}"
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+    except OSError:
+        return None
+    libraries = sorted({line.split()[-1] for line in maps if "libtvm" in line.split()[-1]})
+    if not libraries:
+        return None
+    digest = hashlib.sha256()
+    for lib in libraries:
+        stat = Path(lib).stat()
+        digest.update(f"{lib}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return f"libraries {digest.hexdigest()[:16]}"
 
 
 SCHEDULER = "ApplyDefaultSchedule"  # dlight's pass: its records say which rule did what

@@ -3,18 +3,22 @@
 Change is decided per function by object identity first (a pass that did not touch a
 function hands back the same object), then by the fields of a new object (a copy whose
 fields are the old object's is the same function: ``compat.same_children``) and by
-structural hash last. Printing, not deciding, is the cost (on the 0.27 wheel one
-``.script()`` takes 0.16 ms plus 0.09 ms a KB, about 10 MB a second, where the field check
-takes microseconds and a hash 60 us), so a function is printed only when it is a version not
-seen before, and the text is cached per (structural hash, name).
+structural hash last. Nothing is printed while ``tk dump-ir`` compiles: printing is the cost
+(on the 0.27 wheel one ``.script()`` takes 0.16 ms plus 0.09 ms a KB, about 0.56 times the
+plain compile for every version of builtin:mlp40) where the field check takes microseconds
+and a hash 60 us. Each version not seen before gets a version key (``store.version_key``)
+from a second structural hash that maps free variables (the GlobalVars a Relax function
+calls are hashed by address otherwise, which differs from one process to the next), so the
+same compile run again gives the same keys. Rendering (``render.py``) runs the compile again
+with ``wanted`` set: the recorder then prints each version whose key is wanted.
 
 The hooks take a snapshot (name -> function object; read again only when the module's
-function map changed) and time the pass; hashing, printing and writing are jobs run in pass
-order. With more than one core to run on they run in a worker thread: TVM's FFI releases
-the GIL during calls, so that work overlaps the compile (LLVM codegen alone is most of it).
-On one core a thread only adds switching, so the hooks run each job themselves. Holding the
-snapshots keeps the objects alive, and a live reference also stops a pass from mutating one
-in place (TVM copies on write when shared).
+function map changed) and time the pass; hashing (and printing, when rendering) are jobs run
+in pass order. With more than one core to run on they run in a worker thread: TVM's FFI
+releases the GIL during calls, so that work overlaps the compile (LLVM codegen alone is most
+of it). On one core a thread only adds switching, so the hooks run each job themselves.
+Holding the snapshots keeps the objects alive, and a live reference also stops a pass from
+mutating one in place (TVM copies on write when shared).
 """
 
 from __future__ import annotations
@@ -37,15 +41,14 @@ from toolkit.dumpir.index import (
     HOST,
     MAIN,
     OWN,
-    PRINTS_IDENTICALLY,
-    RENAMED,
     UNCHANGED,
     WRAPPER,
     FuncChange,
     PassRecord,
     Rename,
+    classify,
 )
-from toolkit.dumpir.store import FunctionStore, write_atomic
+from toolkit.dumpir.store import version_key, write_atomic
 from toolkit.stack import compat
 from toolkit.stack.compat import same_children
 from toolkit.stack.numbering import Functions, PassNumbering, Snapshots
@@ -86,7 +89,6 @@ class Recorder:
     Call :meth:`finish` once the compile returned or raised: it waits for the worker.
     """
 
-    store: FunctionStore
     modules_dir: Path | None = None  # --all: every leaf's full module goes here too
     pass_glob: str | None = None
     func_glob: str | None = None
@@ -100,15 +102,19 @@ class Recorder:
     # pass not run. The second run after a crash stops there, before the pass that crashed.
     stop_before: tuple[int, str] | None = None
     stopped: PassRecord | None = None  # the pass it stopped before
+    # Rendering: the version keys whose texts to print (an index's), and the texts printed.
+    wanted: frozenset[str] | None = None
+    texts: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._hash: Callable[[Any], int] = compat.structural_hash()
+        self._hash: Callable[..., int] = compat.structural_hash()
         self._print: Callable[[Any, str], str] = compat.script_printer()
         self._stack: list[_Frame] = []
         self._numbering = PassNumbering(self._hash)
         self._snapshot = Snapshots()
         self._by_handle: OrderedDict[int, tuple[Any, int]] = OrderedDict()
         self._keys: dict[tuple[int, str], str] = {}
+        self._ordinals: dict[tuple[int, str], int] = {}  # versions per (stable hash, name)
         self._last_funcs: Functions | None = None  # the last leaf's output and its hashes
         self._last_output: dict[str, int] | None = None
         self._lane: tuple[str, str | None] | None = None
@@ -276,15 +282,29 @@ class Recorder:
             self._by_handle.popitem(last=False)
         return vid
 
+    @property
+    def versions(self) -> int:
+        """Distinct function versions keyed so far."""
+        return len(self._keys)
+
     def _key(self, func: Any, name: str) -> str | None:
-        """Store key of the function's text, printing it only for a version not seen before."""
+        """Version key of the function, made once per version; when rendering, the version's
+        text is printed then if its key is wanted."""
         if self.func_glob is not None and not fnmatch.fnmatchcase(name, self.func_glob):
             return None
         cache = (self._vid(func), name)
         key = self._keys.get(cache)
         if key is None:
             self._wait_for_compile_to_park()
-            key = self._keys[cache] = self.store.put(self._print(func, name))
+            # Versions that differ only in which free variables they use share the stable
+            # hash; they are told apart by the order they first appear in, which the same
+            # compile repeats.
+            stable = (self._hash(func, map_free_vars=True), name)
+            ordinal = self._ordinals.get(stable, 0)
+            self._ordinals[stable] = ordinal + 1
+            key = self._keys[cache] = version_key(stable[0], name, ordinal)
+            if self.wanted is not None and key in self.wanted:
+                self.texts[key] = self._print(func, name)
         return key
 
     def _leaf(self, record: PassRecord, before: Functions, after: Functions, mod: Any) -> None:
@@ -322,21 +342,13 @@ class Recorder:
         record.removed = {n: key(before, n) for n in removed}
         for n in after:
             if n in before and vids_after[n] != vids_before[n]:
-                k0, k1 = key(before, n), key(after, n)
-                same_text = k0 is not None and k0 == k1
-                record.changed.append(FuncChange(n, k0, k1, same_text))
+                # Whether the two print the same is known once the texts are rendered.
+                record.changed.append(FuncChange(n, key(before, n), key(after, n)))
         if (self._lane is None or record.received is not None or record.added or record.removed
                 or record.renamed):
             self._lane = _lane(after)  # only a new function set can change the module's lane
         record.lane, record.lane_target = self._lane
-        if record.added or record.removed or any(not c.prints_identically for c in record.changed):
-            record.change = CHANGED
-        elif record.changed:
-            record.change = PRINTS_IDENTICALLY
-        elif record.renamed:
-            record.change = RENAMED
-        else:
-            record.change = UNCHANGED
+        record.change = classify(record)
         if self.modules_dir is not None and stored:
             record.module = self._write_module(f"{record.seq:03d}_{record.name}", mod)
 
