@@ -782,6 +782,31 @@ def test_a_version_the_second_compile_does_not_build_is_reported_not_invented(tm
     assert missing and all(k.endswith(":scale") for k in missing)
 
 
+def test_a_version_the_second_compile_made_elsewhere_is_not_taken_for_it(tmp_path: Path):
+    """Versions are numbered in the order they appear; a key the second compile made at
+    another pass than the index says is reported, never shown as the other version's text."""
+    from toolkit.dumpir import directory
+
+    workload = tmp_path / "model.py"
+    workload.write_text(UNSCHEDULED)
+    out = tmp_path / "dump"
+    assert run_tk("dump-ir", str(workload), "--target", "llvm", "-o", str(out)).returncode == 0
+    index = load_index(out)
+    first = index["input"]["double"]
+    later = next(c["after"] for p in index["passes"] for c in p["changed"]
+                 if c["name"] == "double" and c["before"] == first)
+    assert store.is_version_key(first) and store.is_version_key(later) and first != later
+    text = (out / "index.json").read_text()
+    swapped = text.replace(first, "\0").replace(later, first).replace("\0", later)
+    (out / "index.json").write_text(swapped)
+    directory.write_manifest(out)
+    r = run_tk("dump-ir", "show", str(out), "--pass", "input", "--func", "double")
+    assert r.returncode == 0, r.stderr
+    assert "double: not reproduced by the second compile" in r.stdout, r.stdout
+    assert "def double(" not in r.stdout
+    assert {first, later} <= set(load_index(out)["recompile"]["not_reproduced"])
+
+
 def test_a_dump_of_the_earlier_format_reads_without_compiling(mlp_dump: Path, tmp_path: Path):
     """tk before rendering-on-ask stored every text as it dumped: no recompile record."""
     from toolkit.dumpir import directory

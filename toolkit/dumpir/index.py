@@ -169,6 +169,12 @@ class DumpIndex:
             found.update(x.key for x in r.renamed if x.key is not None)
         return found
 
+    def first_seen(self) -> dict[str, tuple[int, str]]:
+        """Where each function key first appears: (pass number, function name); the input
+        module is pass -1. Two compiles that made a version at the same place made the same
+        version (rendering checks its keys by this)."""
+        return first_seen(self.input, self.passes)
+
     def rekey(self, keys: dict[str, str]) -> None:
         """Replace keys (version keys by text keys, once rendered; others stay), then settle
         what needed the texts: whether a change prints identically, and so each leaf's kind
@@ -248,3 +254,21 @@ def canonical_pass_name(name: str) -> str:
         if name.startswith(prefix):
             return "tir." + name[len(prefix):]
     return name
+
+
+def first_seen(input: dict[str, str | None], passes: list[PassRecord]) -> dict[str, tuple[int, str]]:
+    """``DumpIndex.first_seen`` of a module's input keys and pass records (a recorder's too)."""
+    seen: dict[str, tuple[int, str]] = {}
+
+    def note(seq: int, mapping: dict[str, str | None]) -> None:
+        for name, key in mapping.items():
+            if key is not None:
+                seen.setdefault(key, (seq, name))
+
+    note(-1, input)
+    for r in passes:
+        note(r.seq, r.received or {})
+        note(r.seq, r.added)
+        note(r.seq, {c.name: c.after for c in r.changed})
+        note(r.seq, {x.new: x.key for x in r.renamed})
+    return seen

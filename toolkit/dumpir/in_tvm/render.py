@@ -91,7 +91,13 @@ def render(out: Path) -> Rendered:
 
     store = FunctionStore(out / PACK)
     store.keys()  # the generated sources the dump stored
-    keys = {k: store.put(text) for k, text in recorder.texts.items()}
+    # A key is numbered by the order its versions appeared (versions alike but for the
+    # functions they call share a hash): one the second compile made at another place than the
+    # first is another version, and is not taken for it.
+    placed = dump_index.first_seen()
+    again = index.first_seen(recorder.input or {}, recorder.records)
+    keys = {k: store.put(text) for k, text in recorder.texts.items()
+            if placed.get(k) == again.get(k)}
     missing = sorted(wanted - keys.keys())
     for key in missing:
         store.put_note(key, f"# {key.partition(':')[2]}: {NOT_REPRODUCED} (version {key}); "
