@@ -74,7 +74,9 @@ def pass_hint(st: BisectState) -> dict[str, str] | None:
                 f'tk dump-ir {workload} --target {target} -o "$OLDPWD/{out}")')
 
     hint = {
-        "dump_ir": (f"{dump(parent, 'ir-parent')} && {dump(st.culprit, 'ir-culprit')} && "
+        # The parent's texts are rendered before the culprit's checkout changes the workload.
+        "dump_ir": (f"{dump(parent, 'ir-parent')} && tk dump-ir page ir-parent && "
+                    f"{dump(st.culprit, 'ir-culprit')} && "
                     "tk dump-ir compare ir-parent ir-culprit"),
         "passes": (f"(cd {worktree} && tk bisect passes {workload} --target {target} --rev "
                    f"{st.culprit[:12]} --source {src})"),
