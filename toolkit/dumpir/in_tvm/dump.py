@@ -25,6 +25,7 @@ from toolkit.dumpir.in_tvm import repro
 from toolkit.dumpir.in_tvm.recorder import HOST_KINDS, Recorder, instrument
 from toolkit.dumpir.store import PACK, FunctionStore, write_atomic
 from toolkit.errors import TkError, TvmFailure
+from toolkit.libraries import mapped_paths
 from toolkit.stack import codegen, compat
 from toolkit.stack import target as targets
 from toolkit.stack.workload import Workload
@@ -242,11 +243,7 @@ def tvm_build() -> str | None:
         commit = None
     if commit and commit != "NOTFOUND":
         return f"commit {commit}"
-    try:
-        maps = Path("/proc/self/maps").read_text().splitlines()
-    except OSError:
-        return None
-    libraries = sorted({line.split()[-1] for line in maps if "libtvm" in line.split()[-1]})
+    libraries = sorted(p for p in mapped_paths() if "libtvm" in Path(p).name)
     if not libraries:
         return None
     digest = hashlib.sha256()
