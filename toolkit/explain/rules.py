@@ -1020,14 +1020,102 @@ RULES: list[Rule] = [
         toolchain.missing_symbol,
     ),
     Rule(
-        "missing-header", "build", "No such file or directory",
-        r"fatal error: (?P<header>[\w./+-]+\.h(?:pp|h)?): No such file or directory",
+        "missing-header", "build", ("No such file or directory", "file not found"),
+        r"fatal error: (?P<header>[\w./+-]+\.h(?:pp|h)?): No such file or directory|"
+        r"'(?P<header2>[\w./+-]+\.h(?:pp|h)?)' file not found",
         "Header not found",
         "a header the build includes is not installed or not on the include path (a "
         "missing -dev package, or a submodule not checked out).",
         "install the package that provides it, or git submodule update --init --recursive.",
         "gcc/clang; as printed in ninja logs",
         toolchain.header,
+    ),
+    Rule(
+        "cuda-header-not-found", "build", ("No such file or directory", "file not found"),
+        r"(?P<header>(?:nvrtc|cuda|cuda_runtime|cuda_runtime_api|cuda_fp16|cuda_bf16|cuda_fp8|"
+        r"cublas_v2|cublas|cublasLt|cudnn|curand|cusparse|cufft|cusolverDn|nvml|nvToolsExt|"
+        r"cuda_profiler_api|driver_types|vector_types)\.h)['\"]?(?::? No such file or directory|"
+        r" file not found)",
+        "CUDA header not found",
+        "the CUDA toolkit's include directory is not on the compiler's include path.",
+        "point the build at the CUDA toolkit (USE_CUDA / CUDA_PATH).",
+        "gcc/clang/nvcc; the include flags of TVM's CMake (USE_CUDA) and old Makefile build "
+        "(CUDA_PATH, ADD_CFLAGS in config.mk)",
+        toolchain.cuda_header,
+        rank=55,
+    ),
+    Rule(
+        "alternative-linker-unsupported", "build", "-fuse-ld=",
+        r"(?:unrecognized (?:command[- ]line )?option|invalid linker name in argument) "
+        r"[‘'\"`]-fuse-ld=(?P<ld>[\w.]+)",
+        "The compiler cannot use the linker TVM's CMake chose",
+        "TVM's CMake (cmake/utils/Linker.cmake, option USE_ALTERNATIVE_LINKER, default AUTO, "
+        "from v0.9.0) uses mold or lld when it finds one on the machine and adds -fuse-ld=... "
+        "to the link flags, and this compiler does not accept that linker (GCC takes "
+        "-fuse-ld=lld from GCC 9 and -fuse-ld=mold from GCC 12.1).",
+        "configure with -DUSE_ALTERNATIVE_LINKER=OFF (or set(USE_ALTERNATIVE_LINKER OFF) in "
+        "config.cmake) in a fresh build directory, or build with a newer GCC or with clang.",
+        "gcc/clang driver; apache/tvm cmake/utils/Linker.cmake (added by apache/tvm#10683)",
+    ),
+    Rule(
+        "stale-dependency-file", "build", ("No rule to make target", "missing and no known rule"),
+        r"No rule to make target [`'‘\"](?P<target>[^`'’\"\s]+\.(?:h|hh|hpp|cuh|inc|cc|cpp|c|cu))"
+        r"[`'’\"], needed by [`'‘\"](?P<obj>[^`'’\"\s]+)|"
+        r"'(?P<target2>[^'\s]+\.(?:h|hh|hpp|cuh|inc|cc|cpp|c|cu))', needed by '(?P<obj2>[^'\s]+)', "
+        r"missing and no known rule to make it",
+        "Stale dependency files in the build directory",
+        "the build directory's dependency records (the .d files an earlier make wrote with -MM, "
+        "or ninja's .ninja_deps) still list a source or header that the tree no longer has (it "
+        "moved or was removed by a pull or checkout): the build cache is stale, and make does "
+        "not know how to make the missing file.",
+        "make a clean build: make clean (the old Makefile build: rm -rf build lib), or remove "
+        "the CMake build directory and configure again.",
+        "GNU make / ninja",
+    ),
+    Rule(
+        "cxx11-abi-mismatch", "library", "undefined symbol: ",
+        r"(?P<lib>[^\s:'\"]+\.so[.\d]*)?:? undefined symbol: (?P<sym>_Z\w+)",
+        "The two libraries use different libstdc++ ABIs",
+        "the library was built with another _GLIBCXX_USE_CXX11_ABI than the one it links to.",
+        "build both with the same _GLIBCXX_USE_CXX11_ABI.",
+        "the glibc loader; Itanium C++ mangling of std::string in libstdc++'s two ABIs",
+        lambda groups, text: toolchain.cxx_abi(groups, text) or NOT_THIS,
+        rank=65,
+    ),
+    Rule(
+        "ffi-type-attr-registered-twice", "library", "is already registered for type index",
+        r"TypeAttr `?(?P<attr>\w+)`? is already registered for type index (?P<index>\d+)",
+        "A type attribute registered twice: two tvm-ffi generations",
+        "a package built for another apache-tvm-ffi registers what the installed tvm-ffi "
+        "already does.",
+        "install the apache-tvm-ffi version the package was built against.",
+        "tvm-ffi src/ffi/object.cc (TypeAttr registration); PyPI wheel table",
+        toolchain.ffi_registered_twice,
+        rank=60,
+    ),
+    Rule(
+        "no-wheel-for-this-python", "packaging",
+        ("No matching distribution found for", "Could not find a version that satisfies",
+         "no wheels with a matching", "we only found wheels for"),
+        r"Could not find a version that satisfies the requirement (?P<package>[\w.-]+)"
+        r"(?:\[[^\]]*\])?(?:==(?P<version>[\w.+]+))?[^\n(]*\(from versions: (?P<versions>[^)]*)\)|"
+        r"No matching distribution found for (?P<package2>[\w.-]+)(?:==(?P<version2>[\w.+]+))?|"
+        r"all versions of (?P<package3>[\w.-]+) have no wheels with a matching Python ABI tag"
+        r"[^\n]*?`(?P<tag>cp\d+)`|"
+        r"You require CPython [\d.]+ \(`(?P<tag2>cp\d+)`\), but we only found wheels for "
+        r"`(?P<package4>[\w.-]+)`",
+        "No wheel of this release for this Python and platform",
+        "pip finds no wheel of the package for this interpreter's Python version and platform.",
+        "use a release that has a wheel for it, another Python, or build from source.",
+        "pip and uv resolver messages; tk's table of PyPI's wheels (scripts/pypi_wheels.py)",
+        lambda groups, text: toolchain.wheel_missing(
+            {"package": next((groups[k] for k in ("package", "package2", "package3", "package4")
+                              if groups.get(k)), ""),
+             "version": groups.get("version") or groups.get("version2") or "",
+             "versions": groups.get("versions") or "",
+             "tag": groups.get("tag") or groups.get("tag2") or ""}, text) or NOT_THIS,
+        rank=55,
+        origin="PyPI wheel table",
     ),
     Rule(
         "device-compiler-rejects-generated-source", "codegen",

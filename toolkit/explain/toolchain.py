@@ -905,9 +905,11 @@ def header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     TVM versions have (code written for another TVM)."""
     from toolkit.explain.history import api
 
-    name = groups.get("header", "")
-    m = re.search(r"(?P<file>[^\s:\"'(]+\.(?:cc|cpp|cu|h|hpp|mm)):\d+(?::\d+)?: fatal error: "
-                  + re.escape(name), text)
+    name = groups.get("header") or groups.get("header2") or ""
+    m = re.search(r"(?P<file>[^\s:\"'(]+\.(?:cc|cpp|cu|h|hpp|mm)):\d+(?::\d+)?: fatal error: '?"
+                  + re.escape(name), text) or re.search(
+        r"(?P<file>[^\s:\"'(]+\.(?:cc|cpp|cu|h|hpp|mm|m)):\d+(?::\d+)?\b[^\n]*\n(?:[^\n]*\n){0,3}"
+        r"[^\n]*'" + re.escape(name) + "' file not found", text)
     includer = _tree_path(m.group("file")) if m else ""
     history = api()
     files = history.facts.get("P", {})
@@ -944,9 +946,16 @@ def header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
                 f"{posixpath.basename(name)}: the release notes of {gone})")
     first = v.first(mask)
     if first != v.labels[0]:
+        ffi = ("" if not place.startswith("3rdparty/tvm-ffi/") else
+               f" It is a header of tvm-ffi (the tvm::ffi API TVM moved to in {first}): "
+               f"{includer or 'the code'} is written for that generation, while the TVM headers "
+               "(and any prebuilt library built with them) it builds against are of the older "
+               "tvm::runtime generation, a generation out of step.")
         return (f"{name} is TVM's own header ({place}), added in {first}: the TVM the build "
-                "includes from is older than the code that needs it.",
-                f"build against TVM {first} or newer (its include/ on the include path)")
+                "includes from is older than the code that needs it." + ffi,
+                f"build against TVM {first} or newer (its include/ on the include path)"
+                + ("; a prebuilt library must be rebuilt from that same TVM generation, or use "
+                   "the source release that matches the prebuilt" if ffi else ""))
     return None
 
 
@@ -1283,3 +1292,198 @@ def pytorch_fallback_op(groups: dict[str, str], _text: str) -> tuple[str, str] |
             "PyTorch model with TVM's PyTorch frontend (torch.export + "
             "tvm.relax.frontend.torch.from_exported_program; relay.frontend.from_pytorch "
             "before v0.20).")
+
+
+# The wheels PyPI publishes for apache-tvm and apache-tvm-ffi, per release, as "PYTHON ABI
+# PLATFORM" (scripts/pypi_wheels.py writes it, with the date it read PyPI).
+WHEELS_ORIGIN = "PyPI wheel table"
+
+
+@cache
+def _wheels() -> dict:
+    import json
+
+    from toolkit.explain.history import DATA
+
+    path = DATA / "wheels.json"
+    return json.loads(path.read_text()) if path.is_file() else {"packages": {}}
+
+
+def _wheel_summary(wheels: list[str]) -> str:
+    """'py3 on linux-x86_64, ...' - one phrase per Python/ABI tag, with its platforms."""
+    by_python: dict[str, list[str]] = {}
+    for wheel in wheels:
+        python, abi, platform = wheel.split()
+        by_python.setdefault(python if abi in ("none", python) else f"{python}-{abi}",
+                             []).append(platform)
+    return "; ".join(f"{python} on {', '.join(sorted(set(p)))}"
+                     for python, p in sorted(by_python.items()))
+
+
+def _python_tag(python: str) -> str:
+    """'3.12' or 'cp312' -> 'cp312'."""
+    return python if python.startswith("cp") else "cp" + python.replace(".", "")
+
+
+def _installs_on(wheel: str, tag: str) -> bool:
+    """Whether a wheel "PYTHON ABI PLATFORM" installs on CPython ``tag`` (cp312)."""
+    python, abi, _platform = wheel.split()
+    minor = int(tag[3:]) if tag[3:].isdigit() else 0
+    if python in ("py3", "py2.py3"):
+        return True
+    if abi == "abi3":  # the stable ABI: this CPython and every later one
+        return python[3:].isdigit() and minor >= int(python[3:])
+    return python == tag
+
+
+def wheel_missing(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """pip or uv found no distribution of apache-tvm(-ffi) for this interpreter: what PyPI
+    publishes, by release, Python and platform."""
+    package = (groups.get("package") or "").lower().replace("_", "-")
+    table = _wheels()
+    releases = table["packages"].get(package)
+    if releases is None:
+        return None
+    fetched = table.get("fetched", "?")
+    wanted = groups.get("version") or ""
+    seen = (groups.get("versions") or "").strip()
+    tag = groups.get("tag") or ""
+    if not tag:
+        m = re.search(r"\b(?:cp(3\d{1,2})\b|[Pp]ython ?(3\.\d{1,2})\b|python(3\.\d{1,2})/)", text)
+        tag = _python_tag(next(g for g in m.groups() if g)) if m else ""
+    listed = sorted((r for r in releases if re.fullmatch(r"[\d.]+(?:\.post\d+)?", r)), key=_key)
+    span = f"{listed[0]} to {listed[-1]}" if listed else "none"
+    parts = [f"PyPI publishes {package} as binary wheels only, one per Python version (tag "
+             "cpXY, or py3 for any Python 3) and platform (manylinux x86_64 or aarch64, macOS "
+             "arm64, Windows amd64), and pip offers only the releases with a wheel for this "
+             "interpreter's Python and platform"]
+    if seen == "none":
+        parts.append("pip found no release with one")
+    elif seen:
+        parts.append(f"the versions pip found for it ({seen}) are those")
+    if wanted and wanted in releases:
+        parts.append(f"{package} {wanted} has wheels for {_wheel_summary(releases[wanted])}: "
+                     "this interpreter's Python or platform is not among them")
+    elif wanted:
+        parts.append(f"{package} {wanted} had no wheel for this Python or platform (on other "
+                     f"platforms it may have had: PyPI no longer lists {wanted}; it lists "
+                     f"{span})")
+    if tag:
+        fits = [r for r in listed if any(_installs_on(w, tag) for w in releases[r])]
+        parts.append(f"this is CPython {tag[2]}.{tag[3:]} ({tag}): no release then had a "
+                     f"{tag} wheel; of those PyPI lists now, "
+                     + (f"{fits[0]} to {fits[-1]} have wheels it installs"
+                        if fits else "none has a wheel it installs"))
+    return ("; ".join(parts) + f" (PyPI's JSON API, read {fetched}).",
+            f"install a release that has a wheel for this Python and platform (pip install "
+            f"'{package}>={listed[-1] if listed else ''}'), or use a Python version and platform "
+            f"the release you need was built for (pip download {package}==VERSION --no-deps "
+            "--python-version 3.X --platform manylinux_2_28_x86_64 tells whether one exists), "
+            "or build TVM from source")
+
+
+_CUDA_INCLUDE_FLAG = re.compile(r"(?:^|\s)-I(?P<dir>\S*)")
+
+
+def cuda_header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A CUDA toolkit header the compiler does not find: which include flags the build gave."""
+    header = groups.get("header", "")
+    flags = [m.group("dir") for m in _CUDA_INCLUDE_FLAG.finditer(text)]
+    said = []
+    if "/include" in flags:
+        said.append("the command line has -I/include: the CUDA toolkit's root (CUDA_PATH in "
+                    "the old Makefile build's config.mk) is empty, so its include directory "
+                    "became /include")
+    wrong = re.search(r"(?:^|\s)(?P<flag>-[lL]\S*cuda\S*/include)\b", text)
+    if wrong:
+        said.append(f"{wrong.group('flag')} names the CUDA include directory with a library "
+                    "flag (-l/-L) instead of -I")
+    cudnn = header.startswith("cudnn")
+    owner = "cuDNN (installed apart from the CUDA toolkit)" if cudnn else "the CUDA toolkit"
+    return (f"{header} belongs to {owner}, and its include directory is not on the compiler's "
+            "include path" + (": " + "; ".join(said) if said else "") + ".",
+            "point the build at the toolkit: with CMake set(USE_CUDA /usr/local/cuda) (or "
+            "-DCUDA_TOOLKIT_ROOT_DIR=/usr/local/cuda, CUDA_PATH / CUDA_HOME in the environment); "
+            "with the old Makefile build CUDA_PATH = /usr/local/cuda in config.mk, or ADD_CFLAGS "
+            "+= -I/usr/local/cuda/include" + ("; for cuDNN set USE_CUDNN to its path, or turn "
+                                              "USE_CUDNN off" if cudnn else ""))
+
+
+def _mangled_names(symbol: str) -> tuple[list[str], bool, bool]:
+    """The source names in an Itanium-mangled symbol, and whether it spells std::string the
+    old libstdc++ ABI's way (``Ss``) or the C++11 ABI's (``NSt7__cxx11``)."""
+    names, old, i = [], False, 0
+    while i < len(symbol):
+        if symbol[i].isdigit() and symbol[i - 1] not in "ST":  # S3_, T0_ are back-references
+            j = i
+            while j < len(symbol) and symbol[j].isdigit():
+                j += 1
+            n = int(symbol[i:j])
+            names.append(symbol[j:j + n])
+            i = j + n
+            continue
+        if symbol.startswith("Ss", i):
+            old = True
+        i += 1
+    return names, old, "__cxx11" in names
+
+
+def _demangled_function(symbol: str) -> str:
+    """The qualified name a mangled symbol's nested name spells (_ZN3tvm7runtime...E)."""
+    m = re.match(r"_ZN[KVr]*((?:\d+\w+?)+?)E", symbol)
+    names = _mangled_names(m.group(1))[0] if m else _mangled_names(symbol)[0][:1]
+    return "::".join(n for n in names if n != "__cxx11")
+
+
+def cxx_abi(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """An undefined symbol whose std::string is of one libstdc++ ABI, when the library that
+    would export it was built with the other (``_GLIBCXX_USE_CXX11_ABI``)."""
+    symbol = groups.get("sym", "")
+    _names, old, new = _mangled_names(symbol)
+    if not old and not (new and re.search(r"tensorflow|\btorch\b|libtorch", text, re.I)):
+        return None
+    function = _demangled_function(symbol)[:120]
+    lib = groups.get("lib") or "the library"
+    if old:
+        said = (f"{lib} asks for {function} with std::string of the old libstdc++ ABI "
+                "(_GLIBCXX_USE_CXX11_ABI=0: the mangled name spells std::string 'Ss'), and the "
+                "library that defines it was built with the C++11 ABI (std::__cxx11::"
+                "basic_string), so the two names differ")
+    else:
+        said = (f"{lib} asks for {function} with the C++11 ABI's std::__cxx11::string, and the "
+                "library that defines it may have been built with the old ABI "
+                "(_GLIBCXX_USE_CXX11_ABI=0), as TensorFlow's pip packages and PyTorch's "
+                "pre-cxx11 wheels are")
+    return (said + ": the two sides of the C++ ABI (libstdc++ dual ABI) do not match.",
+            "build both with the same _GLIBCXX_USE_CXX11_ABI: add -D_GLIBCXX_USE_CXX11_ABI=0 "
+            "(or 1) to TVM's CMAKE_CXX_FLAGS and to the other library's build (TensorFlow tells "
+            "its value in tf.sysconfig.get_compile_flags(), PyTorch in "
+            "torch._C._GLIBCXX_USE_CXX11_ABI), then rebuild")
+
+
+_INSTALLED = re.compile(r"\b(?P<name>apache[-_]tvm[-_]ffi|tilelang|mlc[-_]llm\w*|mlc[-_]ai\w*|"
+                        r"flashinfer\w*|apache[-_]tvm)(?:==|\s+|-)v?(?P<ver>\d+\.\d+[\w.+]*)", re.I)
+
+
+def ffi_registered_twice(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """tvm-ffi refuses a second registration of a type attribute: two generations of
+    tvm-ffi-using code in one process."""
+    attr = groups.get("attr", "")
+    seen = {m.group("name").lower().replace("_", "-"): m.group("ver")
+            for m in _INSTALLED.finditer(text)}
+    shown = ", ".join(f"{n} {v}" for n, v in seen.items())
+    ffi = sorted(_wheels()["packages"].get("apache-tvm-ffi", {}), key=_key)
+    finals = [v for v in ffi if re.fullmatch(r"[\d.]+(?:\.post\d+)?", v)]
+    return (f"the type attribute {attr} is registered twice for one type: the installed "
+            "apache-tvm-ffi already registers it itself, and a package built or written for "
+            "another tvm-ffi version (tilelang, MLC-LLM or a TVM of another generation, which "
+            "registered it on its own) does it again, so tvm-ffi aborts"
+            + (f" (the log shows {shown})" if shown else "") + ".",
+            "install the apache-tvm-ffi version that package was built against (downgrade: pin "
+            + (f"pip install 'apache-tvm-ffi<{seen['apache-tvm-ffi']}'"
+               if "apache-tvm-ffi" in seen else "it below the installed version")
+            + "; the package's requirements name its range: pip show PACKAGE), or a release of "
+            "the package built for this tvm-ffi; or rebuild the package from source against the "
+            "installed tvm-ffi"
+            + (f" (PyPI lists apache-tvm-ffi {finals[0]} to {finals[-1]}, read "
+               f"{_wheels().get('fetched', '?')})" if finals else ""))
