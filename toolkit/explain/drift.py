@@ -105,6 +105,8 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
     g = m.groupdict()
     if kind == "python":
         mod, attr = g.get("mod"), g.get("attr")
+        if attr and not mod and m.group(0).startswith("cannot import name"):
+            mod = _importing_module(attr, m)
         name = f"{mod}.{attr}" if mod and attr else (mod or attr or "")
         if not name.startswith(("tvm.", "tvm_ffi")) and name not in ("tvm", "tvm_ffi"):
             return None
@@ -250,6 +252,18 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                       f"{when} and was {removed}{_yours(version)}.{warned}",
                       f"use a TVM that has it ({v.span(mask)}), or port the code to the newer "
                       "API: no rename could be established from TVM's history")
+    # The log's TVM known only as a range that starts inside the name's versions and reaches
+    # past its removal (a file many releases have): the removal may be the cause.
+    after = version.mask & ~mask if version is not None and side == "inside" else 0
+    if gone and after.bit_length() > mask.bit_length():
+        return Answer("python", name, m.start(), excerpt,
+                      f"{name} was removed in {gone}",
+                      f"{when} and was removed in {gone}; the TVM in this log is "
+                      f"{version.describe()} ({version.why}), which reaches past it: on {gone} "
+                      f"or newer the name is gone.{warned}",
+                      f"use a TVM that has it ({v.span(mask)}; the code was written for it), or "
+                      "port the code to the newer API: no rename could be established from "
+                      "TVM's history")
     if side == "inside":
         return Answer("python", name, m.start(), excerpt,
                       f"{name} should exist in this TVM ({v.span(mask)})",
@@ -613,6 +627,34 @@ def _unset(history: ApiHistory, ident: str, m: re.Match[str],
                   (f"upgrade TVM to {fixed} or newer" if fixed else
                    f"report it to TVM with the input (the path through {names} that skips "
                    f"{ident})") + "; until then change the input so that path is not taken")
+
+
+_FROM_IMPORT = re.compile(r"^\s*from (?P<dots>\.*)(?P<mod>[\w.]*) import (?P<names>[^\n#]+)$", re.M)
+_TVM_MODULE = re.compile(r"(?:^|[/\\])(?P<path>tvm[/\\][\w/\\]+)\.py$")
+
+
+def _importing_module(attr: str, m: re.Match[str]) -> str | None:
+    """The module an ImportError without "from 'MOD'" (Python before 3.8 did not print it)
+    imported ``attr`` from: the ``from ... import`` line the traceback shows above it, made
+    absolute against the TVM file of the raising frame."""
+    before = m.string[max(0, m.start() - 2000):m.start()]
+    lines = [f for f in _FROM_IMPORT.finditer(before)
+             if attr in re.split(r"[\s,()]+", f.group("names").replace(" as ", " "))]
+    frame = _raising_frame(m)
+    if not lines:
+        return None
+    line = lines[-1]
+    if not line.group("dots"):
+        return line.group("mod")
+    found = _TVM_MODULE.search(frame[0]) if frame else None
+    if not found:
+        return None
+    parts = re.split(r"[/\\]", found.group("path"))
+    package = parts if parts[-1] == "__init__" else parts[:-1]
+    up = len(line.group("dots")) - 1
+    if up >= len(package):
+        return None
+    return ".".join([*package[:len(package) - up], *filter(None, [line.group("mod")])])
 
 
 def _raising_frame(m: re.Match[str]) -> tuple[str, int, str] | None:
