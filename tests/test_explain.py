@@ -8,6 +8,7 @@ happen on this machine and feed what the tool really printed.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -574,3 +575,63 @@ def test_a_language_dialect_names_the_compiler_and_cmake_that_have_it() -> None:
         '"GNU"', '"NVIDIA"')
     said = _cause(cuda, "cmake-dialect-unsupported")
     assert "CUDA 11.0" in said and "CMake 3.18" in said and "v0.10.0" in said
+
+
+def test_no_wheel_names_what_pypi_publishes_for_the_release_and_the_python() -> None:
+    from toolkit.explain import toolchain
+
+    table = json.loads((Path(toolchain.__file__).parent.parent / "data" / "explain"
+                        / "wheels.json").read_text())
+    latest = max((v for v in table["packages"]["apache-tvm"] if "rc" not in v),
+                 key=lambda v: [int(x) for x in re.findall(r"\d+", v)])
+    sample = _sample("no-wheel-for-this-python").replace("0.27.0", latest)
+    f = best(sample)
+    assert f.origin == "PyPI wheel table" and f"read {table['fetched']}" in f.cause
+    assert "linux-x86_64" in f.cause and "macos-arm64" in f.cause  # the release's wheels
+    gone = best(sample.replace(latest, "0.12.0"))
+    assert "PyPI no longer lists 0.12.0" in gone.cause and "linux-x86_64" not in gone.cause
+    uv = best("  × No solution found when resolving dependencies:\n  ╰─▶ Because all versions of "
+              "apache-tvm-ffi have no wheels with a matching Python ABI tag (e.g., `cp36`)\n")
+    assert "CPython 3.6 (cp36)" in uv.cause and "none has a wheel it installs" in uv.cause
+    assert toolchain._installs_on("cp312 abi3 linux-x86_64", "cp313")
+    assert not toolchain._installs_on("cp312 abi3 linux-x86_64", "cp311")
+    # a package tk has no table for is not answered from it
+    assert best("ERROR: No matching distribution found for numpyy==9.0\n") is None or \
+        best("ERROR: No matching distribution found for numpyy==9.0\n").id != "no-wheel-for-this-python"
+
+
+def test_build_failures_name_flags_linker_and_stale_files() -> None:
+    cuda = _sample("cuda-header-not-found").replace("-I/include", "-l/usr/local/cuda/include")
+    f = best(cuda)
+    assert "-l/usr/local/cuda/include" in f.cause and "/include is" not in f.cause
+    assert "cuDNN" in best("x.cc:3:10: fatal error: cudnn.h: No such file or directory\n").cause
+    clang = best("clang++: error: invalid linker name in argument '-fuse-ld=mold'\n")
+    assert clang.id == "alternative-linker-unsupported" and "USE_ALTERNATIVE_LINKER" in clang.fix
+    ninja = best("ninja: error: '../include/tvm/runtime/base.h', needed by "
+                 "'CMakeFiles/tvm_objs.dir/src/a.cc.o', missing and no known rule to make it\n")
+    assert ninja.id == "stale-dependency-file" and "clean build" in ninja.fix
+    # a library target make cannot make is not a stale header
+    assert best("make: *** No rule to make target 'libfoo.so', needed by 'all'.  Stop.\n") is None \
+        or best("make: *** No rule to make target 'libfoo.so', needed by 'all'.  Stop.\n").id \
+        != "stale-dependency-file"
+
+
+def test_the_cxx11_abi_is_read_from_the_mangled_string() -> None:
+    f = best(_sample("cxx11-abi-mismatch"))
+    assert "tvm::runtime::Registry::Get" in f.cause and "_GLIBCXX_USE_CXX11_ABI" in f.fix
+    new_abi = ("libx.so: undefined symbol: "
+               "_ZN3tvm7runtime8Registry3GetERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\n")
+    # the C++11 ABI's string alone proves nothing; beside TensorFlow it is the likely cause
+    assert "cxx11-abi-mismatch" not in {x.id for x in explain(new_abi)}
+    assert best("import tensorflow as tf\n" + new_abi).id == "cxx11-abi-mismatch"
+    # a substitution's number (S3_) is not read as a name's length
+    said = best("a.so: undefined symbol: _ZN3tvm7runtime6Module12LoadFromFileERKSsS3_\n").cause
+    assert "tvm::runtime::Module::LoadFromFile with" in said
+
+
+def test_a_type_attribute_registered_twice_names_the_versions_the_log_shows() -> None:
+    f = best("apache-tvm-ffi 0.1.12\ntilelang 0.1.11\n" + _sample("ffi-type-attr-registered-twice"))
+    assert "apache-tvm-ffi 0.1.12, tilelang 0.1.11" in f.cause
+    assert "pip install 'apache-tvm-ffi<0.1.12'" in f.fix
+    header = best(_sample("missing-header--clang"))
+    assert "engine/runtime_bridge.h" in header.cause and "tvm-ffi" in header.cause

@@ -886,3 +886,19 @@ def test_build_and_load_failures_of_round_five_name_their_fix() -> None:
     other = best("CMake Error at CMakeLists.txt:3 (add_subdirectory):\n  The source directory\n"
                  "\n    /home/u/proj/plugins\n\n  does not contain a CMakeLists.txt file.\n")
     assert other.id == "cmake-subdirectory-empty" and "submodule" not in other.cause
+
+
+def test_an_import_error_without_its_module_is_resolved_against_the_raising_file() -> None:
+    # Python < 3.8 printed no "from 'MOD'": the from-import line the traceback shows, made
+    # absolute against the TVM file that raised, names the module.
+    log = ('  File "/home/u/proj/python/tvm/autotvm/measure/measure.py", line 9, in <module>\n'
+           "    from ... import ir_pass, build_module as _bm\n"
+           "ImportError: cannot import name 'ir_pass'\n")
+    f = next(f for f in explain(log) if f.origin == "API history")
+    assert f.title == "tvm.ir_pass was removed in v0.7.0"
+    assert "reaches past it" in f.cause  # the file's releases reach past the removal
+    absolute = log.replace("from ... import", "from tvm import")
+    assert next(f for f in explain(absolute) if f.origin == "API history").title == f.title
+    # a relative import climbing above the tvm package names nothing
+    above = log.replace("from ...", "from .....")
+    assert not [f for f in explain(above) if f.origin == "API history" and "ir_pass" in f.title]

@@ -948,7 +948,8 @@ def header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     if first != v.labels[0]:
         ffi = ("" if not place.startswith("3rdparty/tvm-ffi/") else
                f" It is a header of tvm-ffi (the tvm::ffi API TVM moved to in {first}): "
-               f"{includer or 'the code'} is written for that generation, while the TVM headers "
+               f"{includer or (m.group('file') if m else 'the code')} is written for that "
+               "generation, while the TVM headers "
                "(and any prebuilt library built with them) it builds against are of the older "
                "tvm::runtime generation, a generation out of step.")
         return (f"{name} is TVM's own header ({place}), added in {first}: the TVM the build "
