@@ -635,3 +635,20 @@ def test_a_type_attribute_registered_twice_names_the_versions_the_log_shows() ->
     assert "pip install 'apache-tvm-ffi<0.1.12'" in f.fix
     header = best(_sample("missing-header--clang"))
     assert "engine/runtime_bridge.h" in header.cause and "tvm-ffi" in header.cause
+
+
+def test_a_vendored_file_make_cannot_make_names_the_submodule() -> None:
+    log = ("make: *** No rule to make target '3rdparty/dmlc-core/include/dmlc/logging.h', "
+           "needed by 'build/runtime/c_runtime_api.o'.  Stop.\n")
+    f = best(log)
+    assert f.id == "stale-dependency-file" and "3rdparty/dmlc-core" in f.cause
+    assert "git submodule update --init --recursive" in f.fix
+    assert "submodule" not in best(_sample("stale-dependency-file")).cause
+
+
+def test_no_wheel_names_the_platform_the_log_shows() -> None:
+    log = "C:\\Users\\u> " + _sample("no-wheel-for-this-python").replace("0.27.0", "0.26.0")
+    f = best(log.replace("C:\\Users\\u> ", "(venv) u@mac:~ % uname -m\nx86_64\n% darwin\n"))
+    assert "none for macos-x86_64" in f.cause
+    # a platform the release has wheels for: no such claim
+    assert "none for" not in best(log).cause

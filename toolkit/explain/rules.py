@@ -1071,6 +1071,7 @@ RULES: list[Rule] = [
         "make a clean build: make clean (the old Makefile build: rm -rf build lib), or remove "
         "the CMake build directory and configure again.",
         "GNU make / ninja",
+        toolchain.stale_dependency,
     ),
     Rule(
         "cxx11-abi-mismatch", "library", "undefined symbol: ",

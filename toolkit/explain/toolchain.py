@@ -1337,6 +1337,21 @@ def _installs_on(wheel: str, tag: str) -> bool:
     return python == tag
 
 
+def _platform_shown(text: str) -> str:
+    """The platform family a log shows (a Windows path, macOS, a machine name), or ""."""
+    windows = re.search(r"\b[A-Z]:\\|\bwin(?:32|_amd64|_arm64|dows)\b", text, re.I)
+    mac = re.search(r"\bmacOS\b|\bdarwin\b|\bmacosx\b|/Users/", text, re.I)
+    arm = re.search(r"\b(?:aarch64|arm64)\b", text)
+    x86 = re.search(r"\b(?:x86_64|amd64|AMD64)\b", text)
+    if windows:
+        return "win-arm64" if arm else "win-amd64"
+    if mac:
+        return "macos-x86_64" if x86 and not arm else "macos-arm64"
+    if arm or x86:
+        return "linux-aarch64" if arm else "linux-x86_64"
+    return ""
+
+
 def wheel_missing(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """pip or uv found no distribution of apache-tvm(-ffi) for this interpreter: what PyPI
     publishes, by release, Python and platform."""
@@ -1363,8 +1378,12 @@ def wheel_missing(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     elif seen:
         parts.append(f"the versions pip found for it ({seen}) are those")
     if wanted and wanted in releases:
+        platform = _platform_shown(text)
+        has = {w.split()[2] for w in releases[wanted]}
         parts.append(f"{package} {wanted} has wheels for {_wheel_summary(releases[wanted])}: "
-                     "this interpreter's Python or platform is not among them")
+                     + (f"none for {platform}, the platform this log shows"
+                        if platform and platform not in has else
+                        "this interpreter's Python or platform is not among them"))
     elif wanted:
         parts.append(f"{package} {wanted} had no wheel for this Python or platform (on other "
                      f"platforms it may have had: PyPI no longer lists {wanted}; it lists "
@@ -1488,3 +1507,22 @@ def ffi_registered_twice(groups: dict[str, str], text: str) -> tuple[str, str] |
             "installed tvm-ffi"
             + (f" (PyPI lists apache-tvm-ffi {finals[0]} to {finals[-1]}, read "
                f"{_wheels().get('fetched', '?')})" if finals else ""))
+
+
+_VENDORED_DIR = re.compile(r"(?:^|/)(?P<dir>3rdparty/[\w.-]+|dmlc-core|dlpack|HalideIR|dmlc|tvm-ffi)/")
+
+
+def stale_dependency(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """make/ninja have no rule for a file an object depends on: stale dependency records, or
+    (for a file of a vendored tree) a submodule that is not checked out."""
+    target = groups.get("target") or groups.get("target2") or ""
+    vendored = _VENDORED_DIR.search(target)
+    if not vendored:
+        return None
+    where = vendored.group("dir")
+    return (f"{target} is in {where}, a vendored submodule: either the submodule is not checked "
+            "out at the commit the tree records (empty, or another commit without that file), or "
+            "the build directory's dependency records (.d files, .ninja_deps) are stale from a "
+            "build of another commit.",
+            "git submodule update --init --recursive, then a clean build (make clean, or remove "
+            "the CMake build directory and configure again)")
