@@ -652,3 +652,11 @@ def test_no_wheel_names_the_platform_the_log_shows() -> None:
     assert "none for macos-x86_64" in f.cause
     # a platform the release has wheels for: no such claim
     assert "none for" not in best(log).cause
+
+
+def test_a_tvm_ffi_symbol_skew_names_the_versions_the_log_shows() -> None:
+    plain = best(_sample("ext-tvm-ffi-skew"))
+    assert plain.id == "ext-tvm-ffi-skew" and "the log shows" not in plain.cause
+    f = best("$ pip list | grep tvm\napache-tvm-ffi     0.1.15\ntilelang 0.1.8\n"
+             + _sample("ext-tvm-ffi-skew"))
+    assert "apache-tvm-ffi 0.1.15, tilelang 0.1.8" in f.cause and "downgrade" in f.fix

@@ -421,6 +421,7 @@ RULES: list[Rule] = [
         "and `tk doctor` show both sides.",
         "glibc dynamic loader; captured here with a g++-built library calling an absent "
         "TVMFFI C function",
+        toolchain.ffi_symbol_skew,
         rank=55,
     ),
     Rule(

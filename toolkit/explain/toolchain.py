@@ -1485,12 +1485,35 @@ _INSTALLED = re.compile(r"\b(?P<name>apache[-_]tvm[-_]ffi|tilelang|mlc[-_]llm\w*
                         r"flashinfer\w*|apache[-_]tvm)(?:==|\s+|-)v?(?P<ver>\d+\.\d+[\w.+]*)", re.I)
 
 
+def packages_shown(text: str) -> dict[str, str]:
+    """The versions of tvm-ffi and the packages built on it (TVM, tilelang, MLC-LLM,
+    FlashInfer) that a log shows (``pip list``, ``==`` pins, wheel names)."""
+    return {m.group("name").lower().replace("_", "-"): m.group("ver")
+            for m in _INSTALLED.finditer(text)}
+
+
+def ffi_symbol_skew(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A library needs a tvm-ffi symbol the loaded libtvm_ffi.so lacks: the versions the log
+    shows, when it shows them."""
+    seen = packages_shown(text)
+    if not seen:
+        return None
+    shown = ", ".join(f"{n} {v}" for n, v in seen.items())
+    lib = (groups.get("lib") or "the library").rsplit("/", 1)[-1]
+    return (f"{lib} needs {groups.get('sym', 'a tvm-ffi symbol')}, which the libtvm_ffi.so "
+            f"loaded here does not export: it was compiled against another apache-tvm-ffi "
+            f"version than the one installed (the log shows {shown}).",
+            "install the apache-tvm-ffi version the library was built against (pin or "
+            "downgrade it: the package's requirements name its range, pip show PACKAGE), or "
+            "rebuild the library against the installed tvm-ffi; `tk ext check LIB.so` and "
+            "`tk doctor` show both sides")
+
+
 def ffi_registered_twice(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """tvm-ffi refuses a second registration of a type attribute: two generations of
     tvm-ffi-using code in one process."""
     attr = groups.get("attr", "")
-    seen = {m.group("name").lower().replace("_", "-"): m.group("ver")
-            for m in _INSTALLED.finditer(text)}
+    seen = packages_shown(text)
     shown = ", ".join(f"{n} {v}" for n, v in seen.items())
     ffi = sorted(_wheels()["packages"].get("apache-tvm-ffi", {}), key=_key)
     finals = [v for v in ffi if re.fullmatch(r"[\d.]+(?:\.post\d+)?", v)]
