@@ -1549,3 +1549,45 @@ def stale_dependency(groups: dict[str, str], _text: str) -> tuple[str, str] | No
             "build of another commit.",
             "git submodule update --init --recursive, then a clean build (make clean, or remove "
             "the CMake build directory and configure again)")
+
+
+# OpenCL error codes TVM's OpenCL runtime prints (OPENCL_CHECK_ERROR: "OpenCL Error, code=-5:
+# CL_OUT_OF_RESOURCES", names from CLGetErrorString in src/runtime/opencl/opencl_common.h), and
+# what each means for a user. Codes are the Khronos CL/cl.h values.
+CL_RESULTS = {
+    "CL_OUT_OF_RESOURCES": (-5, "the device could not give a kernel launch what it asks for "
+                            "(threads per work-group times the registers and local memory each "
+                            "needs): the kernel was scheduled for a bigger GPU than this one, "
+                            "typically a generic 'opencl' target (or tuning logs of another "
+                            "device) on a mobile GPU such as Mali or Adreno",
+                            "build for this device's target (\"opencl -device=mali\", "
+                            "tvm.target.mali() / adreno(), or give max_num_threads the device's "
+                            "limit) so schedules size work-groups for it, and use tuning logs "
+                            "made on this device"),
+    "CL_INVALID_WORK_GROUP_SIZE": (-54, "a kernel was launched with more threads per "
+                                   "work-group than the device allows "
+                                   "(CL_DEVICE_MAX_WORK_GROUP_SIZE, or the kernel's own limit)",
+                                   "give the target this device's limit (max_num_threads=<its "
+                                   "CL_DEVICE_MAX_WORK_GROUP_SIZE, from clinfo>) and rebuild"),
+    "CL_MEM_OBJECT_ALLOCATION_FAILURE": (-4, "the device could not allocate a buffer: it is "
+                                         "out of memory",
+                                         "use smaller inputs or a smaller model, or free other "
+                                         "users of the GPU"),
+    "CL_OUT_OF_HOST_MEMORY": (-6, "the OpenCL driver ran out of host memory",
+                              "free host memory (smaller batches or model)"),
+    "CL_BUILD_PROGRAM_FAILURE": (-11, "the device's OpenCL compiler rejected the kernel source "
+                                 "TVM generated (a type or extension this device lacks, such as "
+                                 "fp16 without cl_khr_fp16)",
+                                 "read the build log the driver printed above this line; build "
+                                 "for a target matching the device (no float16 where it lacks "
+                                 "cl_khr_fp16)"),
+}
+
+
+def opencl(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """What an OpenCL error code means, from :data:`CL_RESULTS`."""
+    name = groups.get("cl") or ""
+    if name not in CL_RESULTS:
+        return None
+    code, what, fix = CL_RESULTS[name]
+    return f"OpenCL returned {name} ({code}): {what}.", fix + "."
