@@ -695,3 +695,16 @@ def test_shared_memory_refusal_is_the_device_limit_not_a_tvm_bug() -> None:
         f = best((FIXTURES / name).read_text())
         assert f.id == "shared-memory-over-device-limit", name
         assert "bigger GPU" in f.cause and "max_shared_memory_per_block" in f.fix
+
+
+def test_a_std_name_of_a_newer_standard_names_the_standard_and_tvms_history() -> None:
+    for name, std in (("cxx-standard-too-old.log", "17"), ("cxx-standard-too-old--gcc.log", "17")):
+        f = best((FIXTURES / name).read_text())
+        assert f.id == "cxx-standard-too-old", name
+        assert f"C++{std}" in f.cause and "C++17 from v0.10.0" in f.cause
+        assert f"CMAKE_CXX_STANDARD {std}" in f.fix
+
+
+def test_a_std_name_in_a_file_that_is_not_tvms_is_left_to_other_rules() -> None:
+    text = "/home/u/game/src/main.cc:3:10: error: no template named 'is_same_v' in namespace 'std'\n"
+    assert "cxx-standard-too-old" not in {f.id for f in explain(text)}

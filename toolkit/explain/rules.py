@@ -1864,6 +1864,20 @@ RULES: list[Rule] = [
         "through src/runtime/metal/metal_module.mm (\"cannot get state:\")",
         rank=60,
     ),
+    Rule(
+        "cxx-standard-too-old", "build",
+        (" in namespace 'std'", " in namespace \u2018std\u2019", "is only available from C++"),
+        r"(?:no (?:template|member) named|error:) ['\u2018](?P<name>\w+)['\u2019] in namespace "
+        r"['\u2018]std['\u2019]|['\u2018]std::(?P<name2>\w+)['\u2019] is only available from "
+        r"C\+\+(?P<std>\d+) onwards",
+        "Compiled with an older C++ standard than TVM's headers need",
+        "",
+        "",
+        "gcc's and clang's diagnostics for a std:: name the selected standard lacks; the "
+        "standard of each TVM release from `git show TAG:CMakeLists.txt` (apache/tvm)",
+        lambda groups, text: toolchain.cxx_standard(groups, text) or NOT_THIS,
+        rank=52,  # above tvm-source-compile-error (48): it knows which standard
+    ),
     # Generic, so last and lowest: any CMake error, with the message lines under its header.
     Rule(
         "cmake-error", "build", "CMake Error",

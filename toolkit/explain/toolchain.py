@@ -1591,3 +1591,53 @@ def opencl(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
         return None
     code, what, fix = CL_RESULTS[name]
     return f"OpenCL returned {name} ({code}): {what}.", fix + "."
+
+
+# The C++ standard each TVM generation compiles with (`git show TAG:CMakeLists.txt`: the
+# `-std=c++NN` flag to v0.20.0, CMAKE_CXX_STANDARD from v0.21.0): (first release, standard).
+# Its public headers use that standard's library, so a project including them needs it too.
+CXX_STANDARD = [("v0.6.0", "14"), ("v0.10.0", "17"), ("v0.26.0", "20")]
+
+# Names of the C++ standard library that a standard added (what a compiler set to an older
+# one says it has no template or member of): C++14, C++17 (every `_v` trait), C++20.
+_STD_NAMES = [
+    ("14", re.compile(r"^(?:\w+_t|make_unique|(?:make_)?(?:index|integer)_sequence(?:_for)?|"
+                      r"exchange)$")),
+    ("17", re.compile(r"^(?:\w+_v|invoke_result(?:_t)?|is_(?:nothrow_)?invocable(?:_r)?|"
+                      r"bool_constant|void_t|conjunction|disjunction|negation|optional|"
+                      r"nullopt|variant|string_view|any|apply|in_place\w*|launder|"
+                      r"byte|clamp|gcd|lcm|as_const)$")),
+    ("20", re.compile(r"^(?:remove_cvref(?:_t)?|type_identity(?:_t)?|span|bit_cast|"
+                      r"source_location|is_bounded_array|is_unbounded_array|"
+                      r"is_constant_evaluated|to_address)$")),
+]
+
+
+def std_needed(name: str) -> str:
+    """The C++ standard (``"17"``) that added the std:: ``name`` a compile error names ("" if
+    it is none of :data:`_STD_NAMES`). ``_t`` aliases of C++17 traits (invoke_result_t) are
+    C++17's, so the newer lists are tried first."""
+    for std, names in reversed(_STD_NAMES):
+        if names.match(name):
+            return std
+    return ""
+
+
+def cxx_standard(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A std:: name of a newer C++ standard than the compile uses, in a TVM header or under
+    one, with the standard each TVM generation compiles with."""
+    name = groups.get("name") or groups.get("name2") or ""
+    std = groups.get("std") or std_needed(name)
+    if not std or not re.search(r"(?:include/tvm|tvm/ffi|tvm/runtime|dlpack)/", text):
+        return None
+    since = [f"C++{s} from {tag}" for tag, s in CXX_STANDARD]
+    what = f"std::{name}" if name else "a library feature"
+    return (f"{what} is C++{std}'s, and the file including TVM's headers is compiled with an "
+            f"older standard: TVM's headers use the standard TVM itself compiles with "
+            f"({'; '.join(since)}, per its CMakeLists.txt), so whatever includes them (an "
+            "extension, an app, a runtime pack or an Android/iOS JNI build) must compile with "
+            "it too.",
+            f"compile that target with C++{std} or newer: set(CMAKE_CXX_STANDARD {std}) / "
+            f"-std=c++{std} (with a compiler and standard library that support it); "
+            "with the Android NDK, use one whose clang defaults to it or pass the flag in the "
+            "app's CMakeLists.txt.")
