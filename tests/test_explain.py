@@ -708,3 +708,16 @@ def test_a_std_name_of_a_newer_standard_names_the_standard_and_tvms_history() ->
 def test_a_std_name_in_a_file_that_is_not_tvms_is_left_to_other_rules() -> None:
     text = "/home/u/game/src/main.cc:3:10: error: no template named 'is_same_v' in namespace 'std'\n"
     assert "cxx-standard-too-old" not in {f.id for f in explain(text)}
+
+
+def test_rust_without_the_target_names_the_rustup_command() -> None:
+    f = best((FIXTURES / "rust-target-missing.log").read_text())
+    assert f.id == "rust-target-missing"
+    assert "rustup target add armv7-linux-androideabi" in f.fix and "`core`" in f.cause
+    bare = best("error[E0463]: can't find crate for `std`\n")
+    assert bare.id == "rust-target-missing" and "<the target triple>" in bare.fix
+
+
+def test_apple_platform_mismatch_is_named() -> None:
+    f = best((FIXTURES / "apple-platform-mismatch.log").read_text())
+    assert f.id == "apple-platform-mismatch" and "simulator" in f.fix

@@ -1878,6 +1878,32 @@ RULES: list[Rule] = [
         lambda groups, text: toolchain.cxx_standard(groups, text) or NOT_THIS,
         rank=52,  # above tvm-source-compile-error (48): it knows which standard
     ),
+    Rule(
+        "rust-target-missing", "build", "can't find crate for",
+        r"can't find crate for [`'](?P<crate>core|std|alloc)[`']",
+        "Rust has no standard library for the target it builds for",
+        "",
+        "",
+        "rustc's error E0463 with its note for a target whose rust-std is not installed; "
+        "MLC-LLM builds its tokenizers (Rust) for Android and iOS",
+        toolchain.rust_target,
+        rank=60,
+    ),
+    Rule(
+        "apple-platform-mismatch", "build", "but linking in object file built for",
+        r"building for (?P<want>[\w ]+?), but linking in (?:object )?file built for "
+        r"(?P<have>[\w ]+?)(?:,|\s+file\b)",
+        "Libraries built for one Apple platform are linked into an app for another",
+        "an archive (the TVM runtime, MLC-LLM's libraries, a model library) was built for one "
+        "Apple platform (a device, the simulator, macOS) and the app is linked for another: "
+        "the linker refuses to mix them even when both are arm64.",
+        "build the libraries for the platform the app is built for (iOS device vs simulator: "
+        "a separate build with the simulator SDK), or run the app on the platform they were "
+        "built for (MLC-LLM's prebuilt iOS libraries are for a device, not the simulator).",
+        "Apple ld's message (\"building for iOS Simulator, but linking in object file built "
+        "for iOS\")",
+        rank=60,
+    ),
     # Generic, so last and lowest: any CMake error, with the message lines under its header.
     Rule(
         "cmake-error", "build", "CMake Error",

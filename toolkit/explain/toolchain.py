@@ -1641,3 +1641,20 @@ def cxx_standard(groups: dict[str, str], text: str) -> tuple[str, str] | None:
             f"-std=c++{std} (with a compiler and standard library that support it); "
             "with the Android NDK, use one whose clang defaults to it or pass the flag in the "
             "app's CMakeLists.txt.")
+
+
+def rust_target(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """``can't find crate for `core``` while cross-compiling Rust (MLC-LLM's tokenizers for
+    Android or iOS): the target's standard library is not installed for the rustc that ran."""
+    target = re.search(r"the [`'](?P<t>[\w.-]+)[`'] target may not be installed|"
+                       r"--target[ =](?P<t2>[\w.-]+)|(?P<t3>\b(?:aarch64|armv7|x86_64|i686)-"
+                       r"(?:linux-android(?:eabi)?|apple-ios(?:-sim)?)\b)", text)
+    name = next((g for g in target.groups() if g), "") if target else ""
+    add = f"rustup target add {name}" if name else "rustup target add <the target triple>"
+    return (f"rustc found no standard library (the `{groups['crate']}` crate) for the target it "
+            f"was asked to build{' (' + name + ')' if name else ''}: that target is not "
+            "installed for the toolchain that ran, or the cargo/rustc on PATH is not rustup's "
+            "(a Homebrew or distribution Rust has no cross targets, whatever rustup installed).",
+            f"{add}; if rustup lists it already, put rustup's toolchain first on PATH "
+            "(`which rustc` must point into ~/.cargo/bin) or remove the other Rust, then rebuild "
+            "from a clean build directory.")
