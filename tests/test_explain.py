@@ -721,3 +721,10 @@ def test_rust_without_the_target_names_the_rustup_command() -> None:
 def test_apple_platform_mismatch_is_named() -> None:
     f = best((FIXTURES / "apple-platform-mismatch.log").read_text())
     assert f.id == "apple-platform-mismatch" and "simulator" in f.fix
+
+
+def test_libdl_and_libpthread_symbols_name_their_flags() -> None:
+    findings = explain((FIXTURES / "undefined-reference--libdl.log").read_text())
+    fixes = {f.excerpt.rsplit(" ", 1)[-1]: f.fix for f in findings if f.id == "undefined-reference"}
+    assert "-ldl" in fixes["`dlsym'"] and "-ldl" in fixes["`dlopen'"]
+    assert "-pthread" in fixes["`pthread_setaffinity_np'"]

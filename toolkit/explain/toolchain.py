@@ -108,6 +108,15 @@ SYMBOLS: list[tuple[re.Pattern[str], str, str]] = [
      "(libvulkan1) or rebuild with the Vulkan SDK here"),
     (re.compile(r"^cl[A-Z]\w+"), "OpenCL",
      "the library calls OpenCL and no libOpenCL is loaded: install an OpenCL ICD loader"),
+    # glibc before 2.34 keeps these out of libc: a link that names libtvm_runtime (which calls
+    # them) but not them fails, most often with clang or a hand-written g++ line
+    (re.compile(r"^dl(?:open|sym|close|error|addr|vsym)$"), "glibc's libdl (outside libc "
+     "before glibc 2.34)",
+     "add -ldl after the libraries that call it (CMake: ${CMAKE_DL_LIBS}); apache/tvm#2957 made "
+     "TVM's own targets link it"),
+    (re.compile(r"^pthread_\w+$"), "glibc's libpthread (outside libc before glibc 2.34)",
+     "add -pthread (CMake: find_package(Threads) and Threads::Threads) after the libraries "
+     "that call it"),
 ]
 
 # TVM's own shared libraries, by generation (apache/tvm's CMakeLists.txt at each release tag):
