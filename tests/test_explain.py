@@ -660,3 +660,71 @@ def test_a_tvm_ffi_symbol_skew_names_the_versions_the_log_shows() -> None:
     f = best("$ pip list | grep tvm\napache-tvm-ffi     0.1.15\ntilelang 0.1.8\n"
              + _sample("ext-tvm-ffi-skew"))
     assert "apache-tvm-ffi 0.1.15, tilelang 0.1.8" in f.cause and "downgrade" in f.fix
+
+
+def test_opencl_error_names_what_the_code_means() -> None:
+    f = best((FIXTURES / "opencl-error.log").read_text())
+    assert f.id == "opencl-error"
+    assert "CL_OUT_OF_RESOURCES (-5)" in f.cause and "work-group" in f.cause
+    assert "-device=mali" in f.fix
+
+
+def test_opencl_code_outside_the_table_keeps_the_generic_answer() -> None:
+    text = "InternalError: Check failed: (e == CL_SUCCESS) is false: OpenCL Error, code=-30: " \
+           "CL_INVALID_VALUE\n"
+    f = best(text)
+    assert f.id == "opencl-error"
+    assert f.cause == "an OpenCL call of TVM's OpenCL runtime failed."
+
+
+def test_missing_cc1plus_outranks_nvccs_own_line() -> None:
+    f = best((FIXTURES / "cxx-compiler-missing.log").read_text())
+    assert f.id == "cxx-compiler-missing"
+    assert "g++" in f.fix and "cc1plus" in f.cause
+
+
+def test_missing_metal_compiler_names_xcode_select() -> None:
+    f = best((FIXTURES / "metal-compiler-missing.log").read_text())
+    assert f.id == "metal-compiler-missing"
+    assert "xcode-select --switch" in f.fix and "Command Line Tools" in f.cause
+
+
+def test_shared_memory_refusal_is_the_device_limit_not_a_tvm_bug() -> None:
+    for name in ("shared-memory-over-device-limit.log",
+                 "shared-memory-over-device-limit--metal.log"):
+        f = best((FIXTURES / name).read_text())
+        assert f.id == "shared-memory-over-device-limit", name
+        assert "bigger GPU" in f.cause and "max_shared_memory_per_block" in f.fix
+
+
+def test_a_std_name_of_a_newer_standard_names_the_standard_and_tvms_history() -> None:
+    for name, std in (("cxx-standard-too-old.log", "17"), ("cxx-standard-too-old--gcc.log", "17")):
+        f = best((FIXTURES / name).read_text())
+        assert f.id == "cxx-standard-too-old", name
+        assert f"C++{std}" in f.cause and "C++17 from v0.10.0" in f.cause
+        assert f"CMAKE_CXX_STANDARD {std}" in f.fix
+
+
+def test_a_std_name_in_a_file_that_is_not_tvms_is_left_to_other_rules() -> None:
+    text = "/home/u/game/src/main.cc:3:10: error: no template named 'is_same_v' in namespace 'std'\n"
+    assert "cxx-standard-too-old" not in {f.id for f in explain(text)}
+
+
+def test_rust_without_the_target_names_the_rustup_command() -> None:
+    f = best((FIXTURES / "rust-target-missing.log").read_text())
+    assert f.id == "rust-target-missing"
+    assert "rustup target add armv7-linux-androideabi" in f.fix and "`core`" in f.cause
+    bare = best("error[E0463]: can't find crate for `std`\n")
+    assert bare.id == "rust-target-missing" and "<the target triple>" in bare.fix
+
+
+def test_apple_platform_mismatch_is_named() -> None:
+    f = best((FIXTURES / "apple-platform-mismatch.log").read_text())
+    assert f.id == "apple-platform-mismatch" and "simulator" in f.fix
+
+
+def test_libdl_and_libpthread_symbols_name_their_flags() -> None:
+    findings = explain((FIXTURES / "undefined-reference--libdl.log").read_text())
+    fixes = {f.excerpt.rsplit(" ", 1)[-1]: f.fix for f in findings if f.id == "undefined-reference"}
+    assert "-ldl" in fixes["`dlsym'"] and "-ldl" in fixes["`dlopen'"]
+    assert "-pthread" in fixes["`pthread_setaffinity_np'"]

@@ -53,6 +53,15 @@ def foreign(path: str) -> bool:
     return not any(p in ("tvm", "tvm_ffi") for p in parts[:-1])
 
 
+def tvm_python_tail(path: str) -> str:
+    """The part of a traceback's Python path from its last ``tvm``/``tvm_ffi`` package
+    directory on (``tvm/contrib/nvcc.py``), as TVM's own tree names it; "" for a foreign
+    file."""
+    parts = re.split(r"[/\\]", path)
+    at = max((i for i, p in enumerate(parts[:-1]) if p in ("tvm", "tvm_ffi")), default=-1)
+    return "/".join(parts[at:]) if at >= 0 else ""
+
+
 @dataclass
 class Frames:
     """The functions, source files and lines a log's tracebacks name, each with the log lines
@@ -67,6 +76,9 @@ class Frames:
     py_places: list[tuple[str, int, int, str]] = field(default_factory=list)
     _by_file: tuple[dict[str, set[int]], dict[str, set[int]]] | None = field(default=None,
                                                                              repr=False)
+    # log lines of Python frames whose source line (printed under them) is a raise or an
+    # assert: the frame that raised, even where the traceback was cut above the error
+    py_raising: set[int] = field(default_factory=set)
 
     def innermost(self, at: int) -> tuple[str, int, int, str] | None:
         """The frame nearest the error on log line ``at``: the last one before it (Python's
@@ -167,6 +179,8 @@ def read(lines: list[str]) -> Frames:
         if '.py' in line:
             for path, number, function in python_frames(line):
                 out.py_places.append((path, number, i, function))
+                if i + 1 < len(lines) and lines[i + 1].lstrip().startswith(("raise ", "assert ")):
+                    out.py_raising.add(i)
             m = _PY.search(line)
             if m:
                 file = f"python/{m.group(1)}"

@@ -146,6 +146,16 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
     if exc and exc.group(1) in _PYTHON_ONLY and py_frame and frames.foreign(py_frame[0]):
         scored = {i: v for i, v in scored.items()
                   if not index.sites[i].kind.startswith(("raise ", "assert"))}
+    # ... and when that frame is TVM's own Python and its source line raises, a raise in
+    # another of TVM's files did not make it: one wording can stand in many files
+    # ("Compilation error:" is raised by contrib/nvcc.py, xcode.py, emcc.py, cc.py; the index
+    # knows only the one whose message is a literal).
+    elif exc and py_frame and py_frame[2] in seen.py_raising:
+        tail = frames.tvm_python_tail(py_frame[0])
+        if tail:
+            scored = {i: v for i, v in scored.items()
+                      if not index.sites[i].kind.startswith(("raise ", "assert"))
+                      or index.sites[i].file.endswith("/" + tail)}
     # Only a raised error has a raising frame: a compiler's "x.cc:12:3: error:" names the line
     # it could not compile, which some version's check may happen to stand at.
     if frame is not None and (exc or pos >= 0) and not _DIAGNOSTIC.search(line):

@@ -1802,6 +1802,108 @@ RULES: list[Rule] = [
         toolchain.half_float_helper,
         rank=60,
     ),
+    Rule(
+        "cxx-compiler-missing", "build", "cc1plus",
+        r"(?:cannot execute|error trying to exec) ['\u2018]?cc1plus['\u2019]?",
+        "The C++ compiler is not installed (gcc has no C++ front end)",
+        "gcc was asked to compile C++ and found no cc1plus, its C++ front end: the C compiler "
+        "is installed without the C++ one (the g++ / gcc-c++ package, or conda's gxx), or the "
+        "gcc on PATH belongs to another installation. Whatever compiles C++ through it fails: "
+        "nvcc (which preprocesses with the host compiler), TVM's tvm.contrib.cc and a source "
+        "build of TVM.",
+        "install the C++ compiler of the same gcc (apt install g++, dnf install gcc-c++, "
+        "apk add g++, conda install gxx_linux-64), or point CXX (and nvcc -ccbin) at a "
+        "complete one; `g++ --version` must work.",
+        "GCC's driver (\"cannot execute 'cc1plus'\" / \"error trying to exec 'cc1plus'\"), "
+        "then nvcc's \"Failed to preprocess host compiler properties\"",
+        rank=60,
+    ),
+    Rule(
+        "metal-compiler-missing", "metal", "unable to find utility",
+        r"xcrun: error: unable to find utility \"(?P<tool>metal(?:lib)?)\"",
+        "Xcode's Metal compiler is not installed (or not selected)",
+        "TVM compiles Metal kernels with `xcrun -sdk macosx metal` and `metallib` "
+        "(tvm.contrib.xcode.compile_metal, used by Metal and iPhone targets), and xcrun found "
+        "no Metal compiler: xcode-select points at the Command Line Tools, which ship none, "
+        "or the installed Xcode lacks its Metal toolchain.",
+        "install Xcode (the full app), select it with "
+        "`sudo xcode-select --switch /Applications/Xcode.app/Contents/Developer`, and accept "
+        "its license (`sudo xcodebuild -license accept`); `xcrun -sdk macosx metal --version` "
+        "must then work.",
+        "xcrun's message; python/tvm/contrib/xcode.py compile_metal (the xcrun metal / metallib "
+        "commands, apache/tvm v0.20.0)",
+        rank=60,
+    ),
+    Rule(
+        "opencl-error", "opencl", "OpenCL Error",
+        r"OpenCL Error, code=(?P<code>-?\d+): (?P<cl>CL_[A-Z_]+)",
+        "OpenCL call failed",
+        "an OpenCL call of TVM's OpenCL runtime failed.",
+        "check the OpenCL installation with clinfo.",
+        "src/runtime/opencl/opencl_common.h (OPENCL_CHECK_ERROR: \"OpenCL Error, code=\", "
+        "CLGetErrorString) with the Khronos CL/cl.h error codes",
+        toolchain.opencl,
+        rank=55,
+    ),
+    Rule(
+        "shared-memory-over-device-limit", "cuda",
+        ("allowed dynamic shared memory size", "Thread group memory requested"),
+        r"Failed to set the allowed dynamic shared memory size to (?P<size>\d+)|"
+        r"Thread group memory requested is more than (?:the )?MAX allowed",
+        "A kernel asks for more shared memory than this GPU has",
+        "the kernel was built to use more shared memory per block (threadgroup memory on "
+        "Metal) than this GPU grants: it was compiled, tuned or pre-built for a bigger GPU "
+        "(a target with another arch or max_shared_memory_per_block, a prebuilt model library "
+        "or tuning database made on another card), so the driver refuses the launch.",
+        "compile for this GPU's own target (the arch and max_shared_memory_per_block it "
+        "reports; tvm.target.Target.from_device, v0.20.0 on, or the device's tag), so dlight / MetaSchedule "
+        "size their tiles for it, and do not reuse libraries or tuning records made on "
+        "another GPU.",
+        "src/runtime/cuda/cuda_module.cc (CUDAWrappedFunc: \"Failed to set the allowed dynamic "
+        "shared memory size to\", v0.9.0 on) and the Metal driver's pipeline-state error "
+        "through src/runtime/metal/metal_module.mm (\"cannot get state:\")",
+        rank=60,
+    ),
+    Rule(
+        "cxx-standard-too-old", "build",
+        (" in namespace 'std'", " in namespace \u2018std\u2019", "is only available from C++"),
+        r"(?:no (?:template|member) named|error:) ['\u2018](?P<name>\w+)['\u2019] in namespace "
+        r"['\u2018]std['\u2019]|['\u2018]std::(?P<name2>\w+)['\u2019] is only available from "
+        r"C\+\+(?P<std>\d+) onwards",
+        "Compiled with an older C++ standard than TVM's headers need",
+        "",
+        "",
+        "gcc's and clang's diagnostics for a std:: name the selected standard lacks; the "
+        "standard of each TVM release from `git show TAG:CMakeLists.txt` (apache/tvm)",
+        lambda groups, text: toolchain.cxx_standard(groups, text) or NOT_THIS,
+        rank=52,  # above tvm-source-compile-error (48): it knows which standard
+    ),
+    Rule(
+        "rust-target-missing", "build", "can't find crate for",
+        r"can't find crate for [`'](?P<crate>core|std|alloc)[`']",
+        "Rust has no standard library for the target it builds for",
+        "",
+        "",
+        "rustc's error E0463 with its note for a target whose rust-std is not installed; "
+        "MLC-LLM builds its tokenizers (Rust) for Android and iOS",
+        toolchain.rust_target,
+        rank=60,
+    ),
+    Rule(
+        "apple-platform-mismatch", "build", "but linking in object file built for",
+        r"building for (?P<want>[\w ]+?), but linking in (?:object )?file built for "
+        r"(?P<have>[\w ]+?)(?:,|\s+file\b)",
+        "Libraries built for one Apple platform are linked into an app for another",
+        "an archive (the TVM runtime, MLC-LLM's libraries, a model library) was built for one "
+        "Apple platform (a device, the simulator, macOS) and the app is linked for another: "
+        "the linker refuses to mix them even when both are arm64.",
+        "build the libraries for the platform the app is built for (iOS device vs simulator: "
+        "a separate build with the simulator SDK), or run the app on the platform they were "
+        "built for (MLC-LLM's prebuilt iOS libraries are for a device, not the simulator).",
+        "Apple ld's message (\"building for iOS Simulator, but linking in object file built "
+        "for iOS\")",
+        rank=60,
+    ),
     # Generic, so last and lowest: any CMake error, with the message lines under its header.
     Rule(
         "cmake-error", "build", "CMake Error",

@@ -108,6 +108,15 @@ SYMBOLS: list[tuple[re.Pattern[str], str, str]] = [
      "(libvulkan1) or rebuild with the Vulkan SDK here"),
     (re.compile(r"^cl[A-Z]\w+"), "OpenCL",
      "the library calls OpenCL and no libOpenCL is loaded: install an OpenCL ICD loader"),
+    # glibc before 2.34 keeps these out of libc: a link that names libtvm_runtime (which calls
+    # them) but not them fails, most often with clang or a hand-written g++ line
+    (re.compile(r"^dl(?:open|sym|close|error|addr|vsym)$"), "glibc's libdl (outside libc "
+     "before glibc 2.34)",
+     "add -ldl after the libraries that call it (CMake: ${CMAKE_DL_LIBS}); apache/tvm#2957 made "
+     "TVM's own targets link it"),
+    (re.compile(r"^pthread_\w+$"), "glibc's libpthread (outside libc before glibc 2.34)",
+     "add -pthread (CMake: find_package(Threads) and Threads::Threads) after the libraries "
+     "that call it"),
 ]
 
 # TVM's own shared libraries, by generation (apache/tvm's CMakeLists.txt at each release tag):
@@ -1549,3 +1558,112 @@ def stale_dependency(groups: dict[str, str], _text: str) -> tuple[str, str] | No
             "build of another commit.",
             "git submodule update --init --recursive, then a clean build (make clean, or remove "
             "the CMake build directory and configure again)")
+
+
+# OpenCL error codes TVM's OpenCL runtime prints (OPENCL_CHECK_ERROR: "OpenCL Error, code=-5:
+# CL_OUT_OF_RESOURCES", names from CLGetErrorString in src/runtime/opencl/opencl_common.h), and
+# what each means for a user. Codes are the Khronos CL/cl.h values.
+CL_RESULTS = {
+    "CL_OUT_OF_RESOURCES": (-5, "the device could not give a kernel launch what it asks for "
+                            "(threads per work-group times the registers and local memory each "
+                            "needs): the kernel was scheduled for a bigger GPU than this one, "
+                            "typically a generic 'opencl' target (or tuning logs of another "
+                            "device) on a mobile GPU such as Mali or Adreno",
+                            "build for this device's target (\"opencl -device=mali\", "
+                            "tvm.target.mali() / adreno(), or give max_num_threads the device's "
+                            "limit) so schedules size work-groups for it, and use tuning logs "
+                            "made on this device"),
+    "CL_INVALID_WORK_GROUP_SIZE": (-54, "a kernel was launched with more threads per "
+                                   "work-group than the device allows "
+                                   "(CL_DEVICE_MAX_WORK_GROUP_SIZE, or the kernel's own limit)",
+                                   "give the target this device's limit (max_num_threads=<its "
+                                   "CL_DEVICE_MAX_WORK_GROUP_SIZE, from clinfo>) and rebuild"),
+    "CL_MEM_OBJECT_ALLOCATION_FAILURE": (-4, "the device could not allocate a buffer: it is "
+                                         "out of memory",
+                                         "use smaller inputs or a smaller model, or free other "
+                                         "users of the GPU"),
+    "CL_OUT_OF_HOST_MEMORY": (-6, "the OpenCL driver ran out of host memory",
+                              "free host memory (smaller batches or model)"),
+    "CL_BUILD_PROGRAM_FAILURE": (-11, "the device's OpenCL compiler rejected the kernel source "
+                                 "TVM generated (a type or extension this device lacks, such as "
+                                 "fp16 without cl_khr_fp16)",
+                                 "read the build log the driver printed above this line; build "
+                                 "for a target matching the device (no float16 where it lacks "
+                                 "cl_khr_fp16)"),
+}
+
+
+def opencl(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """What an OpenCL error code means, from :data:`CL_RESULTS`."""
+    name = groups.get("cl") or ""
+    if name not in CL_RESULTS:
+        return None
+    code, what, fix = CL_RESULTS[name]
+    return f"OpenCL returned {name} ({code}): {what}.", fix + "."
+
+
+# The C++ standard each TVM generation compiles with (`git show TAG:CMakeLists.txt`: the
+# `-std=c++NN` flag to v0.20.0, CMAKE_CXX_STANDARD from v0.21.0): (first release, standard).
+# Its public headers use that standard's library, so a project including them needs it too.
+CXX_STANDARD = [("v0.6.0", "14"), ("v0.10.0", "17"), ("v0.26.0", "20")]
+
+# Names of the C++ standard library that a standard added (what a compiler set to an older
+# one says it has no template or member of): C++14, C++17 (every `_v` trait), C++20.
+_STD_NAMES = [
+    ("14", re.compile(r"^(?:\w+_t|make_unique|(?:make_)?(?:index|integer)_sequence(?:_for)?|"
+                      r"exchange)$")),
+    ("17", re.compile(r"^(?:\w+_v|invoke_result(?:_t)?|is_(?:nothrow_)?invocable(?:_r)?|"
+                      r"bool_constant|void_t|conjunction|disjunction|negation|optional|"
+                      r"nullopt|variant|string_view|any|apply|in_place\w*|launder|"
+                      r"byte|clamp|gcd|lcm|as_const)$")),
+    ("20", re.compile(r"^(?:remove_cvref(?:_t)?|type_identity(?:_t)?|span|bit_cast|"
+                      r"source_location|is_bounded_array|is_unbounded_array|"
+                      r"is_constant_evaluated|to_address)$")),
+]
+
+
+def std_needed(name: str) -> str:
+    """The C++ standard (``"17"``) that added the std:: ``name`` a compile error names ("" if
+    it is none of :data:`_STD_NAMES`). ``_t`` aliases of C++17 traits (invoke_result_t) are
+    C++17's, so the newer lists are tried first."""
+    for std, names in reversed(_STD_NAMES):
+        if names.match(name):
+            return std
+    return ""
+
+
+def cxx_standard(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A std:: name of a newer C++ standard than the compile uses, in a TVM header or under
+    one, with the standard each TVM generation compiles with."""
+    name = groups.get("name") or groups.get("name2") or ""
+    std = groups.get("std") or std_needed(name)
+    if not std or not re.search(r"(?:include/tvm|tvm/ffi|tvm/runtime|dlpack)/", text):
+        return None
+    since = [f"C++{s} from {tag}" for tag, s in CXX_STANDARD]
+    what = f"std::{name}" if name else "a library feature"
+    return (f"{what} is C++{std}'s, and the file including TVM's headers is compiled with an "
+            f"older standard: TVM's headers use the standard TVM itself compiles with "
+            f"({'; '.join(since)}, per its CMakeLists.txt), so whatever includes them (an "
+            "extension, an app, a runtime pack or an Android/iOS JNI build) must compile with "
+            "it too.",
+            f"compile that target with C++{std} or newer: set(CMAKE_CXX_STANDARD {std}) / "
+            f"-std=c++{std} (with a compiler and standard library that support it); "
+            "with the Android NDK, use one whose clang defaults to it or pass the flag in the "
+            "app's CMakeLists.txt.")
+
+
+def rust_target(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """``can't find crate for `core``` while cross-compiling Rust (MLC-LLM's tokenizers for
+    Android or iOS): the target's standard library is not installed for the rustc that ran."""
+    target = re.search(r"the [`'](?P<t>[\w.-]+)[`'] target may not be installed|"
+                       r"--target[ =](?P<t2>[\w.-]+)|(?P<t3>\b(?:aarch64|armv7|x86_64|i686)-"
+                       r"(?:linux-android(?:eabi)?|apple-ios(?:-sim)?)\b)", text)
+    name = next((g for g in target.groups() if g), "") if target else ""
+    add = f"rustup target add {name}" if name else "rustup target add <the target triple>"
+    return (f"rustc found no standard library (the `{groups['crate']}` crate) for the target it "
+            f"was asked to build{' (' + name + ')' if name else ''}: that target is not "
+            "installed for the toolchain that ran, or the cargo/rustc on PATH is not rustup's "
+            "(a Homebrew or distribution Rust has no cross targets, whatever rustup installed).",
+            f"{add}; if rustup lists it already, put rustup's toolchain first on PATH "
+            "(`which rustc` must point into ~/.cargo/bin) or remove the other Rust, then rebuild "
+            "from a clean build directory.")
