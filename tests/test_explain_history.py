@@ -907,7 +907,7 @@ def test_an_import_error_without_its_module_is_resolved_against_the_raising_file
     assert not [f for f in explain(above) if f.origin == "API history" and "ir_pass" in f.title]
 
 
-# --- round 7: shapes from a sweep of public threads ----------------------------------------
+# --- shapes from a sweep of public threads (none of them in the corpus) -------------------
 
 
 def test_a_python_raise_is_put_on_the_tvm_file_whose_frame_raised_it() -> None:
