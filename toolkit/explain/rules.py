@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolkit.explain import toolchain
+from toolkit.explain import buildtools, toolchain
 
 # What a rule's ``refine`` returns when the text its pattern matched is not its failure after
 # all (a compile error in the user's own file, not TVM's): no finding is made.
@@ -1917,6 +1917,69 @@ RULES: list[Rule] = [
         lambda groups, _text: _cmake_error_cause(groups),
         rank=10,
         span=12,
+    ),
+    # Round 6: the build tools' own failures and what was fed to them (explain/buildtools.py).
+    Rule(
+        "compiler-internal-error", "build", ("internal compiler error", "Internal compiler error"),
+        r"(?:(?P<file>[^\s:]+\.\w+):\d+(?::\d+)?: )?internal compiler error: [^\n]*|"
+        r"(?P<file2>[^\s()]+)\(\d+\)\s*: fatal error C(?P<msvc>1001): Internal compiler error",
+        "The compiler itself crashed (an internal compiler error)",
+        "the compiler crashed on a source file: a compiler bug.",
+        "build with another version of the compiler.",
+        "GCC's diagnostic for its own crashes (gcc.gnu.org/bugs); MSVC's fatal error C1001 "
+        "(learn.microsoft.com, Fatal Error C1001)",
+        buildtools.compiler_crash,
+        rank=60,
+    ),
+    Rule(
+        "linker-unknown-flag", "build",
+        ("unrecognized option", "unknown option", "unknown argument", "Unknown linker flag"),
+        r"(?:^|[\s/])(?:ld|ld\.bfd|ld\.gold|ld64|ld\.lld|lld|ld-classic)(?:\.exe)?: (?:error: )?"
+        r"(?:unrecognized option [‘'\"`](?P<flag>[^’'\"`\s]+)|unknown option:? (?P<flag2>-\S+)|"
+        r"unknown argument:? [‘'\"`]?(?P<flag3>-[^’'\"`\s]+))|"
+        r"Unknown linker flag [`'\"‘](?P<flag4>[^`'\"’\s]+)",
+        "The linker does not accept a flag the build passes",
+        "the linker rejected one of the build's linker flags.",
+        "remove the flag from the linker flags.",
+        "GNU ld's, lld's and Apple ld's wording of an option they do not know; captured with "
+        "GNU ld here",
+        buildtools.unknown_linker_flag,
+        rank=60,
+    ),
+    Rule(
+        "cmake-literal-escape", "build", "got unquoted argument with text",
+        r"got unquoted argument with text\s+\"(?P<escape>\\[ntr][^\"\n]*)\"",
+        "A CMake file holds a literal \\n where a line break was meant",
+        "CMake read a backslash escape where a command should start.",
+        "replace the escape with a real line break.",
+        "CMake's parser error for an argument where a command name belongs; captured with "
+        "cmake 3.25 here",
+        buildtools.cmake_literal_escape,
+        rank=60,
+    ),
+    Rule(
+        "config-key-missing", "library", ('Key "', "Key '", 'key "', "key '"),
+        r"(?P<file>[^\s:]+\.(?:cc|cpp|cxx|h|hpp|mm)):\d+: Check failed: [^\n]*?[Kk]ey "
+        r"[\"'](?P<key>[^\"'\n]+)[\"'] (?:not found|is missing|missing)",
+        "A configuration lacks a key the code that reads it requires",
+        "a check outside TVM says a configuration key is missing.",
+        "add the key to the configuration.",
+        "the check-failed format of TVM and the projects built on it; buildtools.CONFIG_READERS",
+        buildtools.config_key,
+        rank=60,
+    ),
+    Rule(
+        "llvm-header-moved", "build", ("No such file or directory", "file not found"),
+        r"fatal error: (?P<header>llvm/[\w./+-]+\.h): No such file or directory|"
+        r"'(?P<header2>llvm/[\w./+-]+\.h)' file not found",
+        "An LLVM header is not where this LLVM keeps it",
+        "the LLVM in use keeps the header elsewhere.",
+        "match the TVM and LLVM versions.",
+        "TVM's #if TVM_LLVM_VERSION guards around LLVM includes at each release "
+        "(toolkit/data/explain/llvm_headers.json, by scripts/llvm_headers.py)",
+        buildtools.llvm_header,
+        rank=55,
+        origin="LLVM header table",
     ),
 ]
 

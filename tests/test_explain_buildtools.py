@@ -1,0 +1,133 @@
+"""The build tools' own failures (toolkit/explain/buildtools.py): a compiler crash, a linker
+flag, a CMake file with a literal escape, a missing configuration key, a moved LLVM header.
+
+Samples are under tests/fixtures/explain/ (SOURCES.md says how each was made); the live tests
+feed what GNU ld and CMake print here, and the LLVM header table is regenerated from a real git
+repository with release tags.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolkit.explain import best, explain
+
+FIXTURES = Path(__file__).parent / "fixtures" / "explain"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _said(text: str, rule: str) -> str:
+    found = [f for f in explain(text) if f.id == rule]
+    assert found, f"{rule} does not fire"
+    return f"{found[0].title} {found[0].cause} {found[0].fix}"
+
+
+def test_compiler_crash_is_a_compiler_bug_for_gcc_and_msvc() -> None:
+    gcc = _said((FIXTURES / "compiler-internal-error.log").read_text(), "compiler-internal-error")
+    assert "internal compiler error" in gcc and "compiler bug" in gcc
+    assert "src/relax/transform/fold_constant.cc" in gcc and "TVM's own" in gcc
+    msvc = _said((FIXTURES / "compiler-internal-error--msvc.log").read_text(),
+                 "compiler-internal-error")
+    assert "MSVC" in msvc and "fold_constant.cc" in msvc and "#pragma optimize" in msvc
+    # a user's file: not said to be TVM's
+    user = "app/main.cpp:3:1: internal compiler error: in tsubst, at cp/pt.cc:1\n"
+    assert "TVM's own" not in _said(user, "compiler-internal-error")
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc and GNU ld")
+def test_live_linker_rejects_a_flag(tmp_path: Path) -> None:
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    run = subprocess.run(["gcc", "main.c", "-o", "app", "-Wl,--tk-flag-nobody-takes"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode != 0
+    finding = best(run.stderr)
+    assert finding is not None and finding.id == "linker-unknown-flag"
+    assert "--tk-flag-nobody-takes" in finding.cause and finding.fix.startswith("remove ")
+    # Apple's and lld's wordings name the flag too
+    for line in ("ld: unknown option: -tk_flag\n", "ld.lld: error: unknown argument: -tk-flag\n",
+                 "Unknown linker flag `-tk_flag`\n"):
+        assert "-tk" in _said(line, "linker-unknown-flag")
+    # the compiler driver's complaint about -fuse-ld stays the alternative linker's
+    gcc = "g++: error: unrecognized command-line option '-fuse-ld=lld'\n"
+    assert "linker-unknown-flag" not in {f.id for f in explain(gcc)}
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+def test_live_cmake_file_with_a_literal_newline(tmp_path: Path) -> None:
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(demo NONE)\ninclude(cfg/options.cmake)\n")
+    (tmp_path / "cfg").mkdir()
+    # what bash's echo writes for "...\n...": the two characters, not a line break
+    (tmp_path / "cfg" / "options.cmake").write_text("set(USE_A ON)\\nset(USE_B OFF)\n")
+    run = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build")],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    finding = best(run.stdout + run.stderr)
+    assert finding is not None and finding.id == "cmake-literal-escape"
+    assert "cfg/options.cmake:1" in finding.cause and "line break" in finding.cause
+    assert "printf" in finding.fix
+    # an unquoted argument that is not an escape is left to the generic CMake answer
+    plain = ('CMake Error at x.cmake:2:\n  Parse error.  Expected a command name, got unquoted '
+             'argument with text\n  "ON".\n')
+    assert "cmake-literal-escape" not in {f.id for f in explain(plain)}
+
+
+def test_missing_config_key_names_the_projects_config() -> None:
+    said = _said((FIXTURES / "config-key-missing.log").read_text(), "config-key-missing")
+    assert "max_window_size" in said and "mlc-chat-config.json" in said and "MLC-LLM" in said
+    other = ("/src/myproj/runtime/loader.cc:88: Check failed: (ok) is false: "
+             "Key \"eos_id\" not found.\n")
+    said = _said(other, "config-key-missing")
+    assert "eos_id" in said and "MLC-LLM" not in said and "configuration file" in said
+    # the same words in one of TVM's own files are TVM's check, not a project's config
+    tvm = ("/home/u/tvm/src/runtime/vm/executable.cc:88: Check failed: (ok) is false: "
+           "Key \"eos_id\" not found.\n")
+    assert "config-key-missing" not in {f.id for f in explain(tvm)}
+
+
+def test_moved_llvm_header_names_the_llvm_and_the_tvm_release() -> None:
+    said = _said((FIXTURES / "llvm-header-moved.log").read_text(), "llvm-header-moved")
+    assert "llvm/TargetParser/Host.h" in said and "LLVM 18" in said and "v0.16.0" in said
+    triple = ("src/target/llvm/codegen_llvm.cc:30:10: fatal error: llvm/ADT/Triple.h: No such "
+              "file or directory\n")
+    said = _said(triple, "llvm-header-moved")
+    assert "LLVM 17" in said and "llvm/TargetParser/Triple.h" in said and "v0.12.0" in said
+    # an LLVM header no TVM release chooses by version stays a plain missing header
+    plain = "x.cc:3:10: fatal error: llvm/IR/Module.h: No such file or directory\n"
+    assert {f.id for f in explain(plain)} & {"llvm-header-moved"} == set()
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def test_llvm_header_table_is_generated_from_release_tags(tmp_path: Path) -> None:
+    repo = tmp_path / "tvm"
+    (repo / "src" / "target" / "llvm").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    source = repo / "src" / "target" / "llvm" / "codegen.cc"
+    source.write_text("#include <llvm/Old/Thing.h>\n")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    _git(repo, "tag", "v0.8.0")
+    source.write_text("#if TVM_LLVM_VERSION >= 190\n#include <llvm/New/Thing.h>\n#else\n"
+                      "#include <llvm/Old/Thing.h>\n#endif\n")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two")
+    _git(repo, "tag", "v0.9.0")
+    _git(repo, "tag", "v0.10.0")
+    out = tmp_path / "headers.json"
+    subprocess.run([sys.executable, str(REPO / "scripts" / "llvm_headers.py"), str(repo),
+                    "--out", str(out)], check=True)
+    headers = json.loads(out.read_text())["headers"]
+    assert headers["llvm/Old/Thing.h"] == {"kind": "old", "llvm": 19, "other": "llvm/New/Thing.h",
+                                          "since": "v0.9.0", "file": "src/target/llvm/codegen.cc"}
+    assert headers["llvm/New/Thing.h"]["kind"] == "new"
+    # the shipped table holds what the apache/tvm sources say for the header of LLVM 17
+    shipped = json.loads((REPO / "toolkit" / "data" / "explain" / "llvm_headers.json").read_text())
+    assert shipped["headers"]["llvm/ADT/Triple.h"]["llvm"] == 17

@@ -1,0 +1,130 @@
+"""The build tools' own failures and what was fed to them: a compiler that crashed, a linker
+given a flag it does not take, a CMake file written with a literal escape, a project's
+configuration that lacks a key its loader requires, an LLVM header that moved between LLVM
+releases.
+
+Each function takes a rule's matched groups and the text near the match and returns
+``(cause, fix)`` (:mod:`toolkit.explain.rules`), or ``NOT_THIS`` when the match is not that
+failure after all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
+
+LLVM_HEADERS = Path(__file__).resolve().parent.parent / "data" / "explain" / "llvm_headers.json"
+
+
+def compiler_crash(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """GCC's ``internal compiler error``, MSVC's C1001, clang's crash banner: the compiler
+    itself failed on a file, which is a compiler bug whatever the source holds."""
+    file = (groups.get("file") or groups.get("file2") or "").strip()
+    compiler = "MSVC" if groups.get("msvc") else "the compiler"
+    where = f" while compiling {file}" if file else ""
+    tvm = " (one of TVM's own sources)" if re.search(r"(?:^|[/\\])src[/\\]", file) else ""
+    return (f"an internal compiler error: {compiler} itself crashed{where}{tvm}. This is a "
+            "compiler bug, not an error in the source: the same file builds with other "
+            "compilers or versions, and often with a lower optimization level.",
+            "build with another version of the compiler (a newer update of it, or the one the "
+            "project's CI uses), or lower the optimization for that file (for MSVC, a Debug "
+            "build or `#pragma optimize(\"\", off)` around the function it names); if the file "
+            "is TVM's, a newer TVM may carry a workaround (`git log -- FILE` in TVM)")
+
+
+def unknown_linker_flag(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """The linker rejected a flag the build passes it."""
+    flag = next((groups[k] for k in ("flag", "flag2", "flag3", "flag4") if groups.get(k)), "")
+    return (f"the linker does not accept {flag}, which the build's linker flags pass to it: "
+            "a flag written for another linker (GNU ld, Apple's ld64, lld and link.exe take "
+            "different flags) or one this linker's release no longer takes.",
+            f"remove {flag} from the linker flags (in Xcode: Build Settings > Other Linker "
+            "Flags; in CMake: target_link_options, CMAKE_EXE_LINKER_FLAGS / "
+            "CMAKE_SHARED_LINKER_FLAGS, or LDFLAGS in the environment), or link with the "
+            "linker it was written for")
+
+
+def cmake_literal_escape(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """CMake read an argument that starts with a backslash escape where a command should
+    start: the file holds the two characters ``\\n`` where a line break was meant."""
+    escape = groups.get("escape", "")
+    # the "CMake Error at FILE:LINE:" header sits on the line above the match
+    headers = re.findall(r"CMake Error at (\S+?):?\n", text[:text.find(escape) + 1])
+    where = headers[-1] if headers else ""
+    meant = {"n": "a line break", "t": "a tab", "r": "a line break"}.get(escape[1:2], "")
+    if not meant:
+        return None
+    return (f"{where or 'the CMake file'} holds a literal {escape[:2]} (a backslash and a "
+            f"letter) where {meant} was meant, so CMake reads `{escape}` as an argument, not "
+            "the start of a command. This is what `echo \"set(A ON)\\nset(B ON)\" >> "
+            "config.cmake` writes in a shell whose echo does not expand escapes (bash's "
+            "builtin echo without -e).",
+            f"replace each {escape[:2]} in {where.split(':')[0] or 'the file'} with a real "
+            "line break (write one `echo` per line, or use printf '...\\n' / echo -e), then "
+            "configure again")
+
+
+# Projects built on TVM whose configuration a check names by its missing key: where the
+# file sits and which configuration it reads (the project's own sources; see each entry).
+CONFIG_READERS = [
+    # mlc-ai/mlc-llm cpp/llm_chat.cc LLMChat::LoadJSONOverride: CHECK(partial_update) << "Key
+    # \"...\" not found." for each key of the model's chat config
+    (re.compile(r"mlc[-_]llm|mlc[-_]chat|llm_chat"), "MLC-LLM",
+     "the model's chat config, mlc-chat-config.json (MLC-LLM's LoadJSONOverride reads it when "
+     "the model is loaded)"),
+]
+
+
+def config_key(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """A check in a file outside TVM says a key of the configuration it reads is missing."""
+    from toolkit.explain.toolchain import _tree_path, _tvm_directory
+
+    file, key = groups.get("file", ""), groups.get("key", "")
+    if _tvm_directory(_tree_path(file)):
+        return NOT_THIS  # TVM's own check: the error-site index answers it
+    project, config = next(((name, what) for pattern, name, what in CONFIG_READERS
+                            if pattern.search(file)), ("", "the configuration file it loads"))
+    owner = f"{project}'s" if project else "a project's"
+    return (f"{file} is {owner} own code, not TVM's: its check says {config} has no key "
+            f"\"{key}\", which that code requires (a config file written by another version "
+            "of the tool, edited by hand, or for another model).",
+            f"add \"{key}\" to {config.split(' (')[0]} (regenerate the config with the tool "
+            "version that reads it, or copy the key from a working config of the same model)")
+
+
+@cache
+def _llvm_headers() -> dict[str, dict[str, object]]:
+    return json.loads(LLVM_HEADERS.read_text())["headers"]
+
+
+def llvm_header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """An LLVM header TVM's LLVM code includes is not where the LLVM in use keeps it: from
+    tk's table of the version guards around LLVM includes in TVM's sources at each release
+    (``scripts/llvm_headers.py``)."""
+    from toolkit.explain.toolchain import llvm_shown
+
+    header = groups.get("header") or groups.get("header2") or ""
+    fact = _llvm_headers().get(header)
+    if fact is None:
+        return NOT_THIS  # an LLVM header no TVM release chooses by version: missing-header's
+    major, other, since = fact["llvm"], fact["other"], fact["since"]
+    shown = llvm_shown(text)
+    seen = f" (the log shows LLVM {shown})" if shown else ""
+    if fact["kind"] == "old":
+        return (f"{header} is not in the LLVM in use{seen}: LLVM {major} and newer keep it "
+                f"elsewhere, and TVM's sources include {other} instead for LLVM {major} and "
+                f"newer (`#if TVM_LLVM_VERSION >= {major}0` in {fact['file']}; the first "
+                f"release with that choice is {since}). The TVM sources being built are older "
+                f"than that, or the LLVM is newer than they know.",
+                f"update TVM to {since} or newer, or build this TVM against an LLVM older than "
+                f"{major} (USE_LLVM=/path/to/llvm-config of it)")
+    return (f"{header} is not in the LLVM in use{seen}: TVM's sources include it for LLVM "
+            f"{major} and newer ({other} before; {fact['file']}, from {since}), so the LLVM "
+            "headers on the include path are older than the LLVM the build was configured "
+            "with (its llvm-config sets TVM_LLVM_VERSION).",
+            "configure the build with the llvm-config of the LLVM whose headers are on the "
+            "include path, or put that LLVM's include directory first")
