@@ -38,6 +38,10 @@ def test_compiler_crash_is_a_compiler_bug_for_gcc_and_msvc() -> None:
     # a user's file: not said to be TVM's
     user = "app/main.cpp:3:1: internal compiler error: in tsubst, at cp/pt.cc:1\n"
     assert "TVM's own" not in _said(user, "compiler-internal-error")
+    # a compiler the kernel killed (out of memory) did not crash on its own
+    killed = "c++: internal compiler error: Killed (program cc1plus)\n"
+    assert best(killed).id == "compiler-killed"
+    assert "compiler-internal-error" not in {f.id for f in explain(killed)}
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc and GNU ld")

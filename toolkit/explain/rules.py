@@ -1921,7 +1921,8 @@ RULES: list[Rule] = [
     # Round 6: the build tools' own failures and what was fed to them (explain/buildtools.py).
     Rule(
         "compiler-internal-error", "build", ("internal compiler error", "Internal compiler error"),
-        r"(?:(?P<file>[^\s:]+\.\w+):\d+(?::\d+)?: )?internal compiler error: [^\n]*|"
+        # "Killed (program cc1plus)" is the kernel's OOM kill: compiler-killed's
+        r"(?:(?P<file>[^\s:]+\.\w+):\d+(?::\d+)?: )?internal compiler error: (?!Killed)[^\n]*|"
         r"(?P<file2>[^\s()]+)\(\d+\)\s*: fatal error C(?P<msvc>1001): Internal compiler error",
         "The compiler itself crashed (an internal compiler error)",
         "the compiler crashed on a source file: a compiler bug.",
