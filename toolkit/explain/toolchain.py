@@ -684,6 +684,11 @@ def dependency_attribute(groups: dict[str, str], text: str) -> tuple[str, str] |
         fix = (f"downgrade {top} to a release that still has {attr} (pip install {below}), or "
                f"use a newer TVM whose code follows {top}'s current API; if the installed {top} "
                f"is older than TVM asks, upgrade it instead")
+    from toolkit.explain import dependency_reads
+
+    read = dependency_reads.answer(top, attr)
+    if read is not None:  # which TVM releases call it: a fact, ahead of the general verdict
+        verdict, fix = f"{read[0]} Also: {verdict}", f"{read[1]}; or {fix}"
     return (f"{module} has no {attr}: {top} is a package TVM uses{use}, and {verdict}. "
             f"{table}.", fix)
 
