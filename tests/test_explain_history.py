@@ -259,7 +259,7 @@ def test_every_answer_says_its_source():
         if case.split == DEV:
             for f in explain(case.log.read_text()):
                 assert f.origin in ("rule", "API history", "error-site index", "traceback",
-                                    "requirements table"), (
+                                    "requirements table", "LLVM header table", "PyPI wheel table"), (
                     case.log, f)
 
 
