@@ -45,6 +45,11 @@ class Finding:
 
 
 _COMPILED = [(rule, rule.compiled()) for rule in RULES]
+# Logs pasted through a forum or a word processor come back with typographic quotes
+# (AttributeError: module ‘tvm’ has no attribute ‘x’); Python, CMake and TVM print plain ones,
+# and GCC's ‘X’ is matched as 'X' by every rule, so the quotes are made plain before matching
+# (one character for one: offsets and line numbers do not move).
+TYPOGRAPHIC_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 # Below the rules that judge a failure (default 50), above the generic ones (CMake stopped, a
 # library not on the loader path): what TVM's history says is more specific than those.
 HISTORY_RANK, SITE_RANK = 46, 44
@@ -56,6 +61,7 @@ TRACEBACK_RANK, TRACEBACK = 30, "traceback"
 
 def explain(text: str) -> list[Finding]:
     """Every known failure in ``text``, in the order they appear (one per rule and cause)."""
+    text = text.translate(TYPOGRAPHIC_QUOTES)
     findings: list[Finding] = []
     for rule, regex in _COMPILED:
         seen_lines: set[int] = set()
