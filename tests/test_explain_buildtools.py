@@ -35,6 +35,9 @@ def test_compiler_crash_is_a_compiler_bug_for_gcc_and_msvc() -> None:
     msvc = _said((FIXTURES / "compiler-internal-error--msvc.log").read_text(),
                  "compiler-internal-error")
     assert "MSVC" in msvc and "fold_constant.cc" in msvc and "#pragma optimize" in msvc
+    older = ("C:\\tvm\\src\\arith\\x.cc(7) : fatal error C1001: An internal error has "
+             "occurred in the compiler.\n")
+    assert "MSVC" in _said(older, "compiler-internal-error")
     # a user's file: not said to be TVM's
     user = "app/main.cpp:3:1: internal compiler error: in tsubst, at cp/pt.cc:1\n"
     assert "TVM's own" not in _said(user, "compiler-internal-error")
@@ -57,6 +60,10 @@ def test_live_linker_rejects_a_flag(tmp_path: Path) -> None:
     for line in ("ld: unknown option: -tk_flag\n", "ld.lld: error: unknown argument: -tk-flag\n",
                  "Unknown linker flag `-tk_flag`\n"):
         assert "-tk" in _said(line, "linker-unknown-flag")
+    # GNU ld given a single-dash flag it cannot tell from its own (-n...): "unable to disambiguate"
+    run = subprocess.run(["gcc", "main.c", "-o", "app", "-Wl,-nothing_tk"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert "-nothing_tk" in best(run.stderr).cause
     # the compiler driver's complaint about -fuse-ld stays the alternative linker's
     gcc = "g++: error: unrecognized command-line option '-fuse-ld=lld'\n"
     assert "linker-unknown-flag" not in {f.id for f in explain(gcc)}

@@ -38,7 +38,7 @@ def compiler_crash(groups: dict[str, str], _text: str) -> tuple[str, str] | None
 
 def unknown_linker_flag(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     """The linker rejected a flag the build passes it."""
-    flag = next((groups[k] for k in ("flag", "flag2", "flag3", "flag4") if groups.get(k)), "")
+    flag = next((groups[k] for k in ("flag", "flag2", "flag3", "flag4", "flag5") if groups.get(k)), "")
     return (f"the linker does not accept {flag}, which the build's linker flags pass to it: "
             "a flag written for another linker (GNU ld, Apple's ld64, lld and link.exe take "
             "different flags) or one this linker's release no longer takes.",

@@ -1920,10 +1920,12 @@ RULES: list[Rule] = [
     ),
     # Round 6: the build tools' own failures and what was fed to them (explain/buildtools.py).
     Rule(
-        "compiler-internal-error", "build", ("internal compiler error", "Internal compiler error"),
+        "compiler-internal-error", "build",
+        ("internal compiler error", "Internal compiler error", "error C1001"),
         # "Killed (program cc1plus)" is the kernel's OOM kill: compiler-killed's
         r"(?:(?P<file>[^\s:]+\.\w+):\d+(?::\d+)?: )?internal compiler error: (?!Killed)[^\n]*|"
-        r"(?P<file2>[^\s()]+)\(\d+\)\s*: fatal error C(?P<msvc>1001): Internal compiler error",
+        r"(?P<file2>[^\s()]+)\(\d+\)\s*: fatal error C(?P<msvc>1001): (?:Internal compiler error|"
+        r"An internal error has occurred in the compiler)",
         "The compiler itself crashed (an internal compiler error)",
         "the compiler crashed on a source file: a compiler bug.",
         "build with another version of the compiler.",
@@ -1934,10 +1936,12 @@ RULES: list[Rule] = [
     ),
     Rule(
         "linker-unknown-flag", "build",
-        ("unrecognized option", "unknown option", "unknown argument", "Unknown linker flag"),
+        ("unrecognized option", "unknown option", "unknown argument", "Unknown linker flag",
+         "unable to disambiguate"),
         r"(?:^|[\s/])(?:ld|ld\.bfd|ld\.gold|ld64|ld\.lld|lld|ld-classic)(?:\.exe)?: (?:error: )?"
         r"(?:unrecognized option [‘'\"`](?P<flag>[^’'\"`\s]+)|unknown option:? (?P<flag2>-\S+)|"
-        r"unknown argument:? [‘'\"`]?(?P<flag3>-[^’'\"`\s]+))|"
+        r"unknown argument:? [‘'\"`]?(?P<flag3>-[^’'\"`\s]+)|"
+        r"Error: unable to disambiguate: (?P<flag5>-\S+))|"
         r"Unknown linker flag [`'\"‘](?P<flag4>[^`'\"’\s]+)",
         "The linker does not accept a flag the build passes",
         "the linker rejected one of the build's linker flags.",
