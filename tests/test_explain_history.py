@@ -930,3 +930,17 @@ def test_a_cut_traceback_still_finds_the_raise_in_another_tvm_file() -> None:
            'RuntimeError: Compilation error:\n')
     sites = [f for f in explain(log) if f.id == "error-site"]
     assert any(f.groups["file"].endswith("verilog.py") for f in sites)
+
+
+def test_a_template_of_few_words_does_not_claim_a_long_message() -> None:
+    # contrib/verilog.py's "Cannot find %s in %s" (v0.2-v0.6.0) is 16 literal characters, most
+    # of them " in ": a long message that merely starts "Cannot find" is not its
+    log = ("Cannot find PackedFunc tk_demo.fused_rope_kernel in either the kernel library of "
+           "the executable, or in the runtime's registry of global functions, or in its own "
+           "functions\n")
+    assert not [f for f in explain(log) if f.id == "error-site" and
+                "verilog.py" in f.groups["file"]]
+    # the same wording with its formatted parts short still finds the site
+    short = "ValueError: Cannot find top.v in ['/opt/verilog/top.v']\n"
+    assert any(f.id == "error-site" and f.groups["file"].endswith("contrib/verilog.py")
+               for f in explain(short))

@@ -25,13 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.explain import frames
-from toolkit.explain.history import Site, SiteIndex, loose, matches_template, sites, squeeze
+from toolkit.explain.history import WILD, Site, SiteIndex, loose, matches_template, sites, squeeze
 from toolkit.explain.tvm_version import LogVersion
 
 MAX_LINES = 160
 MAX_LINE = 2000
 MAX_CHECKS = 400
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
+# ... and at least 1/SPREAD of the message from the template's first words on: "Cannot find
+# %s in %s" (16 literal characters, mostly " in ") is not what a 170-character "Cannot find
+# PackedFunc X in either Relax VM kernel library, or in ..." says.
+SPREAD = 5
 _ERRORISH = ("Check failed", "rror", "xception", "what():", "atal", "FATAL", "CHECK", "ailed",
              "not ", "Cannot", "cannot", "nvalid", "nsupported", "must ", "xpect")
 # Users retype checks without the spaces ("Check failed:(a == b)is false: ..."), in lower
@@ -94,6 +98,13 @@ _LOGGED = re.compile(r"\[[\d:. ]+\] [^\s:]+\.(?:cc|h|cpp|cu|mm):\d+: ")
 _HEADER = re.compile(r"\b[A-Z]\w*(?:Error|Exception):.*:\s*$")
 
 
+def _span(template: str, line: str) -> int:
+    """Characters of ``line`` from where the template's first words stand to its end."""
+    first = next((p.strip() for p in template.split(WILD) if p.strip()), "")
+    at = line.find(first) if first else -1
+    return len(line.rstrip()) - max(at, 0)
+
+
 def _message_below(above: str, line: str) -> bool:
     """Is ``line`` the message of the exception header ``above`` (not a frame below it)?"""
     return bool(line.strip()) and not line[:1].isspace() and \
@@ -134,7 +145,7 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
             if checks > MAX_CHECKS:
                 break
             got = matches_template(index.sites[i].template, line)
-            if got >= MIN_LITERAL:
+            if got >= MIN_LITERAL and got * SPREAD >= _span(index.sites[i].template, line):
                 scored[i] = (got, False)
     # The innermost frame's file and line: a site standing there raised it, whatever its
     # message (an assert without one, a message made of formatted values only).
