@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolkit.explain import buildtools, toolchain
+from toolkit.explain import buildtools, optional_libs, toolchain
 
 # What a rule's ``refine`` returns when the text its pattern matched is not its failure after
 # all (a compile error in the user's own file, not TVM's): no finding is made.
@@ -1985,6 +1985,34 @@ RULES: list[Rule] = [
         buildtools.llvm_header,
         rank=55,
         origin="LLVM header table",
+    ),
+    # Round 7: an optional library TVM links only with its USE_X option (explain/optional_libs.py)
+    Rule(
+        "optional-library-unlinked", "library", "undefined symbol: ",
+        r"(?P<lib>\S+\.so[.\d]*): undefined symbol: (?P<sym>[A-Za-z]\w+)",
+        "A symbol of an optional library TVM links only with its USE_ option is missing",
+        "the library calls an optional library that was not linked.",
+        "link the library, or build with its option off.",
+        "the libraries' C API prefixes (optional_libs.SYMBOL_PREFIXES) and TVM's CMake "
+        "options by release (toolkit/data/explain/optional_libs.json, by "
+        "scripts/optional_libs.py)",
+        optional_libs.undefined_symbol,
+        rank=35,
+        origin="TVM CMake option table",
+    ),
+    Rule(
+        "optional-library-function-missing", "library",
+        ("Cannot find ffi::Function", "Cannot find PackedFunc"),
+        r"Cannot find (?:ffi::Function|PackedFunc) (?P<name>[\w.$]+) in either Relax VM kernel "
+        r"library",
+        "The model calls an optional library's function the runtime was built without",
+        "the runtime was built without the library the model calls.",
+        "rebuild the runtime with the library's USE_ option on.",
+        "src/runtime/vm/vm.cc (VirtualMachineImpl::InitFuncPool) and TVM's CMake options by "
+        "release (toolkit/data/explain/optional_libs.json, by scripts/optional_libs.py)",
+        optional_libs.missing_function,
+        rank=55,
+        origin="TVM CMake option table",
     ),
 ]
 
