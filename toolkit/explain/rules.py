@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolkit.explain import buildtools, optional_libs, toolchain
+from toolkit.explain import buildtools, optional_libs, python_versions, toolchain
 
 # What a rule's ``refine`` returns when the text its pattern matched is not its failure after
 # all (a compile error in the user's own file, not TVM's): no finding is made.
@@ -2013,6 +2013,32 @@ RULES: list[Rule] = [
         optional_libs.missing_function,
         rank=55,
         origin="TVM CMake option table",
+    ),
+    # Round 7: the Python each TVM release requires (explain/python_versions.py)
+    Rule(
+        "python-too-old-for-tvm", "packaging", "minimal Python requirement is Python",
+        r"minimal Python requirement is Python (?P<ver>\d+\.\d+)",
+        "The Python in use is older than this TVM requires",
+        "TVM's import-time check refused this Python.",
+        "use a newer Python.",
+        "TVM's _pyversion.py / base.py check at each release (toolkit/data/explain/"
+        "python_versions.json, by scripts/python_versions.py)",
+        python_versions.python_check,
+        rank=60,
+        origin="TVM Python version table",
+    ),
+    Rule(
+        "pip-python-too-old-for-tvm", "packaging", "requires a different Python",
+        r"[Pp]ackage '(?P<dist>[\w.-]+)' requires a different Python: (?P<have>[\w.+]+) not in "
+        r"'>=\s*(?P<need>\d+\.\d+)[^']*'",
+        "pip will not install TVM for this Python",
+        "TVM's packaging asks for a newer Python.",
+        "use a newer Python.",
+        "pip's requires-python check; TVM's pyproject.toml at each release (toolkit/data/"
+        "explain/python_versions.json, by scripts/python_versions.py)",
+        python_versions.pip_python,
+        rank=60,
+        origin="TVM Python version table",
     ),
 ]
 
