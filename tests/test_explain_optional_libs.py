@@ -88,3 +88,4 @@ def test_option_table_is_generated_from_release_tags(tmp_path: Path) -> None:
     # the shipped table holds what apache/tvm's CMake says of NNPACK
     shipped = json.loads((REPO / "toolkit" / "data" / "explain" / "optional_libs.json").read_text())
     assert "nnpack" in shipped["options"]["USE_NNPACK"]["libraries"]
+

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolkit.explain import buildtools, optional_libs, python_versions, toolchain
+from toolkit.explain import buildtools, cmake_checks, optional_libs, python_versions, toolchain
 
 # What a rule's ``refine`` returns when the text its pattern matched is not its failure after
 # all (a compile error in the user's own file, not TVM's): no finding is made.
@@ -2039,6 +2039,22 @@ RULES: list[Rule] = [
         python_versions.pip_python,
         rank=60,
         origin="TVM Python version table",
+    ),
+    # Round 7: a check TVM's own CMake modules make, by release (explain/cmake_checks.py)
+    Rule(
+        "tvm-cmake-check", "build", "CMake Error at",
+        r"^CMake Error at (?P<where>\S*cmake/\S+\.cmake:\d+) \(message\):[ \t]*(?P<head>.*)\n"
+        r"(?P<message>(?:(?:  |\t).*\n?)*)",
+        "A check in TVM's own CMake modules stopped the configure",
+        "TVM's CMake module rejected the configuration.",
+        "give the option a value the check accepts.",
+        "message(FATAL_ERROR) of TVM's cmake/ modules at each release (toolkit/data/explain/"
+        "cmake_checks.json, by scripts/cmake_checks.py) and the options' defaults "
+        "(optional_libs.json)",
+        cmake_checks.tvm_check,
+        rank=12,
+        span=12,
+        origin="TVM CMake check table",
     ),
 ]
 
