@@ -44,7 +44,9 @@ def _find(where: str, message: str) -> tuple[dict[str, str], dict[str, str]] | N
 
 
 def tvm_check(groups: dict[str, str], _text: str) -> tuple[str, str]:
-    """``CMake Error at cmake/modules/X.cmake:N (message):`` with a message TVM's module has."""
+    """``CMake Error at cmake/modules/X.cmake:N (message):`` with a message TVM's module has,
+    when its history says more than the message: the value rejected is the option's default,
+    or newer releases dropped the check."""
     lines = [groups.get("head", "")] + groups.get("message", "").splitlines()
     message = " ".join(" ".join(lines).split())
     hit = _find(groups.get("where", ""), message)
@@ -68,8 +70,8 @@ def tvm_check(groups: dict[str, str], _text: str) -> tuple[str, str]:
                     f"update TVM to a release whose {check['file']} accepts the default (a "
                     f"release from {check['first']} on; check its module), or set {name} to a "
                     "value the check accepts")
-    gone = check["last"] != "main"
-    return (cause + (" Newer TVM does not make it." if gone else ""),
-            "give the option a value the message accepts" +
-            (f", or update TVM past {check['last']}" if gone else "") +
-            ", then configure again.")
+    if check["last"] == "main":
+        return NOT_THIS  # a check TVM still makes: the message itself says it all (cmake-error)
+    return (f"{cause} Newer TVM does not make it.",
+            f"give the option a value the message accepts, or update TVM past {check['last']}, "
+            "then configure again.")
