@@ -142,3 +142,12 @@ def test_llvm_header_table_is_generated_from_release_tags(tmp_path: Path) -> Non
     # the shipped table holds what the apache/tvm sources say for the header of LLVM 17
     shipped = json.loads((REPO / "toolkit" / "data" / "explain" / "llvm_headers.json").read_text())
     assert shipped["headers"]["llvm/ADT/Triple.h"]["llvm"] == 17
+
+
+def test_cython_syntax_error_in_tvm_sources_names_an_old_cython() -> None:
+    said = _said((FIXTURES / "cython-too-old.log").read_text(), "cython-too-old")
+    assert "packed_func.pxi" in said and "too old" in said and "upgrade Cython" in said
+    assert "/home/dev/.venvs/old/lib/python3.6/site-packages" in said
+    # the user's own .pyx is not TVM's: no claim about TVM's sources
+    own = "mylib/fast.pyx:3:10: Syntax error in C variable declaration\n"
+    assert "cython-too-old" not in {f.id for f in explain(own)}

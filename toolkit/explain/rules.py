@@ -2056,6 +2056,17 @@ RULES: list[Rule] = [
         span=12,
         origin="TVM CMake check table",
     ),
+    Rule(
+        "cython-too-old", "build", (".pxi:", ".pyx:", ".pxd:"),
+        r"(?P<file>\S*tvm\S*\.(?:pyx|pxi|pxd)):\d+:\d+: (?P<msg>(?:Syntax error|Expected)[^\n]*)",
+        "Cython rejects the syntax of TVM's own Cython sources",
+        "the Cython in use cannot read TVM's Cython sources.",
+        "upgrade Cython.",
+        "Cython's compile error format (file:line:col: message); TVM's python/tvm/_ffi/_cython "
+        "and tvm-ffi's python/tvm_ffi/cython sources",
+        buildtools.cython_syntax,
+        rank=55,
+    ),
 ]
 
 
