@@ -148,3 +148,18 @@ def cython_syntax(groups: dict[str, str], text: str) -> tuple[str, str]:
             "upgrade Cython in the Python that runs the build (python -m pip install -U cython; "
             "python -c 'import Cython; print(Cython.__version__)' shows the version), then "
             "build again")
+
+
+def stl_acknowledge_macro(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """MSVC's standard library stops a build with a static_assert (C2338, or C2338's newer
+    wording "static_assert failed") that names the macro acknowledging a behaviour change of
+    that library version: the sources predate the change."""
+    macro, other = groups.get("macro", ""), groups.get("other", "")
+    alternative = f" (or {other}, for the old behaviour)" if other and other != macro else ""
+    return (f"MSVC's standard library stopped the build with a static_assert: this Visual "
+            f"Studio's library changed a behaviour the sources rely on, and asks for "
+            f"{macro}{alternative} to be defined to acknowledge it. The sources were written "
+            "for an older Visual Studio.",
+            f"define {macro} for the build (CMake: add_definitions(-D{macro}), or /D{macro} in "
+            "the compiler flags); a newer TVM may define it in its own CMake for MSVC, or use "
+            "the older Visual Studio the sources were written for")

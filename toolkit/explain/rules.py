@@ -2067,6 +2067,19 @@ RULES: list[Rule] = [
         buildtools.cython_syntax,
         rank=55,
     ),
+    Rule(
+        "msvc-stl-acknowledge-macro", "build", ("C2338", "static_assert failed"),
+        r"(?:C2338|static_assert failed)[^\n]*?define (?:either )?(?:\(1\)\s+)?"
+        r"(?P<macro>_(?:ENABLE|SILENCE|DISABLE|ALLOW)_[A-Z0-9_]+)"
+        r"(?:[^\n]*?\(2\)\s+(?P<other>_[A-Z][A-Z0-9_]+))?",
+        "MSVC's standard library asks for a macro that acknowledges a change",
+        "a static_assert of MSVC's standard library stopped the build.",
+        "define the macro it names.",
+        "MSVC STL's static_asserts that name an _ENABLE_/_SILENCE_/_DISABLE_ macro (C2338, "
+        "'static_assert failed' in newer compilers)",
+        buildtools.stl_acknowledge_macro,
+        rank=55,
+    ),
 ]
 
 
