@@ -14,7 +14,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolkit.explain import buildtools, cmake_checks, optional_libs, python_versions, toolchain
+from toolkit.explain import (
+    buildtools,
+    cmake_checks,
+    frontend_attrs,
+    optional_libs,
+    python_versions,
+    toolchain,
+)
 
 # What a rule's ``refine`` returns when the text its pattern matched is not its failure after
 # all (a compile error in the user's own file, not TVM's): no finding is made.
@@ -2079,6 +2086,17 @@ RULES: list[Rule] = [
         "'static_assert failed' in newer compilers)",
         buildtools.stl_acknowledge_macro,
         rank=55,
+    ),
+    Rule(
+        "frontend-attribute-passed-on", "frontend", "got an unexpected keyword argument",
+        r"(?P<op>\w+)\(\) got an unexpected keyword argument '(?P<kw>\w+)'",
+        "A model attribute the frontend does not know reached a Relay op",
+        "the frontend passed a model attribute to an op that does not take it.",
+        "update TVM, or export the model with an older framework.",
+        "python/tvm/relay/frontend/common.py (AttrCvt passes unknown attributes on) and the "
+        "traceback's frontend frames",
+        frontend_attrs.passed_attribute,
+        rank=45,
     ),
 ]
 
