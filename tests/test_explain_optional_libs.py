@@ -32,6 +32,9 @@ def test_undefined_symbol_of_an_optional_library_names_its_option() -> None:
     nnpack = "OSError: /opt/t/build/libtvm.so: undefined symbol: nnp_initialize\n"
     rule, said = _said(nnpack)
     assert rule == "optional-library-unlinked" and "USE_NNPACK" in said and "NNPack.cmake" in said
+    # a CUDA function tk knows the first CUDA of: an older CUDA, not an unlinked library
+    newer = "OSError: /opt/t/build/libtvm.so: undefined symbol: cuLaunchKernelEx\n"
+    assert best(newer).id == "undefined-symbol"
     # a symbol of no optional library keeps the generic answer
     other = "OSError: /opt/t/build/libfoo.so: undefined symbol: foo_bar_baz\n"
     assert "optional-library-unlinked" not in {f.id for f in explain(other)}

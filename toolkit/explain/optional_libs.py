@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from importlib import resources
 
 NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
@@ -57,7 +58,11 @@ def _history(opt: str, entry: dict[str, object]) -> str:
 def undefined_symbol(groups: dict[str, str], _text: str) -> tuple[str, str]:
     """``libtvm.so: undefined symbol: nnp_convolution_output``: a library TVM links only with
     its option on was compiled in (the option was ON) but not linked."""
+    from toolkit.explain.toolchain import CUDA_SINCE
+
     sym, lib = groups.get("sym", ""), (groups.get("lib") or "").rsplit("/", 1)[-1]
+    if re.sub(r"_v\d+$", "", sym) in CUDA_SINCE:
+        return NOT_THIS  # a CUDA function of a known first version: an older CUDA (undefined-symbol)
     library = next((name for prefix, name in SYMBOL_PREFIXES if sym.startswith(prefix)), None)
     found = option_for(library) if library else None
     if found is None:
@@ -85,6 +90,6 @@ def missing_function(groups: dict[str, str], _text: str) -> tuple[str, str]:
     opt, entry = found
     return (f"the compiled model calls {name}, a function of {head}, which TVM registers only "
             f"when built with {_history(opt, entry)}: the runtime in use was built without it "
-            f"(the compiler chose {head} for this target, the runtime lacks it).",
+            f"(the model was compiled to use {head}; the runtime lacks it).",
             f"rebuild the TVM runtime with set({opt} ON) (and what {head} needs, e.g. the CUDA "
             f"architectures), or compile the model without {head} for this target")
