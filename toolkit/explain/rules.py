@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolkit.explain import (
+    android_artifacts,
     buildtools,
     cmake_checks,
     frontend_attrs,
@@ -2109,6 +2110,21 @@ RULES: list[Rule] = [
         "CPython's AttributeError for a module; the release habits of TileLang, MLC-LLM and "
         "tvm-ffi (examples on main, ahead of PyPI)",
         stack_packages.missing_api,
+        rank=45,
+    ),
+    Rule(
+        "tvm-java-artifact-unbuilt", "packaging", ("Could not find org.apache.tvm",
+                                                   "Could not find ai.mlc",
+                                                   "Could not find artifact org.apache.tvm",
+                                                   "Could not find artifact ai.mlc"),
+        r"Could not find (?:artifact (?P<coord2>(?:org\.apache\.tvm|ai\.mlc)[\w.]*:[\w.:+-]+?) "
+        r"in |(?P<coord>(?:org\.apache\.tvm|ai\.mlc)[\w.]*:[\w.-]+(?::[\w.+-]*\w)?))",
+        "A TVM Java/Android library is not in any repository the build searches",
+        "TVM's Java/Android libraries are built locally, not published.",
+        "build them first.",
+        "Gradle's and Maven's unresolved-dependency wording; TVM's Makefile (jvmpkg, jvminstall) "
+        "and jvm/ poms; MLC-LLM's Android docs (mlc_llm package)",
+        android_artifacts.unresolved,
         rank=45,
     ),
 ]
