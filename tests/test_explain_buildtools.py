@@ -142,3 +142,25 @@ def test_llvm_header_table_is_generated_from_release_tags(tmp_path: Path) -> Non
     # the shipped table holds what the apache/tvm sources say for the header of LLVM 17
     shipped = json.loads((REPO / "toolkit" / "data" / "explain" / "llvm_headers.json").read_text())
     assert shipped["headers"]["llvm/ADT/Triple.h"]["llvm"] == 17
+
+
+def test_cython_syntax_error_in_tvm_sources_names_an_old_cython() -> None:
+    said = _said((FIXTURES / "cython-too-old.log").read_text(), "cython-too-old")
+    assert "packed_func.pxi" in said and "too old" in said and "upgrade Cython" in said
+    assert "/home/dev/.venvs/old/lib/python3.6/site-packages" in said
+    # the user's own .pyx is not TVM's: no claim about TVM's sources
+    own = "mylib/fast.pyx:3:10: Syntax error in C variable declaration\n"
+    assert "cython-too-old" not in {f.id for f in explain(own)}
+
+
+def test_msvc_stl_static_assert_names_the_macro_to_define() -> None:
+    said = _said((FIXTURES / "msvc-stl-acknowledge-macro.log").read_text(),
+                 "msvc-stl-acknowledge-macro")
+    assert "_ENABLE_ATOMIC_ALIGNMENT_FIX" in said and "add_definitions" in said
+    two = ("error C2338: ... Please define either (1) _ENABLE_FOO_BAR to acknowledge this, or "
+           "(2) _DISABLE_FOO_BAR to silence this message\n")
+    said = _said(two, "msvc-stl-acknowledge-macro")
+    assert "_ENABLE_FOO_BAR" in said and "_DISABLE_FOO_BAR" in said
+    # a static_assert that names no such macro is not this
+    plain = "x.cc(3): error C2338: static_assert failed: 'T must be trivially copyable'\n"
+    assert "msvc-stl-acknowledge-macro" not in {f.id for f in explain(plain)}

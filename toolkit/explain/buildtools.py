@@ -128,3 +128,38 @@ def llvm_header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
             "with (its llvm-config sets TVM_LLVM_VERSION).",
             "configure the build with the llvm-config of the LLVM whose headers are on the "
             "include path, or put that LLVM's include directory first")
+
+
+# Where a traceback shows the Cython that ran: .../site-packages/Cython/ or dist-packages/.
+_CYTHON_AT = re.compile(r"File \"(?P<at>[^\"]*?/(?:site|dist)-packages)/Cython/")
+
+
+def cython_syntax(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """Cython rejects the syntax of TVM's (or tvm-ffi's) own Cython sources, which their CI
+    compiles: the Cython that ran reads the language differently, most often an old one (a
+    distribution's package) that predates syntax the sources use."""
+    source, message = groups.get("file", ""), groups.get("msg", "").strip()
+    at = _CYTHON_AT.search(text)
+    where = f" (the traceback's Cython is the one under {at.group('at')})" if at else ""
+    return (f"Cython stopped at TVM's own Cython source {source}: \"{message}\". TVM's CI "
+            f"compiles these sources, so the Cython that ran{where} reads the language "
+            "differently from the one TVM is built with: most often it is too old (a "
+            "distribution's package) for syntax the sources use.",
+            "upgrade Cython in the Python that runs the build (python -m pip install -U cython; "
+            "python -c 'import Cython; print(Cython.__version__)' shows the version), then "
+            "build again")
+
+
+def stl_acknowledge_macro(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """MSVC's standard library stops a build with a static_assert (C2338, or C2338's newer
+    wording "static_assert failed") that names the macro acknowledging a behaviour change of
+    that library version: the sources predate the change."""
+    macro, other = groups.get("macro", ""), groups.get("other", "")
+    alternative = f" (or {other}, for the old behaviour)" if other and other != macro else ""
+    return (f"MSVC's standard library stopped the build with a static_assert: this Visual "
+            f"Studio's library changed a behaviour the sources rely on, and asks for "
+            f"{macro}{alternative} to be defined to acknowledge it. The sources were written "
+            "for an older Visual Studio.",
+            f"define {macro} for the build (CMake: add_definitions(-D{macro}), or /D{macro} in "
+            "the compiler flags); a newer TVM may define it in its own CMake for MSVC, or use "
+            "the older Visual Studio the sources were written for")

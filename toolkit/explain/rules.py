@@ -14,7 +14,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolkit.explain import buildtools, toolchain
+from toolkit.explain import (
+    android_artifacts,
+    buildtools,
+    cmake_checks,
+    frontend_attrs,
+    optional_libs,
+    python_versions,
+    stack_packages,
+    toolchain,
+)
 
 # What a rule's ``refine`` returns when the text its pattern matched is not its failure after
 # all (a compile error in the user's own file, not TVM's): no finding is made.
@@ -1985,6 +1994,138 @@ RULES: list[Rule] = [
         buildtools.llvm_header,
         rank=55,
         origin="LLVM header table",
+    ),
+    # Round 7: an optional library TVM links only with its USE_X option (explain/optional_libs.py)
+    Rule(
+        "optional-library-unlinked", "library", "undefined symbol: ",
+        r"(?P<lib>\S+\.so[.\d]*): undefined symbol: (?P<sym>[A-Za-z]\w+)",
+        "A symbol of an optional library TVM links only with its USE_ option is missing",
+        "the library calls an optional library that was not linked.",
+        "link the library, or build with its option off.",
+        "the libraries' C API prefixes (optional_libs.SYMBOL_PREFIXES) and TVM's CMake "
+        "options by release (toolkit/data/explain/optional_libs.json, by "
+        "scripts/optional_libs.py)",
+        optional_libs.undefined_symbol,
+        rank=35,
+        origin="TVM CMake option table",
+    ),
+    Rule(
+        "optional-library-function-missing", "library",
+        ("Cannot find ffi::Function", "Cannot find PackedFunc"),
+        r"Cannot find (?:ffi::Function|PackedFunc) (?P<name>[\w.$]+) in either Relax VM kernel "
+        r"library",
+        "The model calls an optional library's function the runtime was built without",
+        "the runtime was built without the library the model calls.",
+        "rebuild the runtime with the library's USE_ option on.",
+        "src/runtime/vm/vm.cc (VirtualMachineImpl::InitFuncPool) and TVM's CMake options by "
+        "release (toolkit/data/explain/optional_libs.json, by scripts/optional_libs.py)",
+        optional_libs.missing_function,
+        rank=55,
+        origin="TVM CMake option table",
+    ),
+    # Round 7: the Python each TVM release requires (explain/python_versions.py)
+    Rule(
+        "python-too-old-for-tvm", "packaging", "minimal Python requirement is Python",
+        r"minimal Python requirement is Python (?P<ver>\d+\.\d+)",
+        "The Python in use is older than this TVM requires",
+        "TVM's import-time check refused this Python.",
+        "use a newer Python.",
+        "TVM's _pyversion.py / base.py check at each release (toolkit/data/explain/"
+        "python_versions.json, by scripts/python_versions.py)",
+        python_versions.python_check,
+        rank=60,
+        origin="TVM Python version table",
+    ),
+    Rule(
+        "pip-python-too-old-for-tvm", "packaging", "requires a different Python",
+        r"[Pp]ackage '(?P<dist>[\w.-]+)' requires a different Python: (?P<have>[\w.+]+) not in "
+        r"'>=\s*(?P<need>\d+\.\d+)[^']*'",
+        "pip will not install TVM for this Python",
+        "TVM's packaging asks for a newer Python.",
+        "use a newer Python.",
+        "pip's requires-python check; TVM's pyproject.toml at each release (toolkit/data/"
+        "explain/python_versions.json, by scripts/python_versions.py)",
+        python_versions.pip_python,
+        rank=60,
+        origin="TVM Python version table",
+    ),
+    # Round 7: a check TVM's own CMake modules make, by release (explain/cmake_checks.py)
+    Rule(
+        "tvm-cmake-check", "build", "CMake Error at",
+        r"^CMake Error at (?P<where>\S*cmake/\S+\.cmake:\d+) \(message\):[ \t]*(?P<head>.*)\n"
+        r"(?P<message>(?:(?:  |\t).*\n?)*)",
+        "A check in TVM's own CMake modules stopped the configure",
+        "TVM's CMake module rejected the configuration.",
+        "give the option a value the check accepts.",
+        "message(FATAL_ERROR) of TVM's cmake/ modules at each release (toolkit/data/explain/"
+        "cmake_checks.json, by scripts/cmake_checks.py) and the options' defaults "
+        "(optional_libs.json)",
+        cmake_checks.tvm_check,
+        rank=12,
+        span=12,
+        origin="TVM CMake check table",
+    ),
+    Rule(
+        "cython-too-old", "build", (".pxi:", ".pyx:", ".pxd:"),
+        r"(?P<file>\S*tvm\S*\.(?:pyx|pxi|pxd)):\d+:\d+: (?P<msg>(?:Syntax error|Expected)[^\n]*)",
+        "Cython rejects the syntax of TVM's own Cython sources",
+        "the Cython in use cannot read TVM's Cython sources.",
+        "upgrade Cython.",
+        "Cython's compile error format (file:line:col: message); TVM's python/tvm/_ffi/_cython "
+        "and tvm-ffi's python/tvm_ffi/cython sources",
+        buildtools.cython_syntax,
+        rank=55,
+    ),
+    Rule(
+        "msvc-stl-acknowledge-macro", "build", ("C2338", "static_assert failed"),
+        r"(?:C2338|static_assert failed)[^\n]*?define (?:either )?(?:\(1\)\s+)?"
+        r"(?P<macro>_(?:ENABLE|SILENCE|DISABLE|ALLOW)_[A-Z0-9_]+)"
+        r"(?:[^\n]*?\(2\)\s+(?P<other>_[A-Z][A-Z0-9_]+))?",
+        "MSVC's standard library asks for a macro that acknowledges a change",
+        "a static_assert of MSVC's standard library stopped the build.",
+        "define the macro it names.",
+        "MSVC STL's static_asserts that name an _ENABLE_/_SILENCE_/_DISABLE_ macro (C2338, "
+        "'static_assert failed' in newer compilers)",
+        buildtools.stl_acknowledge_macro,
+        rank=55,
+    ),
+    Rule(
+        "frontend-attribute-passed-on", "frontend", "got an unexpected keyword argument",
+        r"(?P<op>\w+)\(\) got an unexpected keyword argument '(?P<kw>\w+)'",
+        "A model attribute the frontend does not know reached a Relay op",
+        "the frontend passed a model attribute to an op that does not take it.",
+        "update TVM, or export the model with an older framework.",
+        "python/tvm/relay/frontend/common.py (AttrCvt passes unknown attributes on) and the "
+        "traceback's frontend frames",
+        frontend_attrs.passed_attribute,
+        rank=45,
+    ),
+    Rule(
+        "stack-package-api-missing", "packaging", "has no attribute",
+        r"module '(?P<mod>(?:tilelang|mlc_llm|tvm_ffi)(?:\.\w+)*)' has no attribute "
+        r"'(?P<attr>\w+)'",
+        "The installed release of a package built on TVM lacks an API the script uses",
+        "the script was written for another release of the package.",
+        "install the release the script was written for.",
+        "CPython's AttributeError for a module; the release habits of TileLang, MLC-LLM and "
+        "tvm-ffi (examples on main, ahead of PyPI)",
+        stack_packages.missing_api,
+        rank=45,
+    ),
+    Rule(
+        "tvm-java-artifact-unbuilt", "packaging", ("Could not find org.apache.tvm",
+                                                   "Could not find ai.mlc",
+                                                   "Could not find artifact org.apache.tvm",
+                                                   "Could not find artifact ai.mlc"),
+        r"Could not find (?:artifact (?P<coord2>(?:org\.apache\.tvm|ai\.mlc)[\w.]*:[\w.:+-]+?) "
+        r"in |(?P<coord>(?:org\.apache\.tvm|ai\.mlc)[\w.]*:[\w.-]+(?::[\w.+-]*\w)?))",
+        "A TVM Java/Android library is not in any repository the build searches",
+        "TVM's Java/Android libraries are built locally, not published.",
+        "build them first.",
+        "Gradle's and Maven's unresolved-dependency wording; TVM's Makefile (jvmpkg, jvminstall) "
+        "and jvm/ poms; MLC-LLM's Android docs (mlc_llm package)",
+        android_artifacts.unresolved,
+        rank=45,
     ),
 ]
 

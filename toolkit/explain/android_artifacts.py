@@ -1,0 +1,26 @@
+"""A Gradle or Maven build that cannot find TVM's Java/Android libraries in any repository.
+
+TVM's JVM and Android libraries (``org.apache.tvm:tvm4j-core``, ``tvm-android``, MLC-LLM's
+``mlc4j`` on top) are built from a source tree into the local Maven repository or a Gradle
+subproject, not fetched from a remote repository. A build that
+resolves them from remote repositories fails until the step that builds them has run.
+"""
+
+from __future__ import annotations
+
+NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
+
+
+def unresolved(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """``Could not find org.apache.tvm:tvm-android:0.1.0.`` (Gradle) or Maven's wording."""
+    coordinate = groups.get("coord") or groups.get("coord2") or ""
+    if not coordinate:
+        return NOT_THIS
+    return (f"the build asks for {coordinate}, a library of TVM (or of MLC-LLM on TVM) that "
+            "is built locally from a source tree; the repositories the build searched do not "
+            "have it, so the step that builds it has not run (or wrote it elsewhere).",
+            "run the step that builds it first: for an MLC-LLM Android app, `mlc_llm package` "
+            "in the app's folder (it builds mlc4j with TVM's Android runtime, per MLC-LLM's "
+            "Android docs); for TVM's own Java/Android apps, build tvm4j from the TVM tree "
+            "(make jvmpkg, then make jvminstall to put it in the local Maven repository, in "
+            "releases whose Makefile has those targets)")
