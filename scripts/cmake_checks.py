@@ -12,29 +12,18 @@ check, and whether the value it rejects is the option's own default.
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import subprocess
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "toolkit" / "data" / "explain" / "cmake_checks.json"
+import tvm_tags
+
 _MESSAGE = re.compile(r"message\s*\(\s*(?:FATAL_ERROR|SEND_ERROR)\s+((?:\"(?:[^\"\\]|\\.)*\"\s*)+)\)",
                       re.IGNORECASE)
 _QUOTED = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
 
 
-def _git(repo: Path, *args: str) -> str:
-    run = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
-    if run.returncode:
-        raise SystemExit(f"git {' '.join(args)}: {run.stderr.strip()}")
-    return run.stdout
-
-
 def _refs(repo: Path) -> list[tuple[str, str]]:
-    tags = [t for t in _git(repo, "tag").split() if re.fullmatch(r"v0\.\d+\.0", t)]
-    tags.sort(key=lambda t: int(t.split(".")[1]))
-    return [(f"refs/tags/{t}", t) for t in tags if int(t.split(".")[1]) >= 6] + [("main", "main")]
+    return [(f"refs/tags/{t}", t) for t in tvm_tags.releases(repo, 6)] + [("main", "main")]
 
 
 def messages(text: str) -> list[str]:
@@ -45,10 +34,10 @@ def messages(text: str) -> list[str]:
 def collect(repo: Path) -> list[dict[str, str]]:
     seen: dict[tuple[str, str], dict[str, str]] = {}
     for ref, name in _refs(repo):
-        files = [f for f in _git(repo, "ls-tree", "-r", "--name-only", ref, "cmake/").split()
+        files = [f for f in tvm_tags.git(repo, "ls-tree", "-r", "--name-only", ref, "cmake/").split()
                  if f.endswith(".cmake")] + ["CMakeLists.txt"]
         for path in files:
-            for text in messages(_git(repo, "show", f"{ref}:{path}")):
+            for text in messages(tvm_tags.git(repo, "show", f"{ref}:{path}")):
                 if len(text) < 20:  # too short to tell one check from another
                     continue
                 entry = seen.setdefault((path, text), {"file": path, "text": text,
@@ -58,15 +47,11 @@ def collect(repo: Path) -> list[dict[str, str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("repo", type=Path)
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
-    table = {"source": "apache/tvm cmake/**.cmake and CMakeLists.txt message(FATAL_ERROR) at "
-                       "each release tag v0.6.0.. and main (scripts/cmake_checks.py)",
-             "checks": collect(args.repo)}
-    args.out.write_text(json.dumps(table, indent=0) + "\n")
-    print(f"{len(table['checks'])} checks -> {args.out}")
+    tvm_tags.write_table(
+        __doc__, "cmake_checks.json",
+        "apache/tvm cmake/**.cmake and CMakeLists.txt message(FATAL_ERROR) at each "
+        "release tag v0.6.0.. and main (scripts/cmake_checks.py)",
+        lambda repo: {"checks": collect(repo)})
 
 
 if __name__ == "__main__":

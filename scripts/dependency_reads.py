@@ -12,14 +12,11 @@ the TVM in use was written for an older or a newer release of the package.
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import subprocess
 from pathlib import Path
 
-OUT = (Path(__file__).resolve().parent.parent / "toolkit" / "data" / "explain"
-       / "dependency_reads.json")
+import tvm_tags
+
 # how TVM's code spells each package it imports (import torch; import numpy as np; ...)
 ALIASES = {"torch": "torch", "np": "numpy", "numpy": "numpy", "tf": "tensorflow",
            "tensorflow": "tensorflow", "onnx": "onnx", "keras": "keras", "xgb": "xgboost",
@@ -32,29 +29,16 @@ _READ = re.compile(r"(?<![\w.])(" + _NAMES + r")\.([A-Za-z_]\w*)")
 _GUARD = re.compile(r"hasattr\((" + _NAMES + r"),\s*[\"'](\w+)[\"']\)")
 
 
-def _git(repo: Path, *args: str) -> str:
-    run = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
-    if run.returncode and not (args[0] == "grep" and run.returncode == 1):  # 1: no match
-        raise SystemExit(f"git {' '.join(args)}: {run.stderr.strip()}")
-    return run.stdout
-
-
-def _releases(repo: Path) -> list[str]:
-    tags = _git(repo, "tag", "-l", "v0.*").split()
-    final = [t for t in tags if re.fullmatch(r"v0\.\d+\.0", t) and int(t.split(".")[1]) >= 6]
-    return sorted(final, key=lambda t: int(t.split(".")[1]))
-
-
 def table(repo: Path) -> dict[str, object]:
     """``releases`` (the tags, oldest first) and ``reads``: package -> name -> [first index,
     last index, a file reading it at the last, the first index whose code checks
     ``hasattr(package, name)`` before it (-1: none)]; a name read in non-adjacent releases
     keeps its first and last (the table says where it was read, not every gap)."""
-    releases = _releases(repo)
+    releases = tvm_tags.releases(repo, 6)
     reads: dict[str, dict[str, list[object]]] = {}
     pattern = "(" + "|".join(ALIASES) + r")\.[A-Za-z_]|hasattr\((" + "|".join(ALIASES) + "),"
     for index, tag in enumerate(releases):
-        out = _git(repo, "grep", "-E", pattern, f"refs/tags/{tag}", "--", "python/tvm")
+        out = tvm_tags.git(repo, "grep", "-E", pattern, f"refs/tags/{tag}", "--", "python/tvm")
         for line in out.splitlines():
             _ref, path, text = line.split(":", 2)
             if text.lstrip().startswith("#"):
@@ -73,13 +57,11 @@ def table(repo: Path) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("repo", type=Path)
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
-    data = {"source": "apache/tvm python/tvm at release tags v0.6.0 on: PACKAGE.NAME reads "
-                      "(scripts/dependency_reads.py)", **table(args.repo)}
-    args.out.write_text(json.dumps(data, separators=(",", ":"), sort_keys=True) + "\n")
+    tvm_tags.write_table(
+        __doc__, "dependency_reads.json",
+        "apache/tvm python/tvm at release tags v0.6.0 on: PACKAGE.NAME reads "
+        "(scripts/dependency_reads.py)",
+        lambda repo: table(repo))
 
 
 if __name__ == "__main__":

@@ -19,41 +19,26 @@ release handles that LLVM.
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import subprocess
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "toolkit" / "data" / "explain" / "llvm_headers.json"
+import tvm_tags
+
 _GUARD = re.compile(
     r"#if\s+(?P<macro>TVM_LLVM_VERSION|LLVM_VERSION_MAJOR)\s*(?P<op>>=|<)\s*(?P<n>\d+)\s*\n"
     r"\s*#include\s*<(?P<a>llvm/[\w/.]+)>\s*\n\s*#else\s*\n\s*#include\s*<(?P<b>llvm/[\w/.]+)>")
-
-
-def _git(repo: Path, *args: str) -> str:
-    run = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
-    if run.returncode and not (args[0] == "grep" and run.returncode == 1):  # 1: no match
-        raise SystemExit(f"git {' '.join(args)}: {run.stderr.strip()}")
-    return run.stdout
-
-
-def _releases(repo: Path) -> list[str]:
-    tags = _git(repo, "tag", "-l", "v0.*").split()
-    final = [t for t in tags if re.fullmatch(r"v0\.\d+\.0", t) and int(t.split(".")[1]) >= 8]
-    return sorted(final, key=lambda t: int(t.split(".")[1]))
 
 
 def table(repo: Path) -> dict[str, dict[str, object]]:
     """Each guarded LLVM header: kind (``old``: used below the LLVM major, ``new``: from it),
     llvm (the major), other (the header of the other branch), since (first release), file."""
     headers: dict[str, dict[str, object]] = {}
-    for tag in _releases(repo):
-        files = _git(repo, "grep", "-l", "-E", "#if (TVM_LLVM_VERSION|LLVM_VERSION_MAJOR)",
+    for tag in tvm_tags.releases(repo, 8):
+        files = tvm_tags.git(repo, "grep", "-l", "-E", "#if (TVM_LLVM_VERSION|LLVM_VERSION_MAJOR)",
                      f"refs/tags/{tag}", "--", "src").split()
         for entry in files:
             path = entry.split(":", 1)[1]
-            source = _git(repo, "show", f"refs/tags/{tag}:{path}")
+            source = tvm_tags.git(repo, "show", f"refs/tags/{tag}:{path}")
             for m in _GUARD.finditer(source):
                 n = int(m["n"])
                 major = n // 10 if m["macro"] == "TVM_LLVM_VERSION" else n
@@ -67,14 +52,11 @@ def table(repo: Path) -> dict[str, dict[str, object]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("repo", type=Path)
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
-    data = {"source": "apache/tvm src/ at release tags v0.8.0 on, #if TVM_LLVM_VERSION / "
-                      "LLVM_VERSION_MAJOR guards around LLVM includes (scripts/llvm_headers.py)",
-            "headers": table(args.repo)}
-    args.out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    tvm_tags.write_table(
+        __doc__, "llvm_headers.json",
+        "apache/tvm src/ at release tags v0.8.0 on, #if TVM_LLVM_VERSION / "
+        "LLVM_VERSION_MAJOR guards around LLVM includes (scripts/llvm_headers.py)",
+        lambda repo: {"headers": table(repo)})
 
 
 if __name__ == "__main__":

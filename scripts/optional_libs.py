@@ -13,13 +13,11 @@ it: the library belongs to TVM's optional code, linked only when the option is O
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import subprocess
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "toolkit" / "data" / "explain" / "optional_libs.json"
+import tvm_tags
+
 _OPTION = re.compile(r'(?<![\w$])(?:tvm_)?option\(\s*(USE_\w+)\s+"([^"]*)"\s+([^)\s]+)')
 _SET = re.compile(r"^set\((USE_\w+)\s+([^)\s]+)", re.MULTILINE)  # cmake/config.cmake's template
 _IF = re.compile(r"^\s*(if|elseif|endif)\s*\((.*)", re.IGNORECASE)
@@ -27,17 +25,8 @@ _FIND = re.compile(r"find_library\(\s*\w+\s+(?:NAMES\s+)?([A-Za-z][\w.+-]*)", re
 _CONTRIB = re.compile(r"src/(?:runtime/)?contrib/(\w+)/")
 
 
-def _git(repo: Path, *args: str) -> str:
-    run = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
-    if run.returncode:
-        raise SystemExit(f"git {' '.join(args)}: {run.stderr.strip()}")
-    return run.stdout
-
-
 def _refs(repo: Path) -> list[str]:
-    tags = [t for t in _git(repo, "tag").split() if re.fullmatch(r"v0\.\d+\.0", t)]
-    tags.sort(key=lambda t: int(t.split(".")[1]))
-    return [f"refs/tags/{t}" for t in tags if int(t.split(".")[1]) >= 6] + ["main"]
+    return [f"refs/tags/{t}" for t in tvm_tags.releases(repo, 6)] + ["main"]
 
 
 def _blocks(text: str) -> list[tuple[str, str]]:
@@ -65,18 +54,18 @@ def collect(repo: Path) -> dict[str, dict[str, object]]:
     options: dict[str, dict[str, object]] = {}
     for ref in _refs(repo):
         name = ref.rsplit("/", 1)[-1]
-        declared = _OPTION.findall(_git(repo, "show", f"{ref}:CMakeLists.txt"))
-        if "cmake/config.cmake" in _git(repo, "ls-tree", "--name-only", ref, "cmake/"):
-            config = _git(repo, "show", f"{ref}:cmake/config.cmake")
+        declared = _OPTION.findall(tvm_tags.git(repo, "show", f"{ref}:CMakeLists.txt"))
+        if "cmake/config.cmake" in tvm_tags.git(repo, "ls-tree", "--name-only", ref, "cmake/"):
+            config = tvm_tags.git(repo, "show", f"{ref}:cmake/config.cmake")
             declared += [(opt, "", value) for opt, value in _SET.findall(config)]
         for opt, doc, default in declared:
             entry = options.setdefault(opt, {"first": name, "libraries": [], "contrib": []})
             entry.update(last=name, default=entry.get("default", default))
             entry["doc"] = doc or entry.get("doc", "")
-        files = [f for f in _git(repo, "ls-tree", "-r", "--name-only", ref, "cmake/").split()
+        files = [f for f in tvm_tags.git(repo, "ls-tree", "-r", "--name-only", ref, "cmake/").split()
                  if f.endswith(".cmake")] + ["CMakeLists.txt"]
         for path in files:
-            for opt, line in _blocks(_git(repo, "show", f"{ref}:{path}")):
+            for opt, line in _blocks(tvm_tags.git(repo, "show", f"{ref}:{path}")):
                 entry = options.get(opt)
                 if entry is None:
                     continue
@@ -91,15 +80,11 @@ def collect(repo: Path) -> dict[str, dict[str, object]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("repo", type=Path)
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
-    table = {"source": "apache/tvm CMakeLists.txt tvm_option() and cmake/modules if(USE_X) "
-                       "blocks at each release tag v0.6.0.. and main (scripts/optional_libs.py)",
-             "options": collect(args.repo)}
-    args.out.write_text(json.dumps(table, indent=0, sort_keys=True) + "\n")
-    print(f"{len(table['options'])} options -> {args.out}")
+    tvm_tags.write_table(
+        __doc__, "optional_libs.json",
+        "apache/tvm CMakeLists.txt tvm_option() and cmake/modules if(USE_X) blocks at "
+        "each release tag v0.6.0.. and main (scripts/optional_libs.py)",
+        lambda repo: {"options": collect(repo)})
 
 
 if __name__ == "__main__":

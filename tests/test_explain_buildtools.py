@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from explain_tables import generate, git
 
 from toolkit.explain import best, explain
 
@@ -114,28 +114,21 @@ def test_moved_llvm_header_names_the_llvm_and_the_tvm_release() -> None:
     assert {f.id for f in explain(plain)} & {"llvm-header-moved"} == set()
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
 def test_llvm_header_table_is_generated_from_release_tags(tmp_path: Path) -> None:
     repo = tmp_path / "tvm"
     (repo / "src" / "target" / "llvm").mkdir(parents=True)
-    _git(repo, "init", "-q")
+    git(repo, "init", "-q")
     source = repo / "src" / "target" / "llvm" / "codegen.cc"
     source.write_text("#include <llvm/Old/Thing.h>\n")
-    _git(repo, "add", "-A")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
-    _git(repo, "tag", "v0.8.0")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    git(repo, "tag", "v0.8.0")
     source.write_text("#if TVM_LLVM_VERSION >= 190\n#include <llvm/New/Thing.h>\n#else\n"
                       "#include <llvm/Old/Thing.h>\n#endif\n")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two")
-    _git(repo, "tag", "v0.9.0")
-    _git(repo, "tag", "v0.10.0")
-    out = tmp_path / "headers.json"
-    subprocess.run([sys.executable, str(REPO / "scripts" / "llvm_headers.py"), str(repo),
-                    "--out", str(out)], check=True)
-    headers = json.loads(out.read_text())["headers"]
+    git(repo, "commit", "-qam", "two")
+    git(repo, "tag", "v0.9.0")
+    git(repo, "tag", "v0.10.0")
+    headers = generate("llvm_headers.py", repo)["headers"]
     assert headers["llvm/Old/Thing.h"] == {"kind": "old", "llvm": 19, "other": "llvm/New/Thing.h",
                                           "since": "v0.9.0", "file": "src/target/llvm/codegen.cc"}
     assert headers["llvm/New/Thing.h"]["kind"] == "new"

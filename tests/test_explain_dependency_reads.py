@@ -4,38 +4,32 @@ and tk explain's answer for a package lacking such a name."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
+
+from explain_tables import generate, git
 
 from toolkit.explain import explain
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                   check=True, capture_output=True)
-
 
 def test_table_records_reads_stops_and_hasattr_guards(tmp_path: Path) -> None:
     repo = tmp_path / "tvm"
     (repo / "python" / "tvm").mkdir(parents=True)
     code = repo / "python" / "tvm" / "front.py"
-    _git(repo, "init", "-q")
+    git(repo, "init", "-q")
     steps = ["import numpy as np\nx = np.oldname(1) + np.keep(2)\n",
              "import numpy as np\nif hasattr(np, 'keep'):\n    x = np.keep(2)\n",
              "import numpy as np\n# np.oldname is gone\n"]
     for minor, body in zip((6, 7, 8), steps):
         code.write_text(body)
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-qm", f"v{minor}")
-        _git(repo, "tag", f"v0.{minor}.0")
-    out = tmp_path / "reads.json"
-    subprocess.run([sys.executable, str(REPO / "scripts" / "dependency_reads.py"), str(repo),
-                    "--out", str(out)], check=True)
-    data = json.loads(out.read_text())
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", f"v{minor}")
+        git(repo, "tag", f"v0.{minor}.0")
+    data = generate("dependency_reads.py", repo)
     assert data["releases"] == ["v0.6.0", "v0.7.0", "v0.8.0"]
     reads = data["reads"]["numpy"]
     assert reads["oldname"] == [0, 0, "python/tvm/front.py", -1]  # a comment is not a read
