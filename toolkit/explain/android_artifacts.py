@@ -8,7 +8,7 @@ resolves them from remote repositories fails until the step that builds them has
 
 from __future__ import annotations
 
-NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
+from toolkit.explain.refine import NOT_THIS
 
 
 def unresolved(groups: dict[str, str], _text: str) -> tuple[str, str]:

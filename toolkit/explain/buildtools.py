@@ -10,14 +10,10 @@ failure after all.
 
 from __future__ import annotations
 
-import json
 import re
-from functools import cache
-from pathlib import Path
 
-NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
-
-LLVM_HEADERS = Path(__file__).resolve().parent.parent / "data" / "explain" / "llvm_headers.json"
+from toolkit.explain.refine import NOT_THIS
+from toolkit.explain.tables import table
 
 
 def compiler_crash(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
@@ -96,9 +92,8 @@ def config_key(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
             "version that reads it, or copy the key from a working config of the same model)")
 
 
-@cache
 def _llvm_headers() -> dict[str, dict[str, object]]:
-    return json.loads(LLVM_HEADERS.read_text())["headers"]
+    return table("llvm_headers")["headers"]
 
 
 def llvm_header(groups: dict[str, str], text: str) -> tuple[str, str] | None:

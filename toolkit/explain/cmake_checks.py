@@ -11,21 +11,19 @@ configuration.
 from __future__ import annotations
 
 import functools
-import json
 import re
-from importlib import resources
 
 from toolkit.explain import optional_libs
+from toolkit.explain.refine import NOT_THIS
+from toolkit.explain.tables import table
 
-NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
 _VAR = re.compile(r"\\\$\\\{(\w+)\\\}")
 
 
 @functools.cache
 def _checks() -> list[tuple[dict[str, str], re.Pattern[str], list[str]]]:
-    data = resources.files("toolkit.data.explain").joinpath("cmake_checks.json").read_text()
     out = []
-    for check in json.loads(data)["checks"]:
+    for check in table("cmake_checks")["checks"]:
         names = _VAR.findall(re.escape(check["text"]))
         pattern = _VAR.sub(lambda _m: r"(.*?)", re.escape(check["text"]))
         out.append((check, re.compile(pattern), names))

@@ -7,24 +7,15 @@ releases that call it, the release that stopped calling it, or the one that firs
 
 from __future__ import annotations
 
-import json
-from functools import cache
-from pathlib import Path
-
-DATA = Path(__file__).resolve().parent.parent / "data" / "explain" / "dependency_reads.json"
-
-
-@cache
-def _table() -> dict[str, object]:
-    return json.loads(DATA.read_text())
+from toolkit.explain.tables import table
 
 
 def answer(package: str, name: str) -> tuple[str, str] | None:
     """(what the table says, what to do) for ``package.name``, or None when no TVM release's
     code reads it."""
-    table = _table()
-    releases: list[str] = table["releases"]  # type: ignore[assignment]
-    entry = table["reads"].get(package, {}).get(name)  # type: ignore[union-attr]
+    data = table("dependency_reads")
+    releases: list[str] = data["releases"]
+    entry = data["reads"].get(package, {}).get(name)
     if entry is None:
         return None
     first, last, file, guarded = entry

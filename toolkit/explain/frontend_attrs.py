@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
+from toolkit.explain.refine import NOT_THIS
+
 _CONVERTER = re.compile(r"relay/frontend/common\.py\"?, line \d+, in __call__")
 _FRONTEND = re.compile(r"relay/frontend/(?P<fw>\w+)\.py\"?, line \d+")
 # The framework each Relay importer reads, for its name in the answer.

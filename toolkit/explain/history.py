@@ -57,7 +57,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "explain"
+from toolkit.explain.tables import DATA
+
 WILD = "\x1f"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 

@@ -9,12 +9,10 @@ Which option builds which library in, and in which releases, comes from TVM's hi
 
 from __future__ import annotations
 
-import functools
-import json
 import re
-from importlib import resources
 
-NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
+from toolkit.explain.refine import NOT_THIS
+from toolkit.explain.tables import table
 
 # The C API prefix of each library TVM links through an option (the libraries' own headers:
 # nnpack.h's nnp_*, cublas_api.h's cublas*, cudnn.h's cudnn*, ...), mapped to the name
@@ -27,10 +25,8 @@ SYMBOL_PREFIXES = (
 )
 
 
-@functools.cache
 def _options() -> dict[str, dict[str, object]]:
-    data = resources.files("toolkit.data.explain").joinpath("optional_libs.json").read_text()
-    return json.loads(data)["options"]
+    return table("optional_libs")["options"]
 
 
 def option_for(library: str) -> tuple[str, dict[str, object]] | None:

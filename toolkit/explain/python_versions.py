@@ -8,19 +8,15 @@ a different Python"). Which releases ask for which Python comes from TVM's histo
 
 from __future__ import annotations
 
-import functools
-import json
-from importlib import resources
+from toolkit.explain.refine import NOT_THIS
+from toolkit.explain.tables import table
 
-NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
 # The distributions that install TVM's own Python package (and so carry its requires-python).
 TVM_DISTRIBUTIONS = {"tvm", "apache-tvm", "tlcpack", "tlcpack-nightly", "tlcpack-cu"}
 
 
-@functools.cache
 def _releases() -> list[dict[str, str]]:
-    data = resources.files("toolkit.data.explain").joinpath("python_versions.json").read_text()
-    return json.loads(data)["releases"]
+    return table("python_versions")["releases"]
 
 
 def _asking(key: str, version: str) -> tuple[str, str]:

@@ -24,10 +24,7 @@ from toolkit.explain import (
     stack_packages,
     toolchain,
 )
-
-# What a rule's ``refine`` returns when the text its pattern matched is not its failure after
-# all (a compile error in the user's own file, not TVM's): no finding is made.
-NOT_THIS = ("", "")
+from toolkit.explain.refine import NOT_THIS
 
 
 @dataclass(frozen=True)

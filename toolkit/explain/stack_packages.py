@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-NOT_THIS = ("", "")  # the same value as rules.NOT_THIS (rules imports this module)
+from toolkit.explain.refine import NOT_THIS
+
 # The importable package -> (its distribution, how a newer build is installed).
 PACKAGES = {
     "tilelang": ("tilelang", "pip install -U tilelang, its nightly wheels, or pip install -e . "

@@ -27,6 +27,8 @@ import posixpath
 import re
 from functools import cache
 
+from toolkit.explain.tables import table
+
 # (name, what it is, path or name patterns, the fix) - the first whose pattern is in the
 # error's file path or message names the dependency. Vendored code comes first: a header of
 # a stale submodule fails inside TVM's own files.
@@ -1314,14 +1316,8 @@ def pytorch_fallback_op(groups: dict[str, str], _text: str) -> tuple[str, str] |
 WHEELS_ORIGIN = "PyPI wheel table"
 
 
-@cache
 def _wheels() -> dict:
-    import json
-
-    from toolkit.explain.history import DATA
-
-    path = DATA / "wheels.json"
-    return json.loads(path.read_text()) if path.is_file() else {"packages": {}}
+    return table("wheels")
 
 
 def _wheel_summary(wheels: list[str]) -> str:
