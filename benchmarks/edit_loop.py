@@ -11,7 +11,9 @@ Ninja, to take its CPU out of tk's). Per round:
   (goal <= 2 s; 7 s was measured before on the real tree);
 - tk's own CPU: the CPU of the ``tk build`` process and everything it waited for, minus a
   no-op Ninja's;
-- the record's own timings (store, hash: overlapped with the check, python, check).
+- the record's own timings (store, hash: overlapped with the check, python, check), and
+  whether the check imported TVM or stood on the previous round's import (the same surface:
+  toolkit/builds/equivalence.py).
 
 ``tk build`` returns before packing the build it displaced: that runs in a process of its own
 (its CPU, from the store's pack.log, is printed apart). The source is restored at the end (not rebuilt).
@@ -156,6 +158,8 @@ def main() -> None:
                              "own": wall - t.get("configure", 0) - t.get("compile", 0),
                              "own_cpu": cpu - noop_cpu, **{k: t.get(k, 0) for k in (
                                  "store", "hash", "python", "check", "compile", "total")},
+                             "import": rec["check"] and (rec["check"].get("import_from")
+                                                         or "ran"),
                              "relinked": [a["name"] for a in rec["artifacts"]
                                           if a["size"] > 0 and a["name"] in changed(base, rec)]})
                 base = rec
@@ -181,6 +185,10 @@ def main() -> None:
           f"{med(r['own_cpu'] for r in rows):7.2f} s CPU  (goal <= 2 s)")
     print("  its record: " + ", ".join(f"{k} {med(r[k] for r in rows):.2f} s" for k in (
         "store", "hash", "python", "check", "total")) + " (hash: overlapped with the check)")
+    for i, r in enumerate(rows, 1):
+        stood = "ran" if r["import"] == "ran" else f"stood on build {r['import']}'s"
+        print(f"  round {i}: tk's own {r['own']:.2f} s wall {r['own_cpu']:.2f} s CPU, check "
+              f"{r['check']:.2f} s (import of TVM: {stood})")
     print(f"  relinked each round: {', '.join(rows[-1]['relinked']) or 'none'}")
     print(f"  packing the displaced builds afterwards, in the background: {len(from_packers)} "
           f"runs, {sum(from_packers):.1f} s CPU" if from_packers else

@@ -419,6 +419,61 @@ def break_build_commit(repo: Path) -> str:
                        "Broken C++")
 
 
+FFI_REGISTRY_CC = """#include <tvm/ffi/c_api.h>
+#include <cstring>
+#include <initializer_list>
+
+// Global functions registered through tvm-ffi's C ABI when the library loads, as TVM's own
+// TVM_FFI_STATIC_INIT_BLOCKs register theirs.
+namespace {
+int ReturnOne(void*, const TVMFFIAny*, int32_t, TVMFFIAny* result) {
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 1;
+  return 0;
+}
+
+struct Registrations {
+  Registrations() {
+    for (const char* name : {@NAMES@}) {
+      TVMFFIObjectHandle f = nullptr;
+      if (TVMFFIFunctionCreate(nullptr, ReturnOne, nullptr, &f) != 0) continue;
+      TVMFFIByteArray key{name, std::strlen(name)};
+      TVMFFIFunctionSetGlobal(&key, f, 0);
+      TVMFFIObjectDecRef(f);
+    }
+  }
+} registrations;
+}  // namespace
+"""
+
+
+def add_ffi_registry(repo: Path, names: list[str]) -> str:
+    """A commit making the compiler library register ``names`` as global functions with the
+    installed tvm-ffi (its headers and libtvm_ffi.so, as TVM >= 0.21 links its own), and the
+    Python package import tvm_ffi first, as TVM's does. Called again, it changes the names."""
+    import tvm_ffi.libinfo
+
+    cmake = repo / "CMakeLists.txt"
+    text = cmake.read_text()
+    if "ffi_registry.cc" not in text:
+        target = "tvm_compiler" if "add_library(tvm_compiler" in text else "tvm"
+        text += (f"target_sources({target} PRIVATE src/ir/ffi_registry.cc)\n"
+                 f"target_include_directories({target} PRIVATE "
+                 f"{tvm_ffi.libinfo.find_include_path()})\n"
+                 f"target_link_libraries({target} PRIVATE {tvm_ffi.libinfo.find_libtvm_ffi()})\n")
+    init = (repo / "python/tvm/__init__.py").read_text()
+    if "import tvm_ffi" not in init:
+        init = init.replace("import ctypes\n", "import ctypes\n\nimport tvm_ffi  # noqa: F401\n")
+    _write(repo, {
+        "CMakeLists.txt": text, "python/tvm/__init__.py": init,
+        "src/ir/ffi_registry.cc": FFI_REGISTRY_CC.replace(
+            "@NAMES@", ", ".join(f'"{n}"' for n in names)),
+    })
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", f"register {', '.join(names)} with tvm-ffi")
+    return git(repo, "rev-parse", "HEAD")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Make the miniature TVM fork, a git repository.")
     parser.add_argument("path", type=Path)
@@ -429,3 +484,4 @@ if __name__ == "__main__":
     root = make_minifork(args.path, layout=args.layout)
     print(f"made a miniature TVM fork ({args.layout} layout) in {root}, "
           f"commit {git(root, 'rev-parse', '--short=10', 'HEAD')}")
+

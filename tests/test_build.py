@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from minifork import (
     add_doc_commit,
+    add_ffi_registry,
     add_python_commit,
     add_source_commit,
     break_build_commit,
@@ -265,6 +266,51 @@ def test_forced_rebuild_of_unchanged_tree_reuses_the_check_of_the_same_bytes(tk,
     src.write_text(src.read_text() + "// edited\n")
     changed = build_json(tk, fork, cache, "--force")
     assert changed["check"]["ok"] and changed["timings"]["check"] > 0
+
+
+def test_a_rebuild_with_the_same_surface_stands_on_the_earlier_import(tk, tmp_path, cache):
+    """The edit-rebuild loop: a relinked library that loads and registers what the previous
+    build's did, with the same Python sources, is not imported again; any change to what the
+    import meets is."""
+    fork = make_minifork(tmp_path / "tvm", layout="main")
+    add_ffi_registry(fork, ["mini.alpha", "mini.beta"])
+    first = build_json(tk, fork, cache)
+    assert first["check"]["ok"] and first["check"]["import_from"] is None
+    assert first["check"]["surface"]["functions"] == 2
+    add_source_commit(fork, "v2")  # C++ edited, the same registrations
+    r = tk("build", "-C", str(fork), "--json", env=cache)
+    edited = json.loads(r.stdout)
+    assert edited["id"] != first["id"] and edited["check"]["ok"]
+    assert edited["check"]["import_from"] == first["id"]
+    assert edited["check"]["surface"] == first["check"]["surface"]
+    assert f"register what build {first['id']}'s did (2 functions" in r.stderr
+    # Its record says so, and tk env hands it out as checked.
+    shown = tk("build", "show", edited["id"], env=cache).stdout
+    assert f"its libraries load and register what build {first['id']}'s did" in shown
+    assert tk("env", edited["id"], env=cache).returncode == 0
+    # A registration more: another surface, so TVM is imported again.
+    add_ffi_registry(fork, ["mini.alpha", "mini.beta", "mini.gamma"])
+    more = build_json(tk, fork, cache)
+    assert more["check"]["import_from"] is None and more["check"]["surface"]["functions"] == 3
+    # C++ edited again and the tree's Python changed: imported again.
+    add_source_commit(fork, "v3")
+    add_python_commit(fork)
+    python = build_json(tk, fork, cache)
+    assert python["check"]["import_from"] is None
+    assert python["check"]["surface"]["registry"] == more["check"]["surface"]["registry"]
+    assert python["check"]["surface"]["python_sources"] != more["check"]["surface"]["python_sources"]
+    # A relinked library that no longer loads (a symbol nobody defines): no surface, the full
+    # import runs and fails; nothing stands on the earlier one.
+    commit_file(fork, "src/ir/module.cc", 'extern "C" int MiniUndefined();\n'
+                "int MiniModuleFunctions() { return MiniUndefined(); }\n", "undefined symbol")
+    r = tk("build", "-C", str(fork), "--json", env=cache)
+    assert r.returncode == 1, r.stderr
+    [bad] = [b["id"] for b in json.loads(tk("build", "ls", "--json", env=cache).stdout)["builds"]
+             if not b["ok"]]
+    check = json.loads((Path(cache["TK_CACHE"]) / "builds" / bad / "manifest.json").read_text())[
+        "check"]
+    assert check["import_from"] is None and check["surface"] is None
+    assert "MiniUndefined" in " ".join(check["problems"])
 
 
 def test_a_damaged_pack_is_built_again(tk, tmp_path, cache, monkeypatch):

@@ -365,6 +365,14 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
             t = time.monotonic()
             record.check = post_build_check(record, plan)
             timings["check"] = round(time.monotonic() - t, 3)
+            stood = record.check.import_from
+            if stood is not None and record.check.surface is not None:
+                say(f"the libraries load and register what build {stood}'s did "
+                    f"({record.check.surface.functions} functions"
+                    + (f", {record.check.surface.types} types" if record.check.surface.types
+                       is not None else "")
+                    + "), with the same Python sources: its import of TVM stands, not run "
+                    f"again (eval \"$(tk env {record.id})\" && tk doctor imports this one)")
     finally:
         t = time.monotonic()
         storing.wait()  # also after a failure: nothing is left writing into the store
@@ -541,6 +549,17 @@ def post_build_check(record: BuildRecord, plan: BuildPlan) -> PostBuildCheck:
         chk.ok = not chk.problems
         chk.cuda = next((r.device_api for r in runtimes if r.kind == "cuda"), None)
         return chk
+    from toolkit.builds import equivalence
+
+    # A pulled build's directory is the builder's: no earlier build here to stand on.
+    now = equivalence.surface(record, env) if record.pulled is None else None
+    earlier = equivalence.imported_before(record, now) if now is not None else None
+    if earlier is not None:
+        chk = equivalence.stands_on(earlier, now, problems)
+        chk.runtimes, chk.provenance = runtimes, origin
+        chk.loaded = equivalence.load_order(record)
+        chk.cuda = cuda_in_build(runtimes, {}) if runtimes else chk.cuda
+        return chk
     from toolkit import doctor
 
     report = doctor.run(sys.executable, env=env, asked=store.asked_of(record), light=True)
@@ -569,7 +588,7 @@ def post_build_check(record: BuildRecord, plan: BuildPlan) -> PostBuildCheck:
         libinfo=facts.get("build_info", {}).get("libinfo"), loaded=mapped,
         doctor=[{"name": c.name, "status": c.status, "detail": c.detail}
                 for c in report.checks],
-        provenance=origin,
+        provenance=origin, surface=now,
     )
 
 

@@ -96,6 +96,20 @@ class Provenance:
 
 
 @dataclass
+class Surface:
+    """What ``import tvm`` meets of a build beyond its bytes: the digest of the global
+    functions and object types its libraries register with tvm-ffi (with the interpreter and
+    tvm-ffi that loaded them: toolkit/probes/registry.py), and of the tree's Python sources.
+    Two builds with the same surface import alike unless a function's body changed what
+    the import itself calls."""
+
+    registry: str  # sha256 of the registered names, the interpreter and tvm-ffi's version
+    functions: int  # how many global functions the build's libraries register
+    types: int | None  # how many object types (None: this tvm-ffi cannot list them)
+    python_sources: str  # sha256 of the .py files of the tree's Python packages
+
+
+@dataclass
 class PostBuildCheck:
     ok: bool
     problems: list[str]
@@ -108,6 +122,10 @@ class PostBuildCheck:
     load_only: bool = False
     doctor: list[dict[str, str]] = field(default_factory=list)
     provenance: Provenance | None = None
+    surface: Surface | None = None  # None: not measured (no tvm-ffi registry in this build)
+    # The build whose ``import tvm`` this check stands on: a rebuild with the same surface as
+    # an earlier build of the same directory and plan does not import again (None: imported).
+    import_from: str | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PostBuildCheck:
@@ -115,6 +133,8 @@ class PostBuildCheck:
         known["runtimes"] = [RuntimeCheck(**r) for r in data.get("runtimes", [])]
         if data.get("provenance"):
             known["provenance"] = Provenance(**data["provenance"])
+        if data.get("surface"):
+            known["surface"] = Surface(**data["surface"])
         return cls(**known)
 
 

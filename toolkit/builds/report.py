@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from toolkit.builds.ccache import CcacheStats
     from toolkit.builds.gc import Usage
-    from toolkit.builds.record import BuildRecord, Provenance, RuntimeCheck
+    from toolkit.builds.record import BuildRecord, PostBuildCheck, Provenance, RuntimeCheck
 
 
 def dry_run_text(info: dict[str, Any]) -> str:
@@ -91,8 +91,7 @@ def outcome_text(r: BuildRecord, from_store: bool, pulled: bool = False,
             lines.append(f"  warning    {c['name']}: {c['detail']}")
     chk = r.check
     if chk:
-        what = "its libraries load" if chk.load_only else f"import tvm from {chk.tvm_file}"
-        lines.append(f"  check      {'ok' if chk.ok else 'FAILED'}: {what}")
+        lines.append(f"  check      {'ok' if chk.ok else 'FAILED'}: {checked_text(chk)}")
         if chk.provenance:
             lines.append(f"  sources    {provenance_text(chk.provenance, r)}")
         for rt in chk.runtimes:
@@ -101,6 +100,18 @@ def outcome_text(r: BuildRecord, from_store: bool, pulled: bool = False,
         lines.append(f"  ccache     {ccache_text(ccache)}")
     lines.append(f"  use it     eval \"$(tk env {r.id})\"")
     return "\n".join(lines)
+
+
+def checked_text(chk: PostBuildCheck) -> str:
+    """What the post-build check did to the build: loaded its libraries, imported TVM, or
+    stood on an earlier build's import (toolkit/builds/equivalence.py)."""
+    if chk.load_only:
+        return "its libraries load"
+    if chk.import_from and chk.surface:
+        return (f"its libraries load and register what build {chk.import_from}'s did "
+                f"({chk.surface.functions} functions), with the same Python sources: that "
+                f"build's import tvm from {chk.tvm_file} stands")
+    return f"import tvm from {chk.tvm_file}"
 
 
 def ccache_text(s: CcacheStats) -> str:
@@ -186,6 +197,7 @@ def record_text(r: BuildRecord) -> str:
     chk = r.check
     if chk:
         lines.append(f"check: {'ok' if chk.ok else 'FAILED: ' + '; '.join(chk.problems)}")
+        lines.append(f"  {checked_text(chk)}")
         if chk.provenance:
             lines.append(f"  sources: {provenance_text(chk.provenance, r)}")
         lines += [f"  {rt.kind}: {runtime_text(rt)}" for rt in chk.runtimes]
