@@ -313,6 +313,22 @@ def test_a_rebuild_with_the_same_surface_stands_on_the_earlier_import(tk, tmp_pa
     assert "MiniUndefined" in " ".join(check["problems"])
 
 
+def test_an_edit_to_a_tree_without_git_does_not_configure_again(tk, tmp_path, cache):
+    """A release tarball's tree has no git: editing a source is another build (its content
+    key), but the same files exist, so CMake is not run again; a new file needs it."""
+    fork = make_minifork(tmp_path / "tvm")
+    shutil.rmtree(fork / ".git")
+    first = build_json(tk, fork, cache)
+    assert first["source"]["commit"] is None and first["timings"]["configure"] > 0
+    src = fork / "src/runtime/device_api.cc"
+    src.write_text(src.read_text() + "// edited\n")
+    edited = build_json(tk, fork, cache)
+    assert edited["id"] != first["id"] and edited["timings"]["configure"] == 0.0
+    (fork / "src/ir/extra.cc").write_text("int MiniExtra() { return 2; }\n")
+    added = build_json(tk, fork, cache)
+    assert added["timings"]["configure"] > 0
+
+
 def test_a_damaged_pack_is_built_again(tk, tmp_path, cache, monkeypatch):
     fork = make_minifork(tmp_path / "tvm")
     first = build_json(tk, fork, cache)

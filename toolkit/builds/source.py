@@ -298,9 +298,11 @@ def inspect(root: Path | str) -> SourceTree:
     tree = SourceTree(root=root, layout=detect_layout(root))
     if not is_git(root):
         # A release tarball: found again by a hash of its build-relevant content.
-        tree.content_hash = content_key(root)
+        files = source_files(root)
+        tree.content_hash = content_key(root, files=files)
         tree.key = tree.content_hash
-        tree.files_key = tree.key
+        # Which files exist, not what they hold: an edit is no reason to configure again.
+        tree.files_key = hashlib.sha256("\n".join(sorted(files)).encode()).hexdigest()[:16]
         tree.submodules = tarball_submodules(root)
         return tree
     tree.commit = git(root, "rev-parse", "HEAD").strip()
@@ -343,7 +345,24 @@ def _hash_file(digest: Any, root: Path, rel: str) -> None:
         digest.update(path.read_bytes())
 
 
-def content_key(root: Path, whole: bool = False) -> str:
+def source_files(root: Path, whole: bool = False) -> list[str]:
+    """The build-relevant files under ``root`` (``whole``: every file), relative, build
+    directories and .git pruned."""
+    files = []
+    top = str(root)
+    for dirpath, dirnames, filenames in os.walk(top):
+        rel_dir = os.path.relpath(dirpath, top)
+        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        dirnames[:] = sorted(d for d in dirnames if d not in NOT_SOURCES and not (
+            not prefix and (d == "build" or d.startswith("build-"))))
+        for name in filenames:
+            rel = prefix + name
+            if name != ".git" and (whole or build_relevant(rel)):
+                files.append(rel)
+    return files
+
+
+def content_key(root: Path, whole: bool = False, files: list[str] | None = None) -> str:
     """Hash every build-relevant file under ``root`` (build directories and .git pruned);
     ``whole``: every file, for what is built from all of it (a Python package's wheel takes
     ``python/`` and ``pyproject.toml``, which never reach the libraries).
@@ -356,17 +375,8 @@ def content_key(root: Path, whole: bool = False) -> str:
     Each file's own digest is remembered by (size, mtime, inode) in a stat cache under the
     store (as git's index does), so a tree that did not change is hashed from ``stat`` alone;
     a file changed within the cache's last two seconds is read again (racily clean)."""
-    files = []
+    files = source_files(root, whole) if files is None else files
     top = str(root)
-    for dirpath, dirnames, filenames in os.walk(top):
-        rel_dir = os.path.relpath(dirpath, top)
-        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        dirnames[:] = sorted(d for d in dirnames if d not in NOT_SOURCES and not (
-            not prefix and (d == "build" or d.startswith("build-"))))
-        for name in filenames:
-            rel = prefix + name
-            if name != ".git" and (whole or build_relevant(rel)):
-                files.append(rel)
     cache_path, cached = _stat_cache(root, "whole" if whole else "built")
     trusted_before = cached.get("written", 0) - 2_000_000_000
     entries: dict[str, list] = {}
