@@ -77,6 +77,10 @@ PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
         # "Operator 'X' is not supported", "operator X is not converted"
         r"\b[Oo]perator:? [`'\"]?(?P<op>[\w:.]+)[`'\"]? (?:is )?not (?:yet )?"
         r"(?:implemented|supported|converted))")),
+    # TFLite's and Caffe's check_unsupported_ops word it "in frontend X" and quote the set:
+    # "not supported in frontend TFLite: 'A', 'B'", "... in frontend Caffe: {'Interp'}"
+    ("converter", ("not supported in frontend",), re.compile(
+        r"not supported in frontend (?P<fe>\w+) ?[:：] ?[\[{]?(?P<ops>[^\]}\n]*)")),
 ]
 
 
@@ -765,10 +769,10 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
     v = history.versions
     raw = g.get("torch") or g.get("ops") or g.get("pt") or g.get("op") or ""
     ops = [o.strip(" '\"") for o in raw.split(",") if o.strip(" '\"")]
-    frontend = (g.get("fe") or ("torch" if g.get("torch") or g.get("pt") else "")).lower()
+    frontend = (g.get("fe") or ("torch" if g.get("torch") else "")).lower()
     if not frontend:  # the frontend's file in the log's traceback, when it shows one
         shown = _FRONTEND_FILE.search(m.string, max(0, m.start() - FRONTEND_BEHIND), m.end())
-        frontend = shown.group(1).lower() if shown else _frontend_raising(m)
+        frontend = shown.group(1).lower() if shown else _listed_by(g, m) or _frontend_raising(m)
     if not ops:
         return None
     facts = history.facts.get("K", {})
@@ -814,6 +818,15 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
                   f"{of} of this TVM has no converter for {', '.join(ops[:4])}",
                   f"{'; '.join(parts)} (tk's table of each frontend's convert map per "
                   f"release){_yours(version)}.", fix)
+
+
+def _listed_by(g: dict[str, str | None], m: re.Match[str]) -> str:
+    """The frontend whose "The following operators are not implemented: ..." this is, by how
+    it prints the names: Relay's PyTorch frontend a list (``['aten::erfinv']``), its
+    TensorFlow frontend a set (``{'StatelessWhile'}``); "" for other messages."""
+    if not g.get("pt"):
+        return ""
+    return "torch" if "[" in m.group(0) else "tensorflow"
 
 
 def _frontend_raising(m: re.Match[str]) -> str:

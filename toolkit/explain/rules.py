@@ -19,6 +19,7 @@ from toolkit.explain import (
     buildtools,
     cmake_checks,
     frontend_attrs,
+    mlc_model_libs,
     optional_libs,
     python_versions,
     stack_packages,
@@ -2122,6 +2123,37 @@ RULES: list[Rule] = [
         "Gradle's and Maven's unresolved-dependency wording; TVM's Makefile (jvmpkg, jvminstall) "
         "and jvm/ poms; MLC-LLM's Android docs (mlc_llm package)",
         android_artifacts.unresolved,
+        rank=45,
+    ),
+    Rule(
+        "mlc-model-library-not-found", "mlc-llm", ("Cannot find the model library",
+                                                  "Cannot find system lib with",
+                                                  "-lmodel_", "'model_"),
+        r"(?:Cannot find the model library that corresponds to `(?P<lib>[^`\n]*)`|"
+        r"Cannot find system lib with (?P<syslib>\w+)|"
+        r"[Ll]ibrary not found for -l(?P<link>model_(?:iphone|android)\w*)|"
+        r"[Ll]ibrary '(?P<link2>model_(?:iphone|android)\w*)' not found)",
+        "MLC-LLM has no compiled model library for this model",
+        "the model library (compiled from the model for one device) was not found.",
+        "compile it with mlc_llm compile, or package the app with mlc_llm package.",
+        "MLC-LLM's model-library lookups: python/mlc_llm/chat_module.py "
+        "(_get_lib_module_path), cpp/cli_main.cc, cpp/serve/function_table.cc (system lib), "
+        "and the iOS/Android packaging (mlc_llm package writes libmodel_iphone.a)",
+        mlc_model_libs.not_found,
+        rank=45,
+    ),
+    Rule(
+        "tvm-java-bindings-unbuilt", "packaging", ("package org.apache.tvm", "tvm4j",
+                                                   "LibInfo.java"),
+        r"(?:error: package org\.apache\.tvm(?:\.\w+)* does not exist|"
+        r"Couldn't find (?:the resource |native library )(?P<native>(?:lib)?tvm4j)|"
+        r"(?P<libinfo>\S*/jvm/core/src/main/java/org/apache/tvm/LibInfo\.java))",
+        "TVM's Java bindings (tvm4j) were not built for the app",
+        "the app's build or run found no tvm4j.",
+        "build tvm4j first (MLC-LLM: mlc_llm package).",
+        "javac's missing-package error, the JNI loader's words in logcat, TVM's jvm/ tree "
+        "(org.apache.tvm, LibInfo.java, libtvm4j_runtime_packed); MLC-LLM's Android docs",
+        android_artifacts.java_bindings_unbuilt,
         rank=45,
     ),
 ]
