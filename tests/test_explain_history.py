@@ -947,3 +947,29 @@ def test_a_template_of_few_words_does_not_claim_a_long_message() -> None:
     short = "ValueError: Cannot find top.v in ['/opt/verilog/top.v']\n"
     assert any(f.id == "error-site" and f.groups["file"].endswith("contrib/verilog.py")
                for f in explain(short))
+
+
+# --- sweep 8: frontend operators in every frontend's own words ---------------------------
+
+
+def test_tflite_and_caffe_unsupported_operators_are_read_from_the_convert_maps() -> None:
+    # TFLite and Caffe say "not supported in frontend X: ..." and quote the names
+    f = _answer("tvm.error.OpNotImplemented: The following operators are not supported in "
+                "frontend TFLite: 'FULLY_CONNECTED', 'QUUX_OP'\n", "API history")
+    assert f.title.startswith("the tflite frontend")
+    assert "FULLY_CONNECTED: converted by the relay tflite frontend" in f.cause
+    assert "QUUX_OP: no TVM release converts it in the tflite frontend" in f.cause
+    caffe = _answer("tvm.error.OpNotImplemented: The following operators are not supported in "
+                    "frontend Caffe: {'Frobnicate'}\n", "API history")
+    assert "Frobnicate: no TVM release converts it in the caffe frontend" in caffe.cause
+
+
+def test_tensorflows_set_of_operators_is_not_read_as_pytorchs_list() -> None:
+    # Relay's TensorFlow frontend prints a set, its PyTorch frontend a list
+    tf = _answer("NotImplementedError: The following operators are not implemented: "
+                 "{'AddV2', 'Frobnicate'}\n", "API history")
+    assert tf.title.startswith("the tensorflow frontend") and "torch" not in tf.cause
+    assert "AddV2: converted by the relay tensorflow" in tf.cause
+    pt = _answer("NotImplementedError: The following operators are not implemented: "
+                 "['aten::frobnicate']\n", "API history")
+    assert pt.title.startswith("the torch frontend")

@@ -31,8 +31,9 @@ def java_bindings_unbuilt(groups: dict[str, str], _text: str) -> tuple[str, str]
     (javac), ``Couldn't find native library tvm4j`` (the app's loader, logcat) or a missing
     LibInfo.java of TVM's jvm/ tree."""
     if groups.get("native"):
-        return ("the app found no tvm4j JNI library (libtvm4j_runtime_packed.so, loaded as "
-                "tvm4j) among the native libraries packaged into the APK: the step that builds "
+        return ("the app found no JNI library of tvm4j (TVM's jvm/core Base.java loads "
+                "tvm4j, then falls back to tvm4j_runtime_packed) among the native libraries "
+                "packaged into the APK: the step that builds "
                 "it for the device's ABI has not run, or its output was not copied into the "
                 "app's jniLibs.",
                 "build it for the device (for an MLC-LLM app: mlc_llm package in the app's "
