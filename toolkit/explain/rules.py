@@ -23,6 +23,7 @@ from toolkit.explain import (
     optional_libs,
     python_versions,
     stack_packages,
+    tilelang_layouts,
     toolchain,
 )
 from toolkit.explain.refine import NOT_THIS
@@ -2154,6 +2155,19 @@ RULES: list[Rule] = [
         "javac's missing-package error, the JNI loader's words in logcat, TVM's jvm/ tree "
         "(org.apache.tvm, LibInfo.java, libtvm4j_runtime_packed); MLC-LLM's Android docs",
         android_artifacts.java_bindings_unbuilt,
+        rank=45,
+    ),
+    Rule(
+        "tilelang-layout-not-inferred", "tilelang", ("no available layout found",
+                                                     "can not be inferred correctly"),
+        r"(?:no available layout found|The layout for fragment (?P<buffer>\w+) can not be "
+        r"inferred correctly)",
+        "TileLang could not infer a fragment buffer's layout",
+        "TileLang's LayoutInference pass found no layout for a fragment buffer.",
+        "annotate the layout, or change the fragment's shape.",
+        "TileLang's src/transform/layout_inference.cc (its two checks: a fragment without a "
+        "layout, no candidate layout for a T.Parallel loop)",
+        tilelang_layouts.not_inferred,
         rank=45,
     ),
 ]
