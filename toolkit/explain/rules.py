@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from toolkit.explain import (
     android_artifacts,
+    backend_packages,
     buildtools,
     cmake_checks,
     frontend_attrs,
@@ -2168,6 +2169,17 @@ RULES: list[Rule] = [
         "TileLang's src/transform/layout_inference.cc (its two checks: a fragment without a "
         "layout, no candidate layout for a T.Parallel loop)",
         tilelang_layouts.not_inferred,
+        rank=45,
+    ),
+    Rule(
+        "tvm-backend-package-missing", "packaging", "No module named",
+        r"No module named '(?P<pkg>[\w.]+)'",
+        "A TVM backend's own package is not installed",
+        "a TVM module imports a package that is not among TVM's requirements.",
+        "install the backend's package.",
+        "the traceback's TVM frame and its import line; tk's table of each TVM release's "
+        "requirements (a package in none of them)",
+        backend_packages.unlisted,
         rank=45,
     ),
 ]
