@@ -24,3 +24,21 @@ def test_unresolved_tvm_artifact_names_the_step_that_builds_it() -> None:
 def test_other_unresolved_artifacts_are_not_claimed() -> None:
     text = "   > Could not find com.example:lib:1.0.\n"
     assert "tvm-java-artifact-unbuilt" not in {f.id for f in explain(text)}
+
+
+def test_tvm4j_not_built_is_named_at_compile_and_at_run_time() -> None:
+    top = best((FIXTURES / "tvm-java-bindings-unbuilt.log").read_text())
+    assert top is not None and top.id == "tvm-java-bindings-unbuilt"
+    assert "tvm4j_core.jar" in top.cause and "mlc_llm package" in top.fix
+    run = best((FIXTURES / "tvm-java-bindings-unbuilt--logcat.log").read_text())
+    assert run is not None and run.id == "tvm-java-bindings-unbuilt"
+    assert "tvm4j_runtime_packed" in run.cause and "APK" in run.fix
+    tree = best("error: file not found: /w/app/../../build/tvm_home/jvm/core/src/main/java/org/"
+                "apache/tvm/LibInfo.java\n")
+    assert tree is not None and tree.id == "tvm-java-bindings-unbuilt"
+    assert "submodule" in tree.fix
+
+
+def test_other_missing_java_packages_are_not_claimed() -> None:
+    text = "Foo.java:3: error: package org.example.util does not exist\n"
+    assert "tvm-java-bindings-unbuilt" not in {f.id for f in explain(text)}

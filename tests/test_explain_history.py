@@ -947,3 +947,51 @@ def test_a_template_of_few_words_does_not_claim_a_long_message() -> None:
     short = "ValueError: Cannot find top.v in ['/opt/verilog/top.v']\n"
     assert any(f.id == "error-site" and f.groups["file"].endswith("contrib/verilog.py")
                for f in explain(short))
+
+
+# --- sweep 8: frontend operators in every frontend's own words ---------------------------
+
+
+def test_tflite_and_caffe_unsupported_operators_are_read_from_the_convert_maps() -> None:
+    # TFLite and Caffe say "not supported in frontend X: ..." and quote the names
+    f = _answer("tvm.error.OpNotImplemented: The following operators are not supported in "
+                "frontend TFLite: 'FULLY_CONNECTED', 'QUUX_OP'\n", "API history")
+    assert f.title.startswith("the tflite frontend")
+    assert "FULLY_CONNECTED: converted by the relay tflite frontend" in f.cause
+    assert "QUUX_OP: no TVM release converts it in the tflite frontend" in f.cause
+    caffe = _answer("tvm.error.OpNotImplemented: The following operators are not supported in "
+                    "frontend Caffe: {'Frobnicate'}\n", "API history")
+    assert "Frobnicate: no TVM release converts it in the caffe frontend" in caffe.cause
+
+
+def test_tensorflows_set_of_operators_is_not_read_as_pytorchs_list() -> None:
+    # Relay's TensorFlow frontend prints a set, its PyTorch frontend a list
+    tf = _answer("NotImplementedError: The following operators are not implemented: "
+                 "{'AddV2', 'Frobnicate'}\n", "API history")
+    assert tf.title.startswith("the tensorflow frontend") and "torch" not in tf.cause
+    assert "AddV2: converted by the relay tensorflow" in tf.cause
+    pt = _answer("NotImplementedError: The following operators are not implemented: "
+                 "['aten::frobnicate']\n", "API history")
+    assert pt.title.startswith("the torch frontend")
+
+
+def test_a_tvm_function_the_link_misses_names_the_generation_that_exports_it() -> None:
+    # Apple ld lists each symbol with the objects that call it: a model library compiled by a
+    # tvm-ffi TVM, linked into an app with an older runtime
+    apple = ('Undefined symbols for architecture arm64:\n'
+             '  "_TVMFFIFunctionCall", referenced from:\n'
+             '      _mistral_q4f16_1_0a1b__softmax in libmodel_iphone.a[4](lib0.o)\n'
+             '  "_TVMFFIErrorSetRaisedFromCStr", referenced from:\n'
+             '      _mistral_q4f16_1_0a1b__softmax in libmodel_iphone.a[4](lib0.o)\n'
+             'ld: symbol(s) not found for architecture arm64\n')
+    found = [f for f in explain(apple) if f.origin == "API history"]
+    assert len(found) == 1  # one answer per generation, not one per symbol
+    assert "libmodel_iphone.a calls TVMFFIFunctionCall" in found[0].title
+    assert "v0.22.0" in found[0].cause and "c_api.h" in found[0].cause
+    # the older generation, in GNU ld's words
+    old = _answer("app.cc:(.text+0x1c): undefined reference to `TVMAPISetLastError'\n",
+                  "API history")
+    assert "v0.2–v0.20.0" in old.cause and "c_runtime_api.h" in old.cause
+    # a function no TVM release exports is not put on TVM
+    assert not [f for f in explain('  "_TVMFrobnicate", referenced from:\n')
+                if f.origin == "API history"]

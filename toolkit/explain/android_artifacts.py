@@ -24,3 +24,32 @@ def unresolved(groups: dict[str, str], _text: str) -> tuple[str, str]:
             "Android docs); for TVM's own Java/Android apps, build tvm4j from the TVM tree "
             "(make jvmpkg, then make jvminstall to put it in the local Maven repository, in "
             "releases whose Makefile has those targets)")
+
+
+def java_bindings_unbuilt(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """The app's build or run meets no tvm4j: ``package org.apache.tvm does not exist``
+    (javac), ``Couldn't find native library tvm4j`` (the app's loader, logcat) or a missing
+    LibInfo.java of TVM's jvm/ tree."""
+    if groups.get("native"):
+        return ("the app found no JNI library of tvm4j (TVM's jvm/core Base.java loads "
+                "tvm4j, then falls back to tvm4j_runtime_packed) among the native libraries "
+                "packaged into the APK: the step that builds "
+                "it for the device's ABI has not run, or its output was not copied into the "
+                "app's jniLibs.",
+                "build it for the device (for an MLC-LLM app: mlc_llm package in the app's "
+                "folder, which writes <abi>/libtvm4j_runtime_packed.so into the output folder of "
+                "the mlc4j library), then rebuild and reinstall the APK")
+    if groups.get("libinfo"):
+        return ("the build compiles TVM's Java sources from the TVM tree it was pointed at "
+                "(jvm/core/src/main/java/org/apache/tvm) and that tree is not there: the TVM "
+                "submodule is not checked out, or TVM_SOURCE_DIR names another folder.",
+                "check out TVM (git submodule update --init --recursive in the MLC-LLM clone) "
+                "or set TVM_SOURCE_DIR to a TVM source tree, then build again")
+    return ("javac found no org.apache.tvm: TVM's Java bindings (tvm4j, the tvm4j_core.jar "
+            "the app's library depends on) are built by a packaging step from a TVM source "
+            "tree, not fetched; that step has not run, or failed, or its output was removed "
+            "(a Gradle clean can delete the output folder it is written to).",
+            "run the step that builds it (MLC-LLM: mlc_llm package in the app's folder, with "
+            "TVM_SOURCE_DIR or the 3rdparty/tvm submodule present; it writes "
+            "tvm4j_core.jar into the mlc4j library's output folder), then build the app "
+            "without cleaning it away")

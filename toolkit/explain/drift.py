@@ -77,6 +77,14 @@ PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
         # "Operator 'X' is not supported", "operator X is not converted"
         r"\b[Oo]perator:? [`'\"]?(?P<op>[\w:.]+)[`'\"]? (?:is )?not (?:yet )?"
         r"(?:implemented|supported|converted))")),
+    # TFLite's and Caffe's check_unsupported_ops word it "in frontend X" and quote the set:
+    # "not supported in frontend TFLite: 'A', 'B'", "... in frontend Caffe: {'Interp'}"
+    ("converter", ("not supported in frontend",), re.compile(
+        r"not supported in frontend (?P<fe>\w+) ?[:：] ?[\[{]?(?P<ops>[^\]}\n]*)")),
+    # a TVM C function the linker finds in no library given: Apple ld's listing
+    # ('"_TVMFuncCall", referenced from:') and GNU ld's ("undefined reference to `TVMFuncCall'")
+    ("linked", ('", referenced from:', "undefined reference to `TVM"), re.compile(
+        r"\"_(?P<sym>TVM\w+)\", referenced from:|undefined reference to `(?P<sym2>TVM\w+)'")),
 ]
 
 
@@ -136,6 +144,8 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
         return _signature(history, g, m, version)
     if kind == "symbol":
         return _symbol(history, g["sym"] or g["sym2"], m, version)
+    if kind == "linked":
+        return _linked(history, g["sym"] or g["sym2"], m)
     return _converters(history, g, m, version)
 
 
@@ -765,10 +775,10 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
     v = history.versions
     raw = g.get("torch") or g.get("ops") or g.get("pt") or g.get("op") or ""
     ops = [o.strip(" '\"") for o in raw.split(",") if o.strip(" '\"")]
-    frontend = (g.get("fe") or ("torch" if g.get("torch") or g.get("pt") else "")).lower()
+    frontend = (g.get("fe") or ("torch" if g.get("torch") else "")).lower()
     if not frontend:  # the frontend's file in the log's traceback, when it shows one
         shown = _FRONTEND_FILE.search(m.string, max(0, m.start() - FRONTEND_BEHIND), m.end())
-        frontend = shown.group(1).lower() if shown else _frontend_raising(m)
+        frontend = shown.group(1).lower() if shown else _listed_by(g, m) or _frontend_raising(m)
     if not ops:
         return None
     facts = history.facts.get("K", {})
@@ -816,6 +826,15 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
                   f"release){_yours(version)}.", fix)
 
 
+def _listed_by(g: dict[str, str | None], m: re.Match[str]) -> str:
+    """The frontend whose "The following operators are not implemented: ..." this is, by how
+    it prints the names: Relay's PyTorch frontend a list (``['aten::erfinv']``), its
+    TensorFlow frontend a set (``{'StatelessWhile'}``); "" for other messages."""
+    if not g.get("pt"):
+        return ""
+    return "torch" if "[" in m.group(0) else "tensorflow"
+
+
 def _frontend_raising(m: re.Match[str]) -> str:
     """The frontend whose own raise prints the message's line (from the error-site index:
     "Operator X not implemented." is the ONNX frontends'), or ""."""
@@ -832,3 +851,30 @@ def _frontend_raising(m: re.Match[str]) -> str:
 _FRONTEND_FILE = re.compile(r"frontend[/\\.](onnx|torch|pytorch|tflite|tensorflow|keras|mxnet|"
                             r"caffe2?|coreml|darknet|paddlepaddle|oneflow|stablehlo|nnef)")
 FRONTEND_BEHIND = 4000  # characters of traceback above the message searched for its file
+
+
+_REFERENCED_IN = re.compile(r"[ \t]*\n[^\n]*? in (?P<obj>[\w.+-]+\.(?:a|o|obj|so|dylib))\b")
+
+
+def _linked(history: ApiHistory, sym: str, m: re.Match[str]) -> Answer | None:
+    """A TVM C function an object calls and the link finds nowhere: the object was compiled
+    by (or against) the TVM generation that exports it, the runtime linked in is of another.
+    One answer per generation: the name is the span of releases that export it."""
+    v = history.versions
+    exported = history.get("E", sym) or history.get("W", sym)
+    if not exported:
+        return None
+    mask, header = exported
+    after = _REFERENCED_IN.match(m.string, m.end())  # Apple ld: the referencing object follows
+    caller = after.group("obj") if after else "the code being linked"
+    return Answer("linked", v.span(mask), m.start(), m.group(0),
+                  f"{caller} calls {sym}, a TVM runtime function of {v.span(mask)} only, and "
+                  "the runtime linked in has none",
+                  f"{sym} is exported by TVM's runtime in {v.span(mask)} ({header}; tk's table "
+                  f"of TVM's C symbols per release): {caller} was compiled by (or against) a "
+                  "TVM of those releases, and the TVM runtime the link is given is of another "
+                  "generation, or is missing from it (a model library compiled by one TVM, "
+                  "linked into an app built with another).",
+                  f"link the runtime of the TVM that compiled {caller} (for an MLC-LLM app: "
+                  "the mlc-llm and TVM of one release, then mlc_llm package again), or "
+                  "compile it again with the TVM whose runtime the app links")

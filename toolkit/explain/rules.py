@@ -16,12 +16,15 @@ from dataclasses import dataclass
 
 from toolkit.explain import (
     android_artifacts,
+    backend_packages,
     buildtools,
     cmake_checks,
     frontend_attrs,
+    mlc_model_libs,
     optional_libs,
     python_versions,
     stack_packages,
+    tilelang_layouts,
     toolchain,
 )
 from toolkit.explain.refine import NOT_THIS
@@ -2122,6 +2125,61 @@ RULES: list[Rule] = [
         "Gradle's and Maven's unresolved-dependency wording; TVM's Makefile (jvmpkg, jvminstall) "
         "and jvm/ poms; MLC-LLM's Android docs (mlc_llm package)",
         android_artifacts.unresolved,
+        rank=45,
+    ),
+    Rule(
+        "mlc-model-library-not-found", "mlc-llm", ("Cannot find the model library",
+                                                  "Cannot find system lib with",
+                                                  "-lmodel_", "'model_"),
+        r"(?:Cannot find the model library that corresponds to `(?P<lib>[^`\n]*)`|"
+        r"Cannot find system lib with (?P<syslib>\w+)|"
+        r"[Ll]ibrary not found for -l(?P<link>model_(?:iphone|android)\w*)|"
+        r"[Ll]ibrary '(?P<link2>model_(?:iphone|android)\w*)' not found)",
+        "MLC-LLM has no compiled model library for this model",
+        "the model library (compiled from the model for one device) was not found.",
+        "compile it with mlc_llm compile, or package the app with mlc_llm package.",
+        "MLC-LLM's model-library lookups: python/mlc_llm/chat_module.py "
+        "(_get_lib_module_path), cpp/cli_main.cc, cpp/serve/function_table.cc (system lib), "
+        "and the iOS/Android packaging (mlc_llm package writes libmodel_iphone.a)",
+        mlc_model_libs.not_found,
+        rank=45,
+    ),
+    Rule(
+        "tvm-java-bindings-unbuilt", "packaging", ("package org.apache.tvm", "tvm4j",
+                                                   "LibInfo.java"),
+        r"(?:error: package org\.apache\.tvm(?:\.\w+)* does not exist|"
+        r"Couldn't find (?:the resource |native library )(?P<native>(?:lib)?tvm4j)|"
+        r"(?P<libinfo>\S*/jvm/core/src/main/java/org/apache/tvm/LibInfo\.java))",
+        "TVM's Java bindings (tvm4j) were not built for the app",
+        "the app's build or run found no tvm4j.",
+        "build tvm4j first (MLC-LLM: mlc_llm package).",
+        "javac's missing-package error, the JNI loader's words in logcat, TVM's jvm/ tree "
+        "(org.apache.tvm, LibInfo.java, libtvm4j_runtime_packed); MLC-LLM's Android docs",
+        android_artifacts.java_bindings_unbuilt,
+        rank=45,
+    ),
+    Rule(
+        "tilelang-layout-not-inferred", "tilelang", ("no available layout found",
+                                                     "can not be inferred correctly"),
+        r"(?:no available layout found|The layout for fragment (?P<buffer>\w+) can not be "
+        r"inferred correctly)",
+        "TileLang could not infer a fragment buffer's layout",
+        "TileLang's LayoutInference pass found no layout for a fragment buffer.",
+        "annotate the layout, or change the fragment's shape.",
+        "TileLang's src/transform/layout_inference.cc (its two checks: a fragment without a "
+        "layout, no candidate layout for a T.Parallel loop)",
+        tilelang_layouts.not_inferred,
+        rank=45,
+    ),
+    Rule(
+        "tvm-backend-package-missing", "packaging", "No module named",
+        r"No module named '(?P<pkg>[\w.]+)'",
+        "A TVM backend's own package is not installed",
+        "a TVM module imports a package that is not among TVM's requirements.",
+        "install the backend's package.",
+        "the traceback's TVM frame and its import line; tk's table of each TVM release's "
+        "requirements (a package in none of them)",
+        backend_packages.unlisted,
         rank=45,
     ),
 ]
