@@ -777,8 +777,10 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
         by_frontend: dict[str, int] = {}
         for key, (mask, _) in facts.items():
             module, _, name = key.partition(":")
+            # "torch" is relax's frontend.torch and relay's frontend.pytorch
             if name == op and ".frontend." in module and (
-                    not frontend or f".frontend.{frontend}" in module):
+                    not frontend or f".frontend.{frontend}" in module
+                    or f".frontend.py{frontend}" in module):
                 fe = module.split(".frontend.")[0].removeprefix("tvm.") + " " + \
                     module.split(".frontend.")[1].split(".")[0]
                 by_frontend[fe] = by_frontend.get(fe, 0) | mask

@@ -23,6 +23,7 @@ from toolkit.explain import (
     python_versions,
     stack_packages,
     toolchain,
+    torch_script,
 )
 from toolkit.explain.refine import NOT_THIS
 
@@ -2123,6 +2124,65 @@ RULES: list[Rule] = [
         "and jvm/ poms; MLC-LLM's Android docs (mlc_llm package)",
         android_artifacts.unresolved,
         rank=45,
+    ),
+    Rule(
+        "device-codegen-host-function", "target", "expect calling_conv equals CallingConv::",
+        r"(?P<codegen>Code[Gg]en\w+):\s*expect calling_conv equals CallingConv::"
+        r"kDeviceKernelLaunch",
+        "A device code generator was given a host function",
+        "a source/device code generator (its Build function) compiles only device kernels "
+        "(calling convention kDeviceKernelLaunch); the host side of the module reached it, "
+        "which happens when the host target (target_host, or Target(..., host=...)) is itself "
+        "a device target such as \"opencl\" or \"cuda\".",
+        "set target_host (the target's host) to a CPU target such as \"llvm\" and keep the "
+        "device target for the kernels.",
+        "the calling-convention check of each device codegen's Build function in TVM "
+        "(src/target/source/codegen_opencl.cc BuildOpenCL, codegen_metal.cc, spirv, webgpu)",
+        rank=50,
+    ),
+    Rule(
+        "torch-scripted-graph", "frontend", "operators are not implemented",
+        r"operators are not implemented: [\[{](?P<ops>[^\]}\n]*)[\]}]",
+        "The PyTorch frontend was given a scripted graph",
+        "the graph was made by torch.jit.script.",
+        "trace the model with torch.jit.trace.",
+        "TorchScript's script-only ops (torch/csrc/jit/frontend/ir_emitter.cpp); TVM's "
+        "relay/frontend/pytorch.py (from_pytorch reads traced graphs)",
+        torch_script.scripted_graph,
+        rank=48,
+    ),
+    Rule(
+        "vm-builtin-missing", "library", ("Cannot find ffi::Function vm.builtin.",
+                                          "Cannot find PackedFunc vm.builtin."),
+        r"Cannot find (?:ffi::Function|PackedFunc) (?P<name>vm\.builtin\.[\w.$]+) in either "
+        r"Relax VM",
+        "The model library calls a VM builtin this runtime does not have",
+        "vm.builtin.* functions are the Relax VM runtime's own (src/runtime/relax_vm/"
+        "builtin.cc); the compiled model library calls one the TVM runtime loaded here lacks: "
+        "it was compiled by a newer TVM (or MLC-LLM, tvm-based package) than the runtime that "
+        "runs it - a version mismatch, the runtime is older.",
+        "update (upgrade) the runtime that loads the model - the tvm / mlc-llm package or "
+        "nightly - to the release that compiled the library, or recompile the library with "
+        "the TVM of the runtime.",
+        "src/runtime/relax_vm/vm.cc (VirtualMachineImpl::InitFuncPool) and builtin.cc (the "
+        "vm.builtin.* registry)",
+        rank=51,
+    ),
+    Rule(
+        "header-library-mismatch", "build", "undefined reference to",
+        r"in function [`'](?P<ns>[A-Za-z]\w*)::[^\n]*?undefined reference to [`']"
+        r"(?P<sym>(?P=ns)_\w+)",
+        "A library's C++ header calls a C function its library does not define",
+        "an inline function of the library's C++ header calls the library's C API, and the "
+        "library being linked does not define it: the headers and the library are from two "
+        "versions (headers of an older or newer install found first on the include path, "
+        "e.g. under /usr/local/include).",
+        "make the include path and the library one install: remove the stale install or "
+        "point the include path at the headers that came with the library linked.",
+        "GNU ld's 'in function ... undefined reference to' for a C++ wrapper over a C API "
+        "(oneDNN's dnnl.hpp over dnnl_*, TVM's cmake/modules/contrib/DNNL.cmake)",
+        toolchain.header_library_mismatch,
+        rank=52,
     ),
 ]
 

@@ -1668,3 +1668,17 @@ def rust_target(groups: dict[str, str], text: str) -> tuple[str, str] | None:
             f"{add}; if rustup lists it already, put rustup's toolchain first on PATH "
             "(`which rustc` must point into ~/.cargo/bin) or remove the other Rust, then rebuild "
             "from a clean build directory.")
+
+
+def header_library_mismatch(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``in function `dnnl::...': undefined reference to `dnnl_...'``: the C++ wrapper's inline
+    code (from a header) calls its own library's C API, so the header and lib<ns> differ."""
+    ns, sym = groups.get("ns", ""), groups.get("sym", "")
+    if not ns or not sym:
+        return None
+    return (f"{ns}::... is inline code from {ns}'s C++ header, and it calls {sym}, {ns}'s own C "
+            f"function, which the lib{ns} being linked does not define: the {ns} headers and "
+            f"lib{ns} come from two versions (another install's older or newer headers found "
+            f"first on the include path, e.g. /usr/local/include).",
+            f"build with the headers of the lib{ns} you link: remove the stale {ns} install "
+            f"(its headers and library), or put the matching include directory first")
