@@ -728,3 +728,20 @@ def test_libdl_and_libpthread_symbols_name_their_flags() -> None:
     fixes = {f.excerpt.rsplit(" ", 1)[-1]: f.fix for f in findings if f.id == "undefined-reference"}
     assert "-ldl" in fixes["`dlsym'"] and "-ldl" in fixes["`dlopen'"]
     assert "-pthread" in fixes["`pthread_setaffinity_np'"]
+
+
+def test_a_traced_graphs_missing_operators_are_not_blamed_on_scripting() -> None:
+    log = ("NotImplementedError: The following operators are not implemented: "
+           "['aten::grid_sampler', 'aten::bucketize']\n")
+    assert "torch-scripted-graph" not in {f.id for f in explain(log)}
+    scripted = log.replace("'aten::bucketize'", "'prim::unchecked_cast'")
+    found = [f for f in explain(scripted) if f.id == "torch-scripted-graph"]
+    assert found and "prim::unchecked_cast" in found[0].cause
+
+
+def test_a_wrapper_calling_another_librarys_function_is_not_a_header_mismatch() -> None:
+    # the C++ function and the missing C symbol belong to two libraries: a missing -l, not
+    # headers of another version
+    log = ("/usr/bin/ld: app.o: in function `cv::Mat::release()':\n"
+           "app.cc:(.text+0x10): undefined reference to `jpeg_read_header'\n")
+    assert "header-library-mismatch" not in {f.id for f in explain(log)}

@@ -947,3 +947,33 @@ def test_a_template_of_few_words_does_not_claim_a_long_message() -> None:
     short = "ValueError: Cannot find top.v in ['/opt/verilog/top.v']\n"
     assert any(f.id == "error-site" and f.groups["file"].endswith("contrib/verilog.py")
                for f in explain(short))
+
+
+def test_a_check_message_pasted_without_its_spaces_still_tells_the_sites_apart() -> None:
+    # six codegens check the same condition; only the text after it says which. Pasted
+    # without the space after "CodeGenWebGPU:" it must still name WebGPU's, not another's.
+    log = ("Check failed: calling_conv == CallingConv::kDeviceKernelLaunch == false: "
+           "CodeGenWebGPU:expect calling_conv equals  CallingConv::kDeviceKernelLaunch\n")
+    sites = [f for f in explain(log) if f.id == "error-site"]
+    assert sites and {f.groups["function"] for f in sites} == {"BuildWebGPU"}
+
+
+def test_a_check_site_is_named_beside_the_history_that_answers_its_line() -> None:
+    # the history says why the contrib function is missing; the check's site says where the
+    # lookup failed, and does not call it a TVM bug
+    log = ("src/runtime/module.cc:102: Check failed: f != nullptr Cannot find function "
+           "tvm.contrib.cudnn.conv2d.forward in the imported modules or global registry\n")
+    found = explain(log)
+    assert any(f.origin == "API history" for f in found)
+    site = [f for f in found if f.id == "error-site"]
+    assert site and "GetFuncFromEnv" in site[0].groups["function"]
+    assert "TVM bug" not in site[0].fix
+
+
+def test_an_operator_list_of_the_torch_frontend_is_read_against_relays_pytorch_too() -> None:
+    # report_missing_conversion's message names no frontend; Relay's converter map lives in
+    # relay/frontend/pytorch.py, which the "torch" frontend must include
+    log = ("NotImplementedError: The following operators are not implemented: "
+           "['aten::grid_sampler']\n")
+    hist = [f for f in explain(log) if f.origin == "API history"]
+    assert hist and "relay pytorch frontend" in hist[0].cause

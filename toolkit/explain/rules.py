@@ -2169,9 +2169,9 @@ RULES: list[Rule] = [
         rank=51,
     ),
     Rule(
-        "header-library-mismatch", "build", "undefined reference to",
-        r"in function [`'](?P<ns>[A-Za-z]\w*)::[^\n]*?undefined reference to [`']"
-        r"(?P<sym>(?P=ns)_\w+)",
+        "header-library-mismatch", "build", ("in function `", "in function '"),
+        r"in function [`'](?P<ns>[A-Za-z]\w*)::[^\n]*(?:\n[^\n]*?)?undefined reference to "
+        r"[`'](?P<sym>(?P=ns)_\w+)",
         "A library's C++ header calls a C function its library does not define",
         "an inline function of the library's C++ header calls the library's C API, and the "
         "library being linked does not define it: the headers and the library are from two "
