@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from toolkit.explain import (
     android_artifacts,
+    build_isolation,
     buildtools,
     cmake_checks,
     frontend_attrs,
@@ -2183,6 +2184,18 @@ RULES: list[Rule] = [
         "(oneDNN's dnnl.hpp over dnnl_*, TVM's cmake/modules/contrib/DNNL.cmake)",
         toolchain.header_library_mismatch,
         rank=52,
+    ),
+    Rule(
+        "isolated-build-missing-module", "packaging", "No module named",
+        r"No module named '(?P<mod>[\w.]+)'",
+        "A module the build script imports is missing from the isolated build environment",
+        "pip/uv's build isolation installs only the declared build requirements.",
+        "build with --no-build-isolation after installing the module.",
+        "PEP 517 build isolation (pip, uv) and setuptools.build_meta's frames; TVM's "
+        "python/setup.py and pyproject.toml per release (scripts/build_requires.py)",
+        build_isolation.missing_in_isolation,
+        rank=53,
+        origin="rule and TVM's build files per release",
     ),
 ]
 
