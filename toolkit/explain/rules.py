@@ -2195,7 +2195,7 @@ RULES: list[Rule] = [
         "python/setup.py and pyproject.toml per release (scripts/build_requires.py)",
         build_isolation.missing_in_isolation,
         rank=53,
-        origin="rule and TVM's build files per release",
+        origin="TVM build requirements table",
     ),
 ]
 
