@@ -23,6 +23,7 @@ from toolkit.explain import (
     optional_libs,
     python_versions,
     stack_packages,
+    tilelang_archs,
     toolchain,
     torch_script,
 )
@@ -2196,6 +2197,18 @@ RULES: list[Rule] = [
         build_isolation.missing_in_isolation,
         rank=53,
         origin="TVM build requirements table",
+    ),
+    Rule(
+        "tilelang-arch-not-supported", "version", "Not supported cuda",
+        r"Not supported (?P<target>cuda\b[^\n]*?-arch=sm_(?P<arch>\d+)\w*)",
+        "The installed TileLang release does not know this GPU architecture",
+        "TileLang's architecture checks do not cover it.",
+        "upgrade TileLang.",
+        "TileLang's src/op/gemm.cc (\"Not supported \" << target) and its TargetIs* "
+        "predicates per release (scripts/tilelang_archs.py)",
+        tilelang_archs.arch_not_supported,
+        rank=50,
+        origin="TileLang architecture table",
     ),
 ]
 
