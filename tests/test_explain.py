@@ -745,3 +745,16 @@ def test_a_wrapper_calling_another_librarys_function_is_not_a_header_mismatch() 
     log = ("/usr/bin/ld: app.o: in function `cv::Mat::release()':\n"
            "app.cc:(.text+0x10): undefined reference to `jpeg_read_header'\n")
     assert "header-library-mismatch" not in {f.id for f in explain(log)}
+
+
+def test_tvmc_option_passed_by_the_user_is_told_from_one_tvmc_filled_in() -> None:
+    log = (FIXTURES / "tvmc-codegen-option-without-target.log").read_text()
+    found = next(f for f in explain(log) if f.id == "tvmc-codegen-option-without-target")
+    assert "USE_ETHOSN" in found.cause and "not on the command line" in found.cause
+    passed = log.replace("--output", "--target-ethos-n-variant=n78 --output")
+    found = next(f for f in explain(passed) if f.id == "tvmc-codegen-option-without-target")
+    assert "the command passes" in found.cause and "add ethos-n to --target" in found.fix
+    # no command shown: whether it was passed is not stated
+    alone = log.splitlines()[1] + "\n"
+    found = next(f for f in explain(alone) if f.id == "tvmc-codegen-option-without-target")
+    assert "unless the command passed" in found.cause

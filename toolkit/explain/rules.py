@@ -26,6 +26,7 @@ from toolkit.explain import (
     tilelang_archs,
     toolchain,
     torch_script,
+    tvmc_options,
 )
 from toolkit.explain.refine import NOT_THIS
 
@@ -2209,6 +2210,18 @@ RULES: list[Rule] = [
         tilelang_archs.arch_not_supported,
         rank=50,
         origin="TileLang architecture table",
+    ),
+    Rule(
+        "tvmc-codegen-option-without-target", "target", "but did not specify",
+        r"Passed --target-(?P<kind>[A-Za-z0-9-]+?)-(?P<opt>\w+) but did not specify (?P=kind) "
+        r"target",
+        "tvmc was given a codegen's option without that codegen's target",
+        "tvmc applies a codegen's options only to its own target.",
+        "name the codegen's target in --target.",
+        "python/tvm/driver/tvmc/target.py (validate_targets) and composite_target.py; TVM's "
+        "CMake options (scripts/optional_libs.py)",
+        tvmc_options.option_without_target,
+        rank=50,
     ),
 ]
 
