@@ -758,3 +758,15 @@ def test_tvmc_option_passed_by_the_user_is_told_from_one_tvmc_filled_in() -> Non
     alone = log.splitlines()[1] + "\n"
     found = next(f for f in explain(alone) if f.id == "tvmc-codegen-option-without-target")
     assert "unless the command passed" in found.cause
+
+
+def test_a_compiler_symbol_is_blamed_on_the_runtime_only_when_tvm_runtime_links() -> None:
+    log = (FIXTURES / "runtime-needs-compiler-symbol.log").read_text()
+    found = next(f for f in explain(log) if f.id == "runtime-needs-compiler-symbol")
+    assert "src/runtime/opencl" in found.cause and "opencl runtime" in found.cause
+    # the same symbol missing in the link of a program of one's own is another failure
+    app = log.replace("tvm_runtime", "my_app")
+    assert "runtime-needs-compiler-symbol" not in {f.id for f in explain(app)}
+    # an object that is no runtime source of TVM's
+    other = log.replace("opencl_module.obj", "my_plugin.obj")
+    assert "runtime-needs-compiler-symbol" not in {f.id for f in explain(other)}

@@ -22,6 +22,7 @@ from toolkit.explain import (
     frontend_attrs,
     optional_libs,
     python_versions,
+    runtime_link,
     stack_packages,
     tilelang_archs,
     toolchain,
@@ -2222,6 +2223,19 @@ RULES: list[Rule] = [
         "CMake options (scripts/optional_libs.py)",
         tvmc_options.option_without_target,
         rank=50,
+    ),
+    Rule(
+        "runtime-needs-compiler-symbol", "build", "unresolved external symbol",
+        r"\w+\.obj : error LNK20(?:01|19): unresolved external symbol \"[^\"\n]*?"
+        r"(?P<sym>tvm::(?:parser|relay|tir|te|transform|codegen|target|ir)::\w+|"
+        r"tvm::(?:Target|IRModule|PrimExpr|SourceName|GlobalVar)\b)",
+        "TVM's runtime library needs a compiler symbol",
+        "a runtime source includes a compiler header.",
+        "remove the compiler header from the runtime source, or update TVM.",
+        "MSVC's LNK2001/LNK2019 while linking tvm_runtime; TVM's split of src/runtime "
+        "(libtvm_runtime) from the compiler (libtvm) and TVM_DLL in include/tvm/runtime/base.h",
+        runtime_link.compiler_symbol_in_runtime,
+        rank=52,
     ),
 ]
 

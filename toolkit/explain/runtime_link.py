@@ -1,0 +1,47 @@
+"""TVM's runtime library failing to link because a runtime source needs compiler symbols.
+
+libtvm_runtime (tvm_runtime.dll/.lib) holds src/runtime only; the compiler's symbols
+(``tvm::parser::SourceMap``, ``tvm::Target``, IR and passes) are in libtvm. A runtime source
+that includes a compiler header (``<tvm/target/target.h>``, ``<tvm/ir/...>``) compiles, and
+with GCC/Clang links as long as no compiler symbol is used out of line; on MSVC TVM_DLL marks
+the header's declarations dllimport/dllexport, so the runtime object needs them and the link
+of tvm_runtime fails. Which runtime folder an object comes from is read from TVM's file list
+(the error-site index).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from toolkit.explain.refine import NOT_THIS
+
+_OBJ = re.compile(r"(?P<obj>\w+)\.(?:obj|o) : error LNK\d+")
+
+
+def compiler_symbol_in_runtime(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """``vulkan_instance.obj : error LNK2001: unresolved external symbol ... tvm::parser::...``
+    while tvm_runtime links."""
+    from toolkit.explain.history import DATA, sites
+
+    if "tvm_runtime" not in text:
+        return NOT_THIS
+    stems = {m.group("obj") for m in _OBJ.finditer(text)}
+    folders = sorted({str(PurePosixPath(f).parent) for f in sites(DATA).by_file
+                      if PurePosixPath(f).stem in stems and "runtime" in f})
+    if not folders:
+        return NOT_THIS
+    # src/runtime/vulkan (older trees) or src/backend/vulkan/runtime: the backend's name
+    backend = [p for p in PurePosixPath(folders[-1]).parts if p not in ("src", "runtime",
+                                                                         "backend")][-1:]
+    backend = backend[0] if backend else "TVM"
+    sym = groups.get("sym", "")
+    return (f"tvm_runtime's objects from {' / '.join(folders)} (the {backend} runtime) need "
+            f"{sym}, a compiler symbol that lives in libtvm, not in the runtime library: a "
+            f"{backend} runtime source of this tree includes a compiler header (such as "
+            f"<tvm/target/target.h> or <tvm/ir/...>); with MSVC, TVM_DLL turns that header's "
+            f"declarations into imports the runtime must resolve, so GCC builds of the same "
+            f"tree may link.",
+            f"update TVM if a newer tree no longer includes it there, or remove the compiler header "
+            f"from {folders[-1]} (git grep -n '#include <tvm/\\(target\\|ir\\|parser\\)' "
+            f"{folders[-1]})")
