@@ -770,3 +770,15 @@ def test_a_compiler_symbol_is_blamed_on_the_runtime_only_when_tvm_runtime_links(
     # an object that is no runtime source of TVM's
     other = log.replace("opencl_module.obj", "my_plugin.obj")
     assert "runtime-needs-compiler-symbol" not in {f.id for f in explain(other)}
+
+
+def test_an_openblas_kernel_missing_from_lapack_names_numpys_blas() -> None:
+    log = ("$ python3 -m tvm.exec.rpc_server --port 9091\n"
+           "python3: /usr/lib/aarch64-linux-gnu/liblapack.so.3: undefined symbol: "
+           "dgetrs_T_parallel\n"
+           "python3: /usr/lib/aarch64-linux-gnu/liblapack.so.3: undefined symbol: "
+           "zpotrf_U_single\n")
+    found = next(f for f in explain(log) if f.id == "undefined-symbol")
+    assert "OpenBLAS" in found.cause and "numpy" in found.fix
+    other = "python3: /opt/x/libfoo.so: undefined symbol: dgemm_\n"
+    assert "OpenBLAS" not in next(f for f in explain(other) if f.id == "undefined-symbol").cause

@@ -119,6 +119,15 @@ SYMBOLS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"^pthread_\w+$"), "glibc's libpthread (outside libc before glibc 2.34)",
      "add -pthread (CMake: find_package(Threads) and Threads::Threads) after the libraries "
      "that call it"),
+    # OpenBLAS's internal kernels (interface/lapack/getrs.c: sgetrs_N_single), which a LAPACK
+    # built against OpenBLAS calls: the libblas/liblapack pair loaded is not one OpenBLAS
+    (re.compile(r"^[sdcz][a-z]+\d*_[A-Z]{1,4}_(?:single|parallel)$|^openblas_\w+|^gotoblas"),
+     "OpenBLAS (a LAPACK built for it calls its kernels)",
+     "the liblapack loaded was built for OpenBLAS but another libblas is loaded beside it (the "
+     "system's libblas.so.3/liblapack.so.3 alternatives disagree); in TVM's Python it is numpy "
+     "that loads them: check that `python -c 'import numpy'` alone fails, then reinstall numpy "
+     "(pip install --force-reinstall numpy: its wheels bundle their own OpenBLAS) or make both "
+     "alternatives OpenBLAS's (update-alternatives --config liblapack.so.3)"),
 ]
 
 # TVM's own shared libraries, by generation (apache/tvm's CMakeLists.txt at each release tag):
