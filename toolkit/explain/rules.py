@@ -2237,6 +2237,18 @@ RULES: list[Rule] = [
         runtime_link.compiler_symbol_in_runtime,
         rank=52,
     ),
+    Rule(
+        "cython3-exception-spec", "build", (".pxi:", ".pyx:", ".pxd:"),
+        r"(?P<file>\S*tvm\S*\.(?:pyx|pxi|pxd)):\d+:\d+: (?P<msg>Cannot assign type "
+        r"'[^'\n]*(?:except \*|noexcept)[^'\n]*' to '[^'\n]+')",
+        "Cython 3 rejects a callback type in TVM's Cython sources",
+        "Cython 3.0 changed the default exception specification.",
+        "pin Cython below 3.",
+        "Cython 3.0's migration notes (exception propagation by default, noexcept); TVM's "
+        "python/tvm/_ffi/_cython sources",
+        buildtools.cython3_exception_spec,
+        rank=56,
+    ),
 ]
 
 
