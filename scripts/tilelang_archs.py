@@ -56,7 +56,8 @@ def collect(repo: Path) -> list[dict[str, object]]:
 def main() -> None:
     tvm_tags.write_table(
         __doc__, "tilelang_archs.json",
-        "tile-ai/tilelang's TargetIs* predicates (src/target/utils.cc ...) at each release tag (scripts/tilelang_archs.py)",
+        "tile-ai/tilelang's TargetIs* predicates (src/target/utils.cc ...) at each release tag "
+        "(scripts/tilelang_archs.py)",
         lambda repo: {"releases": collect(repo)})
 
 

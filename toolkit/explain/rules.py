@@ -2249,6 +2249,21 @@ RULES: list[Rule] = [
         buildtools.cython3_exception_spec,
         rank=56,
     ),
+    Rule(
+        "hexagon-qfloat-arch", "build", "undeclared identifier 'Q6_",
+        r"use of undeclared identifier '(?P<intr>Q6_\w*?[Qq][Ff](?:16|32)\w*)'",
+        "An HVX qfloat instruction the Hexagon architecture being built for lacks",
+        "the HVX qf16/qf32 (qfloat) instructions (Q6_*qf16*, Q6_*qf32*) exist from Hexagon "
+        "v68 on; the build targets an older architecture (USE_HEXAGON_ARCH v65 or v66), whose "
+        "compiler declares no such intrinsic, and still compiles TVM's HVX fp16 runtime ops "
+        "and the SDK's qhl_hvx math that use them.",
+        "set USE_HEXAGON_ARCH to v68 or newer if the device has it; for a v65/v66 device, "
+        "update TVM: from v0.18.0 cmake/modules/Hexagon.cmake compiles src/runtime/hexagon/ops "
+        "only for v68 and newer (htp_supported_archs).",
+        "Hexagon SDK's HVX intrinsics (Q6_V*qf16*/qf32* need __HVX_ARCH__ >= 68); TVM's "
+        "cmake/modules/Hexagon.cmake (git show v0.17.0 / v0.18.0)",
+        rank=50,
+    ),
 ]
 
 
