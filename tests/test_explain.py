@@ -782,3 +782,11 @@ def test_an_openblas_kernel_missing_from_lapack_names_numpys_blas() -> None:
     assert "OpenBLAS" in found.cause and "numpy" in found.fix
     other = "python3: /opt/x/libfoo.so: undefined symbol: dgemm_\n"
     assert "OpenBLAS" not in next(f for f in explain(other) if f.id == "undefined-symbol").cause
+
+
+def test_a_generated_file_that_is_no_cargo_output_is_not_blamed_on_rust() -> None:
+    log = (FIXTURES / "cargo-step-not-found.log").read_text()
+    other = log.replace("rust/release/libmodel_tokenizer_ffi.a", "gen/kernels_table.cc")
+    assert "cargo-step-not-found" not in {f.id for f in explain(other)}
+    ran = log.replace("no such file or directory", "error[E0432]: unresolved import `serde`")
+    assert "cargo-step-not-found" not in {f.id for f in explain(ran)}

@@ -2264,6 +2264,21 @@ RULES: list[Rule] = [
         "cmake/modules/Hexagon.cmake (git show v0.17.0 / v0.18.0)",
         rank=50,
     ),
+    Rule(
+        "cargo-step-not-found", "build", "Generating ",
+        r"Generating (?P<out>\S*\b(?:release|debug)/lib(?P<crate>\w+)\.a)[^\n]*\n"
+        r"(?:[^\n]*\n){0,3}?[^\n]*[Nn]o such file or directory\s*$",
+        "The build step that runs cargo (Rust) could not start",
+        "the step that generates a Rust static library (cargo's <profile>/lib<crate>.a layout, "
+        "as tokenizers-cpp's libtokenizers_c.a for MLC-LLM) runs `cargo build`, and the OS "
+        "found no such program: no Rust toolchain is installed, or cargo is not on the PATH "
+        "of the build.",
+        "install Rust with rustup (curl https://sh.rustup.rs -sSf | sh), open a new shell "
+        "(or source ~/.cargo/env) so cargo is on PATH, and rerun the build.",
+        "cargo's output layout (target/<profile>/lib<crate>.a) in a CMake custom command; "
+        "make's report of a command the OS could not execute",
+        rank=50,
+    ),
 ]
 
 
