@@ -790,3 +790,11 @@ def test_a_generated_file_that_is_no_cargo_output_is_not_blamed_on_rust() -> Non
     assert "cargo-step-not-found" not in {f.id for f in explain(other)}
     ran = log.replace("no such file or directory", "error[E0432]: unresolved import `serde`")
     assert "cargo-step-not-found" not in {f.id for f in explain(ran)}
+
+
+def test_an_unexported_symbol_names_the_dll_and_leaves_tvm_runtimes_own_link_alone() -> None:
+    log = (FIXTURES / "msvc-symbol-not-exported.log").read_text()
+    found = next(f for f in explain(log) if f.id == "msvc-symbol-not-exported")
+    assert "my_relay_ops.dll" in found.cause and "tvm::OpRegEntry" in found.cause
+    runtime = (FIXTURES / "runtime-needs-compiler-symbol.log").read_text()
+    assert "msvc-symbol-not-exported" not in {f.id for f in explain(runtime)}

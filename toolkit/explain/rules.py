@@ -2279,6 +2279,18 @@ RULES: list[Rule] = [
         "make's report of a command the OS could not execute",
         rank=50,
     ),
+    Rule(
+        "msvc-symbol-not-exported", "build", "unresolved external symbol",
+        r"\w+\.obj : error LNK20(?:01|19): unresolved external symbol \"[^\"\n]*?"
+        r"(?P<sym>(?:tvm|dmlc)::[\w:<>* ]+?)(?:\(|\\\"| \*)",
+        "A symbol of TVM's DLL is not exported",
+        "Windows DLLs export only symbols marked dllexport (TVM_DLL).",
+        "mark the declaration TVM_DLL.",
+        "MSVC's LNK2001/LNK2019 against tvm.dll; TVM_DLL in include/tvm/runtime/base.h "
+        "(c_runtime_api.h in older trees)",
+        runtime_link.not_exported,
+        rank=40,
+    ),
 ]
 
 

@@ -45,3 +45,25 @@ def compiler_symbol_in_runtime(groups: dict[str, str], text: str) -> tuple[str, 
             f"update TVM if a newer tree no longer includes it there, or remove the compiler header "
             f"from {folders[-1]} (git grep -n '#include <tvm/\\(target\\|ir\\|parser\\)' "
             f"{folders[-1]})")
+
+
+_DLL = re.compile(r"(?:Creating library \S*?(?P<lib>\w+)\.lib|(?P<dll>\w+)\.dll : fatal error "
+                  r"LNK1120)")
+
+
+def not_exported(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """``graph_runtime.obj : error LNK2019: unresolved external symbol ... dmlc::Registry<...>``
+    while a DLL other than TVM's runtime links against TVM's."""
+    names = [m.group("lib") or m.group("dll") for m in _DLL.finditer(text)]
+    target = names[0] if names else ""
+    if target == "tvm_runtime":
+        return NOT_THIS  # the runtime's own link: compiler-symbol-in-runtime's case
+    sym = groups.get("sym", "")
+    whose = f"{target}.dll" if target else "the DLL being linked"
+    return (f"{whose} needs {sym} from TVM's DLL; where TVM's sources define it, the DLL does "
+            f"not export it: on Windows a DLL exports only what is marked "
+            f"__declspec(dllexport) (TVM_DLL in TVM's headers), while Linux shared libraries export every symbol, so the same code "
+            f"links with GCC. A class or template member without TVM_DLL (a registry's static "
+            f"Get, a library TVM links statically such as dmlc-core) stays private to tvm.dll.",
+            "export it: mark its declaration TVM_DLL (or reach it through a function TVM "
+            "exports), or build the two into one library; a newer TVM may export it already")
