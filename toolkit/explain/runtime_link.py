@@ -63,7 +63,8 @@ def not_exported(groups: dict[str, str], text: str) -> tuple[str, str]:
     return (f"{whose} needs {sym} from TVM's DLL; where TVM's sources define it, the DLL does "
             f"not export it: on Windows a DLL exports only what is marked "
             f"__declspec(dllexport) (TVM_DLL in TVM's headers), while Linux shared libraries "
-            f"export every symbol, so the same code links with GCC. A class or template member without TVM_DLL (a registry's static "
-            f"Get, a library TVM links statically such as dmlc-core) stays private to tvm.dll.",
+            f"export every symbol, so the same code links with GCC. A class or template member "
+            f"without TVM_DLL (a registry's static Get, a library TVM links statically such as "
+            f"dmlc-core) stays private to tvm.dll.",
             "export it: mark its declaration TVM_DLL (or reach it through a function TVM "
             "exports), or build the two into one library; a newer TVM may export it already")
