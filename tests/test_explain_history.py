@@ -977,3 +977,14 @@ def test_an_operator_list_of_the_torch_frontend_is_read_against_relays_pytorch_t
            "['aten::grid_sampler']\n")
     hist = [f for f in explain(log) if f.origin == "API history"]
     assert hist and "relay pytorch frontend" in hist[0].cause
+
+
+def test_a_private_name_imported_without_its_module_is_found_among_registered_globals() -> None:
+    # a private name _init_api puts on a module: when only one registered
+    # global ends with the name, its history (and the USE_ option that compiles it) answers
+    log = "ImportError: cannot import name '_rpc_connect'\n"
+    hist = [f for f in explain(log) if f.origin == "API history"]
+    assert hist and "micro._rpc_connect" in hist[0].cause and "USE_MICRO" in hist[0].title
+    # a name many globals end with names none of them
+    common = "ImportError: cannot import name 'tanh'\n"
+    assert not any("is compiled only with" in f.title for f in explain(common))
