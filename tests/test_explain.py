@@ -798,3 +798,14 @@ def test_an_unexported_symbol_names_the_dll_and_leaves_tvm_runtimes_own_link_alo
     assert "my_relay_ops.dll" in found.cause and "tvm::OpRegEntry" in found.cause
     runtime = (FIXTURES / "runtime-needs-compiler-symbol.log").read_text()
     assert "msvc-symbol-not-exported" not in {f.id for f in explain(runtime)}
+
+
+def test_prepare_libs_run_by_mlc_llm_package_is_not_called_run_by_hand() -> None:
+    log = (FIXTURES / "mlc-prepare-libs-by-hand.log").read_text()
+    assert best(log).id == "mlc-prepare-libs-by-hand"
+    by_package = log + (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/mlc_llm/cli/package.py", line 88, in '
+        "build_android_binding\n"
+        "    subprocess.run([sys.executable, mlc4j_path / 'prepare_libs.py'], check=True)\n")
+    assert "mlc-prepare-libs-by-hand" not in {f.id for f in explain(by_package)}

@@ -2291,6 +2291,18 @@ RULES: list[Rule] = [
         runtime_link.not_exported,
         rank=40,
     ),
+    Rule(
+        "mlc-prepare-libs-by-hand", "packaging", "prepare_libs.py",
+        r"File \"(?P<path>[^\"\n]*android[/\\]mlc4j[/\\]prepare_libs\.py)\", line \d+, "
+        r"in <module>",
+        "MLC-LLM's Android build script was run by hand",
+        "prepare_libs.py is a step of `mlc_llm package`.",
+        "run `mlc_llm package` instead.",
+        "MLC-LLM's python/mlc_llm/cli/package.py (build_android_binding runs "
+        "android/mlc4j/prepare_libs.py) and its Android docs",
+        android_artifacts.prepare_libs_by_hand,
+        rank=45,
+    ),
 ]
 
 
