@@ -728,3 +728,84 @@ def test_libdl_and_libpthread_symbols_name_their_flags() -> None:
     fixes = {f.excerpt.rsplit(" ", 1)[-1]: f.fix for f in findings if f.id == "undefined-reference"}
     assert "-ldl" in fixes["`dlsym'"] and "-ldl" in fixes["`dlopen'"]
     assert "-pthread" in fixes["`pthread_setaffinity_np'"]
+
+
+def test_a_traced_graphs_missing_operators_are_not_blamed_on_scripting() -> None:
+    log = ("NotImplementedError: The following operators are not implemented: "
+           "['aten::grid_sampler', 'aten::bucketize']\n")
+    assert "torch-scripted-graph" not in {f.id for f in explain(log)}
+    scripted = log.replace("'aten::bucketize'", "'prim::unchecked_cast'")
+    found = [f for f in explain(scripted) if f.id == "torch-scripted-graph"]
+    assert found and "prim::unchecked_cast" in found[0].cause
+
+
+def test_a_wrapper_calling_another_librarys_function_is_not_a_header_mismatch() -> None:
+    # the C++ function and the missing C symbol belong to two libraries: a missing -l, not
+    # headers of another version
+    log = ("/usr/bin/ld: app.o: in function `cv::Mat::release()':\n"
+           "app.cc:(.text+0x10): undefined reference to `jpeg_read_header'\n")
+    assert "header-library-mismatch" not in {f.id for f in explain(log)}
+
+
+def test_tvmc_option_passed_by_the_user_is_told_from_one_tvmc_filled_in() -> None:
+    log = (FIXTURES / "tvmc-codegen-option-without-target.log").read_text()
+    found = next(f for f in explain(log) if f.id == "tvmc-codegen-option-without-target")
+    assert "USE_ETHOSN" in found.cause and "not on the command line" in found.cause
+    passed = log.replace("--output", "--target-ethos-n-variant=n78 --output")
+    found = next(f for f in explain(passed) if f.id == "tvmc-codegen-option-without-target")
+    assert "the command passes" in found.cause and "add ethos-n to --target" in found.fix
+    # no command shown: whether it was passed is not stated
+    alone = log.splitlines()[1] + "\n"
+    found = next(f for f in explain(alone) if f.id == "tvmc-codegen-option-without-target")
+    assert "unless the command passed" in found.cause
+
+
+def test_a_compiler_symbol_is_blamed_on_the_runtime_only_when_tvm_runtime_links() -> None:
+    log = (FIXTURES / "runtime-needs-compiler-symbol.log").read_text()
+    found = next(f for f in explain(log) if f.id == "runtime-needs-compiler-symbol")
+    assert "src/runtime/opencl" in found.cause and "opencl runtime" in found.cause
+    # the same symbol missing in the link of a program of one's own is another failure
+    app = log.replace("tvm_runtime", "my_app")
+    assert "runtime-needs-compiler-symbol" not in {f.id for f in explain(app)}
+    # an object that is no runtime source of TVM's
+    other = log.replace("opencl_module.obj", "my_plugin.obj")
+    assert "runtime-needs-compiler-symbol" not in {f.id for f in explain(other)}
+
+
+def test_an_openblas_kernel_missing_from_lapack_names_numpys_blas() -> None:
+    log = ("$ python3 -m tvm.exec.rpc_server --port 9091\n"
+           "python3: /usr/lib/aarch64-linux-gnu/liblapack.so.3: undefined symbol: "
+           "dgetrs_T_parallel\n"
+           "python3: /usr/lib/aarch64-linux-gnu/liblapack.so.3: undefined symbol: "
+           "zpotrf_U_single\n")
+    found = next(f for f in explain(log) if f.id == "undefined-symbol")
+    assert "OpenBLAS" in found.cause and "numpy" in found.fix
+    other = "python3: /opt/x/libfoo.so: undefined symbol: dgemm_\n"
+    assert "OpenBLAS" not in next(f for f in explain(other) if f.id == "undefined-symbol").cause
+
+
+def test_a_generated_file_that_is_no_cargo_output_is_not_blamed_on_rust() -> None:
+    log = (FIXTURES / "cargo-step-not-found.log").read_text()
+    other = log.replace("rust/release/libmodel_tokenizer_ffi.a", "gen/kernels_table.cc")
+    assert "cargo-step-not-found" not in {f.id for f in explain(other)}
+    ran = log.replace("no such file or directory", "error[E0432]: unresolved import `serde`")
+    assert "cargo-step-not-found" not in {f.id for f in explain(ran)}
+
+
+def test_an_unexported_symbol_names_the_dll_and_leaves_tvm_runtimes_own_link_alone() -> None:
+    log = (FIXTURES / "msvc-symbol-not-exported.log").read_text()
+    found = next(f for f in explain(log) if f.id == "msvc-symbol-not-exported")
+    assert "my_relay_ops.dll" in found.cause and "tvm::OpRegEntry" in found.cause
+    runtime = (FIXTURES / "runtime-needs-compiler-symbol.log").read_text()
+    assert "msvc-symbol-not-exported" not in {f.id for f in explain(runtime)}
+
+
+def test_prepare_libs_run_by_mlc_llm_package_is_not_called_run_by_hand() -> None:
+    log = (FIXTURES / "mlc-prepare-libs-by-hand.log").read_text()
+    assert best(log).id == "mlc-prepare-libs-by-hand"
+    by_package = log + (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/mlc_llm/cli/package.py", line 88, in '
+        "build_android_binding\n"
+        "    subprocess.run([sys.executable, mlc4j_path / 'prepare_libs.py'], check=True)\n")
+    assert "mlc-prepare-libs-by-hand" not in {f.id for f in explain(by_package)}

@@ -995,3 +995,44 @@ def test_a_tvm_function_the_link_misses_names_the_generation_that_exports_it() -
     # a function no TVM release exports is not put on TVM
     assert not [f for f in explain('  "_TVMFrobnicate", referenced from:\n')
                 if f.origin == "API history"]
+
+
+def test_a_check_message_pasted_without_its_spaces_still_tells_the_sites_apart() -> None:
+    # six codegens check the same condition; only the text after it says which. Pasted
+    # without the space after "CodeGenWebGPU:" it must still name WebGPU's, not another's.
+    log = ("Check failed: calling_conv == CallingConv::kDeviceKernelLaunch == false: "
+           "CodeGenWebGPU:expect calling_conv equals  CallingConv::kDeviceKernelLaunch\n")
+    sites = [f for f in explain(log) if f.id == "error-site"]
+    assert sites and {f.groups["function"] for f in sites} == {"BuildWebGPU"}
+
+
+def test_a_check_site_is_named_beside_the_history_that_answers_its_line() -> None:
+    # the history says why the contrib function is missing; the check's site says where the
+    # lookup failed, and does not call it a TVM bug
+    log = ("src/runtime/module.cc:102: Check failed: f != nullptr Cannot find function "
+           "tvm.contrib.cudnn.conv2d.forward in the imported modules or global registry\n")
+    found = explain(log)
+    assert any(f.origin == "API history" for f in found)
+    site = [f for f in found if f.id == "error-site"]
+    assert site and "GetFuncFromEnv" in site[0].groups["function"]
+    assert "TVM bug" not in site[0].fix
+
+
+def test_an_operator_list_of_the_torch_frontend_is_read_against_relays_pytorch_too() -> None:
+    # report_missing_conversion's message names no frontend; Relay's converter map lives in
+    # relay/frontend/pytorch.py, which the "torch" frontend must include
+    log = ("NotImplementedError: The following operators are not implemented: "
+           "['aten::grid_sampler']\n")
+    hist = [f for f in explain(log) if f.origin == "API history"]
+    assert hist and "relay pytorch frontend" in hist[0].cause
+
+
+def test_a_private_name_imported_without_its_module_is_found_among_registered_globals() -> None:
+    # a private name _init_api puts on a module: when only one registered
+    # global ends with the name, its history (and the USE_ option that compiles it) answers
+    log = "ImportError: cannot import name '_rpc_connect'\n"
+    hist = [f for f in explain(log) if f.origin == "API history"]
+    assert hist and "micro._rpc_connect" in hist[0].cause and "USE_MICRO" in hist[0].title
+    # a name many globals end with names none of them
+    common = "ImportError: cannot import name 'tanh'\n"
+    assert not any("is compiled only with" in f.title for f in explain(common))

@@ -53,3 +53,23 @@ def java_bindings_unbuilt(groups: dict[str, str], _text: str) -> tuple[str, str]
             "TVM_SOURCE_DIR or the 3rdparty/tvm submodule present; it writes "
             "tvm4j_core.jar into the mlc4j library's output folder), then build the app "
             "without cleaning it away")
+
+
+# `mlc_llm package` (python/mlc_llm/cli/package.py, build_android_binding) runs the script
+# after compiling the app's model libraries; its own frames or name show it did.
+_BY_PACKAGE = ("mlc_llm/cli/package.py", "mlc_llm package", "build_android_binding")
+
+
+def prepare_libs_by_hand(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """A traceback whose outermost frame is MLC-LLM's android/mlc4j/prepare_libs.py."""
+    if any(mark in text for mark in _BY_PACKAGE):
+        return NOT_THIS
+    return (f"{groups.get('path', 'prepare_libs.py')} was run by hand: it is the step "
+            "`mlc_llm package` runs (build_android_binding) after it has compiled the app's "
+            "model libraries into one static library and written mlc-app-config.json, with "
+            "the environment MLC-LLM's Android docs set up; run alone, the mlc4j build it "
+            "starts misses what that command prepares.",
+            "run `mlc_llm package` in the app's folder (with its mlc-package-config.json, "
+            "MLC_LLM_SOURCE_DIR, ANDROID_NDK, TVM_NDK_CC and JAVA_HOME set as the Android docs "
+            "say) instead of the script; if that fails too, read the first compiler error of "
+            "the mlc4j build above the traceback")

@@ -158,3 +158,16 @@ def stl_acknowledge_macro(groups: dict[str, str], _text: str) -> tuple[str, str]
             f"define {macro} for the build (CMake: add_definitions(-D{macro}), or /D{macro} in "
             "the compiler flags); a newer TVM may define it in its own CMake for MSVC, or use "
             "the older Visual Studio the sources were written for")
+
+
+def cython3_exception_spec(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """``ndarray.pxi:116:66: Cannot assign type 'void (object) except *' to
+    'PyCapsule_Destructor'``: Cython 3's default exception specification."""
+    file, msg = groups.get("file", ""), groups.get("msg", "")
+    return (f"Cython 3.0 (July 2023) changed cdef functions to propagate exceptions by default "
+            f"(`except *` unless declared noexcept), so a callback in {file} no longer has the "
+            f"type the C API expects ({msg.strip()}): these sources were written for Cython "
+            f"0.29, and the build picked up Cython 3.",
+            "pin Cython below 3 for this TVM (pip install 'cython<3', with "
+            "--no-build-isolation so the build uses it), or use a TVM whose Cython sources "
+            "declare the callback for 3.0 (noexcept or a cast)")

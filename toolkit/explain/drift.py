@@ -108,6 +108,19 @@ def answers(text: str, version: LogVersion | None) -> Iterator[Answer]:
             yield answer
 
 
+_BY_LAST: dict[int, dict[str, list[str]]] = {}
+
+
+def _globals_by_last(history: ApiHistory) -> dict[str, list[str]]:
+    """Registered global functions by their last dotted part, built once per history."""
+    if id(history) not in _BY_LAST:
+        table: dict[str, list[str]] = {}
+        for name in history.facts.get("F", {}):
+            table.setdefault(name.rsplit(".", 1)[-1], []).append(name)
+        _BY_LAST[id(history)] = table
+    return _BY_LAST[id(history)]
+
+
 def _answer(history: ApiHistory, kind: str, m: re.Match[str],
             version: LogVersion | None) -> Answer | None:
     g = m.groupdict()
@@ -115,6 +128,12 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
         mod, attr = g.get("mod"), g.get("attr")
         if attr and not mod and m.group(0).startswith("cannot import name"):
             mod = _importing_module(attr, m)
+            if not mod:
+                # no module shown: a name only one registered global ends with is what
+                # _init_api would have put there (micro._rpc_connect for '_rpc_connect')
+                ends = _globals_by_last(history).get(attr, [])
+                if len(ends) == 1:
+                    return _global(history, ends[0], m, version)
         name = f"{mod}.{attr}" if mod and attr else (mod or attr or "")
         if not name.startswith(("tvm.", "tvm_ffi")) and name not in ("tvm", "tvm_ffi"):
             return None
@@ -787,8 +806,10 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
         by_frontend: dict[str, int] = {}
         for key, (mask, _) in facts.items():
             module, _, name = key.partition(":")
+            # "torch" is relax's frontend.torch and relay's frontend.pytorch
             if name == op and ".frontend." in module and (
-                    not frontend or f".frontend.{frontend}" in module):
+                    not frontend or f".frontend.{frontend}" in module
+                    or f".frontend.py{frontend}" in module):
                 fe = module.split(".frontend.")[0].removeprefix("tvm.") + " " + \
                     module.split(".frontend.")[1].split(".")[0]
                 by_frontend[fe] = by_frontend.get(fe, 0) | mask

@@ -307,12 +307,21 @@ def _by_condition(index: SiteIndex, after: str, seen: frames.Frames, retyped: bo
             score = 2 * len(key)
             template = index.sites[i].template
             literal = matches_template(template, msg) if msg and template.strip() else 0
+            if literal < 0:
+                literal = _unspaced(template, msg)
             # A check with a message prints it; one without prints nothing after the colon.
             score += literal if literal > 0 else (-5 if bool(template.strip()) != bool(msg) or
                                                  template.strip() and literal < 0 else 0)
             out.append((i, score))
         break
     return out
+
+
+def _unspaced(template: str, msg: str) -> int:
+    """``matches_template`` on a message pasted with its spaces lost or added
+    ("CodeGenOpenCL:expect" for the template's "CodeGenOpenCL: expect"): -1 when it still
+    differs."""
+    return matches_template("".join(template.split()), "".join(msg.split()))
 
 
 def _retyped(index: SiteIndex, cond: str) -> list[int]:

@@ -17,15 +17,20 @@ from dataclasses import dataclass
 from toolkit.explain import (
     android_artifacts,
     backend_packages,
+    build_isolation,
     buildtools,
     cmake_checks,
     frontend_attrs,
     mlc_model_libs,
     optional_libs,
     python_versions,
+    runtime_link,
     stack_packages,
+    tilelang_archs,
     tilelang_layouts,
     toolchain,
+    torch_script,
+    tvmc_options,
 )
 from toolkit.explain.refine import NOT_THIS
 
@@ -2180,6 +2185,180 @@ RULES: list[Rule] = [
         "the traceback's TVM frame and its import line; tk's table of each TVM release's "
         "requirements (a package in none of them)",
         backend_packages.unlisted,
+        rank=45,
+    ),
+    Rule(
+        "device-codegen-host-function", "target", "expect calling_conv equals CallingConv::",
+        r"(?P<codegen>Code[Gg]en\w+):\s*expect calling_conv equals CallingConv::"
+        r"kDeviceKernelLaunch",
+        "A device code generator was given a host function",
+        "a source/device code generator (its Build function) compiles only device kernels "
+        "(calling convention kDeviceKernelLaunch); the host side of the module reached it, "
+        "which happens when the host target (target_host, or Target(..., host=...)) is itself "
+        "a device target such as \"opencl\" or \"cuda\".",
+        "set target_host (the target's host) to a CPU target such as \"llvm\" and keep the "
+        "device target for the kernels.",
+        "the calling-convention check of each device codegen's Build function in TVM "
+        "(src/target/source/codegen_opencl.cc BuildOpenCL, codegen_metal.cc, spirv, webgpu)",
+        rank=50,
+    ),
+    Rule(
+        "torch-scripted-graph", "frontend", "operators are not implemented",
+        r"operators are not implemented: [\[{](?P<ops>[^\]}\n]*)[\]}]",
+        "The PyTorch frontend was given a scripted graph",
+        "the graph was made by torch.jit.script.",
+        "trace the model with torch.jit.trace.",
+        "TorchScript's script-only ops (torch/csrc/jit/frontend/ir_emitter.cpp); TVM's "
+        "relay/frontend/pytorch.py (from_pytorch reads traced graphs)",
+        torch_script.scripted_graph,
+        rank=48,
+    ),
+    Rule(
+        "vm-builtin-missing", "library", ("Cannot find ffi::Function vm.builtin.",
+                                          "Cannot find PackedFunc vm.builtin."),
+        r"Cannot find (?:ffi::Function|PackedFunc) (?P<name>vm\.builtin\.[\w.$]+) in either "
+        r"Relax VM",
+        "The model library calls a VM builtin this runtime does not have",
+        "vm.builtin.* functions are the Relax VM runtime's own (src/runtime/relax_vm/"
+        "builtin.cc); the compiled model library calls one the TVM runtime loaded here lacks: "
+        "it was compiled by a newer TVM (or MLC-LLM, tvm-based package) than the runtime that "
+        "runs it - a version mismatch, the runtime is older.",
+        "update (upgrade) the runtime that loads the model - the tvm / mlc-llm package or "
+        "nightly - to the release that compiled the library, or recompile the library with "
+        "the TVM of the runtime.",
+        "src/runtime/relax_vm/vm.cc (VirtualMachineImpl::InitFuncPool) and builtin.cc (the "
+        "vm.builtin.* registry)",
+        rank=51,
+    ),
+    Rule(
+        "header-library-mismatch", "build", ("in function `", "in function '"),
+        r"in function [`'](?P<ns>[A-Za-z]\w*)::[^\n]*(?:\n[^\n]*?)?undefined reference to "
+        r"[`'](?P<sym>(?P=ns)_\w+)",
+        "A library's C++ header calls a C function its library does not define",
+        "an inline function of the library's C++ header calls the library's C API, and the "
+        "library being linked does not define it: the headers and the library are from two "
+        "versions (headers of an older or newer install found first on the include path, "
+        "e.g. under /usr/local/include).",
+        "make the include path and the library one install: remove the stale install or "
+        "point the include path at the headers that came with the library linked.",
+        "GNU ld's 'in function ... undefined reference to' for a C++ wrapper over a C API "
+        "(oneDNN's dnnl.hpp over dnnl_*, TVM's cmake/modules/contrib/DNNL.cmake)",
+        toolchain.header_library_mismatch,
+        rank=52,
+    ),
+    Rule(
+        "isolated-build-missing-module", "packaging", "No module named",
+        r"No module named '(?P<mod>[\w.]+)'",
+        "A module the build script imports is missing from the isolated build environment",
+        "pip/uv's build isolation installs only the declared build requirements.",
+        "build with --no-build-isolation after installing the module.",
+        "PEP 517 build isolation (pip, uv) and setuptools.build_meta's frames; TVM's "
+        "python/setup.py and pyproject.toml per release (scripts/build_requires.py)",
+        build_isolation.missing_in_isolation,
+        rank=53,
+        origin="TVM build requirements table",
+    ),
+    Rule(
+        "tilelang-arch-not-supported", "version", "Not supported cuda",
+        r"Not supported (?P<target>cuda\b[^\n]*?-arch=sm_(?P<arch>\d+)\w*)",
+        "The installed TileLang release does not know this GPU architecture",
+        "TileLang's architecture checks do not cover it.",
+        "upgrade TileLang.",
+        "TileLang's src/op/gemm.cc (\"Not supported \" << target) and its TargetIs* "
+        "predicates per release (scripts/tilelang_archs.py)",
+        tilelang_archs.arch_not_supported,
+        rank=50,
+        origin="TileLang architecture table",
+    ),
+    Rule(
+        "tvmc-codegen-option-without-target", "target", "but did not specify",
+        r"Passed --target-(?P<kind>[A-Za-z0-9-]+?)-(?P<opt>\w+) but did not specify (?P=kind) "
+        r"target",
+        "tvmc was given a codegen's option without that codegen's target",
+        "tvmc applies a codegen's options only to its own target.",
+        "name the codegen's target in --target.",
+        "python/tvm/driver/tvmc/target.py (validate_targets) and composite_target.py; TVM's "
+        "CMake options (scripts/optional_libs.py)",
+        tvmc_options.option_without_target,
+        rank=50,
+    ),
+    Rule(
+        "runtime-needs-compiler-symbol", "build", "unresolved external symbol",
+        r"\w+\.obj : error LNK20(?:01|19): unresolved external symbol \"[^\"\n]*?"
+        r"(?P<sym>tvm::(?:parser|relay|tir|te|transform|codegen|target|ir)::\w+|"
+        r"tvm::(?:Target|IRModule|PrimExpr|SourceName|GlobalVar)\b)",
+        "TVM's runtime library needs a compiler symbol",
+        "a runtime source includes a compiler header.",
+        "remove the compiler header from the runtime source, or update TVM.",
+        "MSVC's LNK2001/LNK2019 while linking tvm_runtime; TVM's split of src/runtime "
+        "(libtvm_runtime) from the compiler (libtvm) and TVM_DLL in include/tvm/runtime/base.h",
+        runtime_link.compiler_symbol_in_runtime,
+        rank=52,
+    ),
+    Rule(
+        "cython3-exception-spec", "build", (".pxi:", ".pyx:", ".pxd:"),
+        r"(?P<file>\S*tvm\S*\.(?:pyx|pxi|pxd)):\d+:\d+: (?P<msg>Cannot assign type "
+        r"'[^'\n]*(?:except \*|noexcept)[^'\n]*' to '[^'\n]+')",
+        "Cython 3 rejects a callback type in TVM's Cython sources",
+        "Cython 3.0 changed the default exception specification.",
+        "pin Cython below 3.",
+        "Cython 3.0's migration notes (exception propagation by default, noexcept); TVM's "
+        "python/tvm/_ffi/_cython sources",
+        buildtools.cython3_exception_spec,
+        rank=56,
+    ),
+    Rule(
+        "hexagon-qfloat-arch", "build", "undeclared identifier 'Q6_",
+        r"use of undeclared identifier '(?P<intr>Q6_\w*?[Qq][Ff](?:16|32)\w*)'",
+        "An HVX qfloat instruction the Hexagon architecture being built for lacks",
+        "the HVX qf16/qf32 (qfloat) instructions (Q6_*qf16*, Q6_*qf32*) exist from Hexagon "
+        "v68 on; the build targets an older architecture (USE_HEXAGON_ARCH v65 or v66), whose "
+        "compiler declares no such intrinsic, and still compiles TVM's HVX fp16 runtime ops "
+        "and the SDK's qhl_hvx math that use them.",
+        "set USE_HEXAGON_ARCH to v68 or newer if the device has it; for a v65/v66 device, "
+        "update TVM: from v0.18.0 cmake/modules/Hexagon.cmake compiles src/runtime/hexagon/ops "
+        "only for v68 and newer (htp_supported_archs).",
+        "Hexagon SDK's HVX intrinsics (Q6_V*qf16*/qf32* need __HVX_ARCH__ >= 68); TVM's "
+        "cmake/modules/Hexagon.cmake (git show v0.17.0 / v0.18.0)",
+        rank=50,
+    ),
+    Rule(
+        "cargo-step-not-found", "build", "Generating ",
+        r"Generating (?P<out>\S*\b(?:release|debug)/lib(?P<crate>\w+)\.a)[^\n]*\n"
+        r"(?:[^\n]*\n){0,3}?[^\n]*[Nn]o such file or directory\s*$",
+        "The build step that runs cargo (Rust) could not start",
+        "the step that generates a Rust static library (cargo's <profile>/lib<crate>.a layout, "
+        "as tokenizers-cpp's libtokenizers_c.a for MLC-LLM) runs `cargo build`, and the OS "
+        "found no such program: no Rust toolchain is installed, or cargo is not on the PATH "
+        "of the build.",
+        "install Rust with rustup (curl https://sh.rustup.rs -sSf | sh), open a new shell "
+        "(or source ~/.cargo/env) so cargo is on PATH, and rerun the build.",
+        "cargo's output layout (target/<profile>/lib<crate>.a) in a CMake custom command; "
+        "make's report of a command the OS could not execute",
+        rank=50,
+    ),
+    Rule(
+        "msvc-symbol-not-exported", "build", "unresolved external symbol",
+        r"\w+\.obj : error LNK20(?:01|19): unresolved external symbol \"[^\"\n]*?"
+        r"(?P<sym>(?:tvm|dmlc)::[\w:<>* ]+?)(?:\(|\\\"| \*)",
+        "A symbol of TVM's DLL is not exported",
+        "Windows DLLs export only symbols marked dllexport (TVM_DLL).",
+        "mark the declaration TVM_DLL.",
+        "MSVC's LNK2001/LNK2019 against tvm.dll; TVM_DLL in include/tvm/runtime/base.h "
+        "(c_runtime_api.h in older trees)",
+        runtime_link.not_exported,
+        rank=40,
+    ),
+    Rule(
+        "mlc-prepare-libs-by-hand", "packaging", "prepare_libs.py",
+        r"File \"(?P<path>[^\"\n]*android[/\\]mlc4j[/\\]prepare_libs\.py)\", line \d+, "
+        r"in <module>",
+        "MLC-LLM's Android build script was run by hand",
+        "prepare_libs.py is a step of `mlc_llm package`.",
+        "run `mlc_llm package` instead.",
+        "MLC-LLM's python/mlc_llm/cli/package.py (build_android_binding runs "
+        "android/mlc4j/prepare_libs.py) and its Android docs",
+        android_artifacts.prepare_libs_by_hand,
         rank=45,
     ),
 ]

@@ -119,6 +119,15 @@ SYMBOLS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"^pthread_\w+$"), "glibc's libpthread (outside libc before glibc 2.34)",
      "add -pthread (CMake: find_package(Threads) and Threads::Threads) after the libraries "
      "that call it"),
+    # OpenBLAS's internal kernels (interface/lapack/getrs.c: sgetrs_N_single), which a LAPACK
+    # built against OpenBLAS calls: the libblas/liblapack pair loaded is not one OpenBLAS
+    (re.compile(r"^[sdcz][a-z]+\d*_[A-Z]{1,4}_(?:single|parallel)$|^openblas_\w+|^gotoblas"),
+     "OpenBLAS (a LAPACK built for it calls its kernels)",
+     "the liblapack loaded was built for OpenBLAS but another libblas is loaded beside it (the "
+     "system's libblas.so.3/liblapack.so.3 alternatives disagree); in TVM's Python it is numpy "
+     "that loads them: check that `python -c 'import numpy'` alone fails, then reinstall numpy "
+     "(pip install --force-reinstall numpy: its wheels bundle their own OpenBLAS) or make both "
+     "alternatives OpenBLAS's (update-alternatives --config liblapack.so.3)"),
 ]
 
 # TVM's own shared libraries, by generation (apache/tvm's CMakeLists.txt at each release tag):
@@ -1668,3 +1677,17 @@ def rust_target(groups: dict[str, str], text: str) -> tuple[str, str] | None:
             f"{add}; if rustup lists it already, put rustup's toolchain first on PATH "
             "(`which rustc` must point into ~/.cargo/bin) or remove the other Rust, then rebuild "
             "from a clean build directory.")
+
+
+def header_library_mismatch(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``in function `dnnl::...': undefined reference to `dnnl_...'``: the C++ wrapper's inline
+    code (from a header) calls its own library's C API, so the header and lib<ns> differ."""
+    ns, sym = groups.get("ns", ""), groups.get("sym", "")
+    if not ns or not sym:
+        return None
+    return (f"{ns}::... is inline code from {ns}'s C++ header, and it calls {sym}, {ns}'s own C "
+            f"function, which the lib{ns} being linked does not define: the {ns} headers and "
+            f"lib{ns} come from two versions (another install's older or newer headers found "
+            f"first on the include path, e.g. /usr/local/include).",
+            f"build with the headers of the lib{ns} you link: remove the stale {ns} install "
+            f"(its headers and library), or put the matching include directory first")
