@@ -19,12 +19,16 @@ from toolkit.explain import (
     backend_packages,
     build_isolation,
     buildtools,
+    cli_options,
     cmake_checks,
     frontend_attrs,
+    llvm_link,
     mlc_model_libs,
+    mlc_skew,
     optional_libs,
     python_versions,
     runtime_link,
+    shared_output,
     stack_packages,
     tilelang_archs,
     tilelang_layouts,
@@ -2360,6 +2364,110 @@ RULES: list[Rule] = [
         "android/mlc4j/prepare_libs.py) and its Android docs",
         android_artifacts.prepare_libs_by_hand,
         rank=45,
+    ),
+    Rule(
+        "llvm-system-lib-not-found", "build", "cannot find -l",
+        r"cannot find -l(?P<lib>edit|tinfo|ncurses|terminfo|xml2|z|zstd|ffi)\b",
+        "The link of libtvm misses a library LLVM depends on",
+        "a library of `llvm-config --system-libs` has no development package here.",
+        "install its -dev package.",
+        "TVM's cmake/utils/FindLLVM.cmake (llvm-config --system-libs); LLVM's LLVM_ENABLE_* "
+        "options for libedit, terminfo, libxml2, zlib, zstd, libffi",
+        llvm_link.system_lib_missing,
+        rank=52,
+    ),
+    Rule(
+        "conda-llvm-libstdcxx", "build", ("conda", "mamba", "miniforge"),
+        r"(?P<lib>\S*(?:conda|mamba|miniforge)\S*/lib/lib[\w+-]+\.(?:a|so)[.\d]*)\S*:"
+        r"[^\n]*(?:\n[^\n]*)?undefined references? to [`'](?P<sym>std::[^'`]+)'",
+        "A conda environment's C++ library against an older libstdc++",
+        "libraries built by conda's compiler need its newer libstdc++.",
+        "build outside the conda environment, or with conda's compilers.",
+        "GNU ld's undefined-reference report; conda-forge's toolchain (its GCC and "
+        "libstdc++) against the system's",
+        llvm_link.conda_libstdcxx,
+        rank=54,
+    ),
+    Rule(
+        "link-made-executable", "build", "crt1.o",
+        r"crt1\.o\S*[^\n]*(?:\n[^\n]*)?[`'‘’]main['’]",
+        "A shared library was linked as an executable",
+        "the link lacked -shared, so it needed a main.",
+        "link with -shared.",
+        "glibc's crt1.o (_start calls main); TVM's python/tvm/contrib/cc.py _linux_compile "
+        "(git show v0.6.0 / v0.7.0)",
+        shared_output.no_shared_flag,
+        rank=55,
+    ),
+    Rule(
+        "mlc-tvm-without-relax", "install",
+        ("cannot import name 'relax' from 'tvm'", "module 'tvm' has no attribute 'relax'"),
+        r"cannot import name 'relax' from 'tvm'|module 'tvm' has no attribute 'relax'",
+        "MLC-LLM runs on a TVM without Relax (not TVM Unity)",
+        "MLC-LLM needs TVM Unity.",
+        "install TVM Unity (mlc-ai-nightly).",
+        "MLC-LLM's install docs (TVM Unity, mlc-ai-nightly wheels); TVM's python/tvm/relax "
+        "(from v0.16.0, tk's API history)",
+        mlc_skew.tvm_without_relax,
+        rank=53,
+    ),
+    Rule(
+        "web-runtime-lacks-global", "library", "Cannot find global function",
+        r"Cannot find global function (?P<name>[\w.]+)",
+        "The web runtime (wasm) does not register a function the page calls",
+        "the web-llm code is newer than its web runtime.",
+        "use matching web-llm and model libraries.",
+        "TVM's web runtime (web/src/runtime.ts, getGlobalFuncInternal); web-llm's releases "
+        "and their prebuilt model libraries",
+        mlc_skew.runtime_lacks_global,
+        rank=56,
+    ),
+    Rule(
+        "vm-executable-version-mismatch", "runtime", "Invalid VM file format in the version",
+        r"(?:\(version == \"?(?P<runtime>[^\"()\s]+)\"?\) is false: )?Invalid VM file format "
+        r"in the version section",
+        "The VM executable was written by another TVM version than the runtime",
+        "the executable's version differs from the runtime's.",
+        "rebuild the library or the runtime from one TVM.",
+        "TVM's src/runtime/relax_vm/executable.cc and src/runtime/vm/executable.cc "
+        "(LoadHeader, STREAM_CHECK(version == ..., \"version\"))",
+        mlc_skew.vm_version_mismatch,
+        rank=50,
+    ),
+    Rule(
+        "webgpu-shader-f16-missing", "runtime", "shader-f16",
+        r"requires WebGPU extension shader-f16[^\n]*not enabled",
+        "The browser's WebGPU lacks shader-f16 for a float16 model",
+        "the adapter does not expose shader-f16.",
+        "use the model's f32 variant.",
+        "web-llm's check of the model's required WebGPU features (shader-f16); WebGPU's "
+        "adapter.features",
+        mlc_skew.webgpu_f16,
+        rank=50,
+    ),
+    Rule(
+        "cli-unknown-option", "usage", "Unknown argument: ",
+        r"Unknown argument: (?P<opt>--?[\w-]+)[^\n]*\n(?:[^\n]*\n){0,2}?Usage: (?P<prog>\S+) "
+        r"(?P<usage>[^\n]*)",
+        "The program does not know this option (another version's command line)",
+        "the option is not one this version accepts.",
+        "use the options its usage lists.",
+        "p-ranav/argparse's 'Unknown argument' and usage (MLC-LLM's C++ CLI)",
+        cli_options.unknown_option,
+        rank=50,
+    ),
+    Rule(
+        "graph-param-not-an-input", "runtime", " among input",
+        r"cannot find (?P<name>\S+) among input",
+        "set_input was given a parameter the built graph does not have",
+        "the params passed are not the ones the build returned: the build folds constants "
+        "and precomputes part of the graph, which removes or renames parameters (such as "
+        "_param_N), so the frontend's params no longer match the graph's inputs.",
+        "pass the params dict the build returned (nnvm.compiler.build's / relay.build's "
+        "params, lib.get_params() for a factory module), not the one the frontend returned",
+        "TVM's src/runtime/graph/graph_runtime.cc GetInputIndex (v0.2-v0.7.0: 'cannot find "
+        "... among input'); nnvm.compiler.build's precompute (returns new params)",
+        rank=50,
     ),
 ]
 

@@ -1,0 +1,87 @@
+"""Round 8's shapes: LLVM's own link dependencies and conda's libstdc++
+(toolkit/explain/llvm_link.py), a library linked as an executable (shared_output.py), MLC-LLM
+and web-llm builds that do not match (mlc_skew.py), a CLI of another version (cli_options.py)
+and params that are not the build's. Samples are under tests/fixtures/explain/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolkit.explain import best, explain
+
+FIXTURES = Path(__file__).parent / "fixtures" / "explain"
+
+
+def said(text: str) -> tuple[str, str]:
+    top = best(text)
+    assert top is not None
+    return top.id, f"{top.title} {top.cause} {top.fix}"
+
+
+def test_llvm_system_lib_names_its_dev_package_and_llvm() -> None:
+    rule, text = said((FIXTURES / "llvm-system-lib-not-found.log").read_text())
+    assert rule == "llvm-system-lib-not-found"
+    assert "libtinfo-dev" in text and "llvm-config --system-libs" in text
+    rule, text = said("/usr/bin/ld: cannot find -lxml2\n")
+    assert "libxml2-dev" in text and "LLVM_ENABLE_LIBXML2" in text
+    # a library LLVM does not depend on keeps the generic answer
+    assert said("/usr/bin/ld: cannot find -lcudnn\n")[0] == "link-library-not-found"
+
+
+def test_conda_llvm_against_system_libstdcxx_names_conda() -> None:
+    rule, text = said((FIXTURES / "conda-llvm-libstdcxx.log").read_text())
+    assert rule == "conda-llvm-libstdcxx"
+    assert "conda deactivate" in text and "libLLVMCodeGen.a" in text
+    one_line = ("/usr/bin/ld: /opt/conda/envs/b/lib/libLLVMSupport.a(Path.cpp.o):Path.cpp:"
+                "(.text+0x1): more undefined references to `std::__throw_bad_array_new_length()'"
+                " follow\n")
+    assert said(one_line)[0] == "conda-llvm-libstdcxx"
+    system = "/usr/bin/ld: /usr/lib/llvm-14/lib/libLLVMSupport.a(Path.cpp.o): undefined " \
+             "reference to `std::__throw_bad_array_new_length()'\n"
+    assert "conda-llvm-libstdcxx" not in {f.id for f in explain(system)}
+
+
+def test_link_without_shared_names_the_suffix_in_an_export() -> None:
+    rule, text = said((FIXTURES / "link-made-executable.log").read_text())
+    assert rule == "link-made-executable" and ".so" in text and "v0.7.0" in text
+    plain = ("/usr/bin/ld: /usr/lib/x86_64-linux-gnu/crt1.o: in function `_start':\n"
+             "(.text+0x24): undefined reference to `main'\n")
+    rule, text = said(plain)
+    assert rule == "link-made-executable" and "-shared" in text and "export" not in text
+
+
+def test_mlc_on_a_tvm_without_relax_names_unity() -> None:
+    rule, text = said((FIXTURES / "mlc-tvm-without-relax.log").read_text())
+    assert rule == "mlc-tvm-without-relax" and "Unity" in text and "mlc-ai-nightly" in text
+    plain = "ImportError: cannot import name 'relax' from 'tvm'\n"
+    assert "mlc-tvm-without-relax" not in {f.id for f in explain(plain)}
+
+
+def test_web_runtime_global_names_the_wasm() -> None:
+    rule, text = said((FIXTURES / "web-runtime-lacks-global.log").read_text())
+    assert rule == "web-runtime-lacks-global" and "wasm" in text and "web-llm" in text
+    native = "TVMError: Cannot find global function mlc.foo\n"
+    assert best(native).id == "missing-global-function"
+
+
+def test_vm_version_check_names_the_mismatch_and_where() -> None:
+    rule, text = said((FIXTURES / "vm-executable-version-mismatch.log").read_text())
+    assert rule == "vm-executable-version-mismatch"
+    assert "0.15.dev0" in text and "LoadHeader" in text and "executable.cc" in text
+    assert "rebuild" in text
+
+
+def test_webgpu_without_f16_names_the_f32_variant() -> None:
+    rule, text = said((FIXTURES / "webgpu-shader-f16-missing.log").read_text())
+    assert rule == "webgpu-shader-f16-missing" and "q4f32" in text
+
+
+def test_unknown_option_lists_what_this_version_accepts() -> None:
+    rule, text = said((FIXTURES / "cli-unknown-option.log").read_text())
+    assert rule == "cli-unknown-option"
+    assert "--artifact-path" in text and "--model-lib-path" in text and "--help," not in text
+
+
+def test_param_not_among_inputs_names_the_build_params() -> None:
+    rule, text = said((FIXTURES / "graph-param-not-an-input.log").read_text())
+    assert rule == "graph-param-not-an-input" and "params" in text and "build" in text
