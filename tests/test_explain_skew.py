@@ -85,3 +85,32 @@ def test_unknown_option_lists_what_this_version_accepts() -> None:
 def test_param_not_among_inputs_names_the_build_params() -> None:
     rule, text = said((FIXTURES / "graph-param-not-an-input.log").read_text())
     assert rule == "graph-param-not-an-input" and "params" in text and "build" in text
+
+
+def test_comdat_rejected_by_link_exe_names_lld_link() -> None:
+    rule, text = said((FIXTURES / "msvc-link-llvm-comdat.log").read_text())
+    assert rule == "msvc-link-llvm-comdat" and "lld-link" in text and "v0.6.0" in text
+
+
+def test_posix_type_on_msvc_names_msvc_and_the_cstdint_type() -> None:
+    rule, text = said((FIXTURES / "msvc-posix-type.log").read_text())
+    assert rule == "msvc-posix-type" and "MSVC" in text and "uint16_t" in text
+    assert "src/runtime/graph/graph_executor.cc" in text
+
+
+def test_qcom_symbol_names_the_option_and_release() -> None:
+    rule, text = said((FIXTURES / "opencl-qcom-symbol.log").read_text())
+    assert rule == "opencl-qcom-symbol"
+    assert "USE_OPENCL_EXTN_QCOM" in text and "v0.23.0" in text
+
+
+def test_partially_initialized_tells_a_cycle_from_a_missing_subpackage() -> None:
+    rule, text = said((FIXTURES / "tvm-import-partially-initialized.log").read_text())
+    assert rule == "tvm-import-partially-initialized" and "circular" in text
+    assert "tvm/relay/base.py" in text and "update TVM" in text
+    log = FIXTURES / "tvm-import-partially-initialized--missing-subpackage.log"
+    rule, text = said(log.read_text())
+    assert rule == "tvm-import-partially-initialized"
+    assert "tvm/relax/transform/tuning_api/__init__.py" in text and "wheel" in text
+    user = ("ImportError: cannot import name 'a' from partially initialized module 'mypkg.b'\n")
+    assert "tvm-import-partially-initialized" not in {f.id for f in explain(user)}

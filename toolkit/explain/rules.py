@@ -22,9 +22,11 @@ from toolkit.explain import (
     cli_options,
     cmake_checks,
     frontend_attrs,
+    import_cycles,
     llvm_link,
     mlc_model_libs,
     mlc_skew,
+    opencl_extensions,
     optional_libs,
     python_versions,
     runtime_link,
@@ -35,6 +37,7 @@ from toolkit.explain import (
     toolchain,
     torch_script,
     tvmc_options,
+    windows_build,
 )
 from toolkit.explain.refine import NOT_THIS
 
@@ -2467,6 +2470,51 @@ RULES: list[Rule] = [
         "params, lib.get_params() for a factory module), not the one the frontend returned",
         "TVM's src/runtime/graph/graph_runtime.cc GetInputIndex (v0.2-v0.7.0: 'cannot find "
         "... among input'); nnvm.compiler.build's precompute (returns new params)",
+        rank=50,
+    ),
+    Rule(
+        "msvc-link-llvm-comdat", "build", "COMDAT section",
+        r"LNK1143: invalid or corrupt file: no symbol for COMDAT section",
+        "Microsoft's linker rejects an object LLVM wrote",
+        "link.exe rejects LLVM's COMDAT sections.",
+        "link with lld-link.",
+        "MSVC's LNK1143; TVM's python/tvm/contrib/cc.py _windows_shared (link in v0.5, "
+        "lld-link from v0.6.0)",
+        windows_build.comdat_with_link_exe,
+        rank=50,
+    ),
+    Rule(
+        "msvc-posix-type", "build", "C2065",
+        r"(?P<file>[^\s(]+)\(\d+(?:,\d+)?\): error C2065:\s+'(?P<type>uint|ushort|ulong|u_int|"
+        r"ssize_t)': undeclared identifier",
+        "A POSIX-only type in a source MSVC compiles",
+        "MSVC does not define this POSIX typedef.",
+        "use a <cstdint> type.",
+        "MSVC's C2065; glibc's sys/types.h typedefs (uint, ushort, ulong)",
+        windows_build.posix_type_on_msvc,
+        rank=50,
+    ),
+    Rule(
+        "opencl-qcom-symbol", "runtime", "QCOM",
+        r"undefined (?:symbol:?\s*|reference to [`'])(?P<sym>cl\w+QCOM)\b",
+        "TVM's OpenCL runtime calls a Qualcomm-only extension",
+        "the OpenCL library lacks a QCOM extension function.",
+        "use TVM v0.23.0 or newer.",
+        "TVM's src/runtime/opencl/opencl_device_api.cc SetPerfHint (git show v0.22.0 / "
+        "v0.23.0: USE_OPENCL_EXTN_QCOM)",
+        opencl_extensions.qcom_symbol,
+        rank=52,
+    ),
+    Rule(
+        "tvm-import-partially-initialized", "install", "from partially initialized module",
+        r"cannot import name '(?P<name>\w+)' from partially initialized module "
+        r"'(?P<module>[\w.]+)'",
+        "An import inside TVM's package found a module still initializing",
+        "a circular import, or a subpackage missing from the install.",
+        "update TVM or reinstall it.",
+        "CPython's ImportError for a partially initialized module; the traceback's frames; "
+        "setuptools' package discovery (directories with __init__.py)",
+        import_cycles.partially_initialized,
         rank=50,
     ),
 ]
