@@ -114,3 +114,23 @@ def test_partially_initialized_tells_a_cycle_from_a_missing_subpackage() -> None
     assert "tvm/relax/transform/tuning_api/__init__.py" in text and "wheel" in text
     user = ("ImportError: cannot import name 'a' from partially initialized module 'mypkg.b'\n")
     assert "tvm-import-partially-initialized" not in {f.id for f in explain(user)}
+
+
+def test_topi_cpp_name_missing_names_pythonpath() -> None:
+    rule, text = said((FIXTURES / "topi-cpp-unregistered.log").read_text())
+    assert rule == "topi-cpp-unregistered" and "PYTHONPATH" in text and "libtvm_topi" in text
+    other = "  File \"x.py\", line 1, in <module>\n    from foo import bar\n" \
+            "ImportError: cannot import name 'bar'\n"
+    assert "topi-cpp-unregistered" not in {f.id for f in explain(other)}
+
+
+def test_cuda_not_initialized_names_the_module_and_the_bundled_libraries() -> None:
+    rule, text = said((FIXTURES / "cuda-driver-not-initialized.log").read_text())
+    assert rule == "cuda-driver-not-initialized"
+    assert "cuModuleGetFunction" in text and "cuda_module.cc" in text and "wheel" in text
+
+
+def test_schedule_error_in_parallel_search_names_metaschedule_and_release() -> None:
+    rule, text = said((FIXTURES / "metaschedule-replay-escaped.log").read_text())
+    assert rule == "metaschedule-replay-escaped"
+    assert "evolutionary search" in text and "v0.24.0" in text

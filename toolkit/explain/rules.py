@@ -26,6 +26,7 @@ from toolkit.explain import (
     llvm_link,
     mlc_model_libs,
     mlc_skew,
+    native_halves,
     opencl_extensions,
     optional_libs,
     python_versions,
@@ -2516,6 +2517,40 @@ RULES: list[Rule] = [
         "setuptools' package discovery (directories with __init__.py)",
         import_cycles.partially_initialized,
         rank=50,
+    ),
+    Rule(
+        "topi-cpp-unregistered", "install", "cannot import name",
+        r"ImportError: cannot import name '(?P<name>\w+)'",
+        "A TOPI C++ function is not registered (topi without its library)",
+        "topi.cpp found no TOPI C++ library.",
+        "use PYTHONPATH to the source tree.",
+        "TVM's topi/python/topi/cpp (git show v0.6.0: impl.py loads libtvm_topi, "
+        "_init_api_prefix fills the modules); TVM's install-from-source docs (PYTHONPATH)",
+        native_halves.topi_cpp_unregistered,
+        rank=51,
+    ),
+    Rule(
+        "cuda-driver-not-initialized", "cuda", "CUDA_ERROR_NOT_INITIALIZED",
+        r"(?:(?P<call>cu[A-Z]\w+)\([^\n]*\) failed with error: )?CUDA_ERROR_NOT_INITIALIZED",
+        "The CUDA driver is not initialized under TVM's CUDA module",
+        "two CUDA installations in one process, or a broken driver.",
+        "use one CUDA installation.",
+        "TVM's src/runtime/cuda/cuda_module.cc (CUDA_DRIVER_CALL(cuModuleLoadData), git show "
+        "v0.7.0); CUDA's CUDA_ERROR_NOT_INITIALIZED",
+        native_halves.cuda_driver_not_initialized,
+        rank=51,
+    ),
+    Rule(
+        "metaschedule-replay-escaped", "tuning", ("parallel_for_dynamic", "ScheduleError"),
+        r"parallel_for_dynamic[\s\S]{0,1500}?ScheduleError|ScheduleError[\s\S]{0,1500}?"
+        r"parallel_for_dynamic",
+        "A ScheduleError escaped MetaSchedule's parallel search",
+        "a failed trace replay aborted the evolutionary search.",
+        "update TVM to v0.24.0 or newer.",
+        "TVM's src/s_tir/support/parallel_for.h and EvolutionarySearch; apache/tvm#19438 "
+        "(git tag --contains: v0.24.0)",
+        native_halves.metaschedule_replay,
+        rank=51,
     ),
 ]
 
