@@ -134,3 +134,16 @@ def test_schedule_error_in_parallel_search_names_metaschedule_and_release() -> N
     rule, text = said((FIXTURES / "metaschedule-replay-escaped.log").read_text())
     assert rule == "metaschedule-replay-escaped"
     assert "evolutionary search" in text and "v0.24.0" in text
+
+
+def test_attribute_a_frontend_later_guarded_names_the_framework_and_release() -> None:
+    import json
+
+    rule, text = said((FIXTURES / "frontend-attr-dropped.log").read_text())
+    assert rule == "frontend-attr-dropped" and "Keras" in text
+    shipped = json.loads((FIXTURES.parent.parent.parent / "toolkit" / "data" / "explain" /
+                          "frontend_reads.json").read_text())
+    fw, _read, since = shipped["guarded"]["node_indices"][0]
+    assert fw == "keras" and f"TVM to {shipped['releases'][since]}" in text
+    other = "AttributeError: 'Node' object has no attribute 'spelling_mistake'\n"
+    assert "frontend-attr-dropped" not in {f.id for f in explain(other)}

@@ -22,6 +22,7 @@ from toolkit.explain import (
     cli_options,
     cmake_checks,
     frontend_attrs,
+    frontend_reads,
     import_cycles,
     llvm_link,
     mlc_model_libs,
@@ -2551,6 +2552,18 @@ RULES: list[Rule] = [
         "(git tag --contains: v0.24.0)",
         native_halves.metaschedule_replay,
         rank=51,
+    ),
+    Rule(
+        "frontend-attr-dropped", "frontend", "object has no attribute",
+        r"'(?P<cls>\w+)' object has no attribute '(?P<attr>\w+)'",
+        "The framework dropped an attribute this TVM's frontend reads",
+        "the framework is newer than the frontend.",
+        "update TVM.",
+        "tk's table of TVM's frontends (scripts/frontend_reads.py: reads later guarded with "
+        "hasattr, per release tag)",
+        frontend_reads.guarded_read,
+        rank=48,
+        origin="frontend reads table",
     ),
 ]
 
