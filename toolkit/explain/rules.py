@@ -2382,9 +2382,10 @@ RULES: list[Rule] = [
         rank=52,
     ),
     Rule(
-        "conda-llvm-libstdcxx", "build", ("conda", "mamba", "miniforge"),
-        r"(?P<lib>\S*(?:conda|mamba|miniforge)\S*/lib/lib[\w+-]+\.(?:a|so)[.\d]*)\S*:"
-        r"[^\n]*(?:\n[^\n]*)?undefined references? to [`'](?P<sym>std::[^'`]+)'",
+        "conda-llvm-libstdcxx", "build", ("undefined reference", "in function"),
+        r"(?<![^\s(])(?P<lib>/[\w./+-]*(?:conda|mamba|miniforge)[\w./+-]*/lib/lib[\w+-]+\."
+        r"(?:a|so)[.\d]*)[^\s:]*:(?: in function[^\n]*\n)?[^\n]*undefined references? "
+        r"to [`'](?P<sym>std::[^'`]+)'",
         "A conda environment's C++ library against an older libstdc++",
         "libraries built by conda's compiler need its newer libstdc++.",
         "build outside the conda environment, or with conda's compilers.",
@@ -2542,9 +2543,8 @@ RULES: list[Rule] = [
         rank=51,
     ),
     Rule(
-        "metaschedule-replay-escaped", "tuning", ("parallel_for_dynamic", "ScheduleError"),
-        r"parallel_for_dynamic[\s\S]{0,1500}?ScheduleError|ScheduleError[\s\S]{0,1500}?"
-        r"parallel_for_dynamic",
+        "metaschedule-replay-escaped", "tuning", "parallel_for_dynamic",
+        r"parallel_for_dynamic[\s\S]{0,1500}?ScheduleError",
         "A ScheduleError escaped MetaSchedule's parallel search",
         "a failed trace replay aborted the evolutionary search.",
         "update TVM to v0.24.0 or newer.",
