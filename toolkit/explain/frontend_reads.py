@@ -6,9 +6,14 @@ TVM in use; the TVM release whose frontend checks for it copes.
 
 from __future__ import annotations
 
+import re
+
 from toolkit.explain.frontend_attrs import FRAMEWORKS
 from toolkit.explain.refine import NOT_THIS
 from toolkit.explain.tables import table
+
+# the table's attributes as a pattern, so that the rule's regex fails fast on other names
+NAMES = "|".join(re.escape(name) for name in sorted(table("frontend_reads")["guarded"]))
 
 
 def guarded_read(groups: dict[str, str], _text: str) -> tuple[str, str]:

@@ -10,6 +10,8 @@ with conda's newer GCC and reference libstdc++ symbols the system compiler's lib
 
 from __future__ import annotations
 
+import re
+
 from toolkit.explain.refine import NOT_THIS
 
 # -l<name> -> the Debian/Ubuntu package with its lib<name>.so, for the LLVM option that
@@ -41,9 +43,21 @@ def system_lib_missing(groups: dict[str, str], _text: str) -> tuple[str, str]:
             "at an LLVM whose --system-libs this machine has, then rebuild")
 
 
-def conda_libstdcxx(groups: dict[str, str], _text: str) -> tuple[str, str]:
-    """An undefined ``std::`` symbol referenced from a library inside a conda environment."""
-    lib, sym = groups.get("lib", ""), groups.get("sym", "")
+# a library path inside a conda (miniconda, miniforge, micromamba) environment, as GNU ld
+# names the archive or object that holds the reference
+_CONDA_LIB = re.compile(r"(?<![^\s(])(/[\w./+-]*(?:conda|mamba|miniforge)[\w./+-]*/lib/"
+                        r"lib[\w+-]+\.(?:a|so)[.\d]*)")
+
+
+def conda_libstdcxx(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """An undefined ``std::`` symbol referenced from a library inside a conda environment:
+    ld names the library on the reference's line or on the ``in function`` line above."""
+    sym = groups.get("sym", "")
+    at = text.find(f"{sym}'")
+    found = _CONDA_LIB.search("\n".join(text[:max(at, 0)].rsplit("\n", 2)[-2:]))
+    if at < 0 or found is None:
+        return NOT_THIS
+    lib = found.group(1)
     llvm = "/libLLVM" in lib or "/libclang" in lib
     what = "LLVM's static libraries" if llvm else "a library"
     return (f"the link uses {what} from a conda environment ({lib}), built by conda's "

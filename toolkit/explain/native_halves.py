@@ -21,7 +21,7 @@ _TOPI_CPP = re.compile(r"topi[/\\]cpp[/\\]|from \.{1,2}cpp(?:\.\w+)? import")
 
 def topi_cpp_unregistered(groups: dict[str, str], text: str) -> tuple[str, str]:
     """``cannot import name X`` from TOPI's cpp modules."""
-    if not _TOPI_CPP.search(text):
+    if "cpp" not in text or not _TOPI_CPP.search(text):
         return NOT_THIS
     name = groups.get("name", "")
     return (f"{name} is one of TOPI's C++ functions: topi.cpp's modules get them from the "
@@ -51,7 +51,10 @@ def cuda_driver_not_initialized(groups: dict[str, str], text: str) -> tuple[str,
 
 
 def metaschedule_replay(groups: dict[str, str], text: str) -> tuple[str, str]:
-    """A ScheduleError that escaped parallel_for_dynamic while MetaSchedule tuned."""
+    """A ScheduleError that escaped parallel_for_dynamic while MetaSchedule tuned (the two
+    names within the lines around it)."""
+    if "parallel_for_dynamic" not in text:
+        return NOT_THIS
     return ("MetaSchedule's evolutionary search replays candidate traces on a schedule in "
             "parallel (parallel_for_dynamic), and one replay raised a ScheduleError that "
             "escaped and aborted the tuning run: up to v0.23.0 the search did not treat a "

@@ -2382,10 +2382,8 @@ RULES: list[Rule] = [
         rank=52,
     ),
     Rule(
-        "conda-llvm-libstdcxx", "build", ("undefined reference", "in function"),
-        r"(?<![^\s(])(?P<lib>/[\w./+-]*(?:conda|mamba|miniforge)[\w./+-]*/lib/lib[\w+-]+\."
-        r"(?:a|so)[.\d]*)[^\s:]*:(?: in function[^\n]*\n)?[^\n]*undefined references? "
-        r"to [`'](?P<sym>std::[^'`]+)'",
+        "conda-llvm-libstdcxx", "build", "undefined reference",
+        r"undefined references? to [`'](?P<sym>std::[^'`\n]+)'",
         "A conda environment's C++ library against an older libstdc++",
         "libraries built by conda's compiler need its newer libstdc++.",
         "build outside the conda environment, or with conda's compilers.",
@@ -2543,8 +2541,8 @@ RULES: list[Rule] = [
         rank=51,
     ),
     Rule(
-        "metaschedule-replay-escaped", "tuning", "parallel_for_dynamic",
-        r"parallel_for_dynamic[\s\S]{0,1500}?ScheduleError",
+        "metaschedule-replay-escaped", "tuning", "ScheduleError",
+        r"ScheduleError",
         "A ScheduleError escaped MetaSchedule's parallel search",
         "a failed trace replay aborted the evolutionary search.",
         "update TVM to v0.24.0 or newer.",
@@ -2555,7 +2553,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "frontend-attr-dropped", "frontend", "object has no attribute",
-        r"'(?P<cls>\w+)' object has no attribute '(?P<attr>\w+)'",
+        r"'(?P<cls>\w+)' object has no attribute '(?P<attr>" + frontend_reads.NAMES + ")'",
         "The framework dropped an attribute this TVM's frontend reads",
         "the framework is newer than the frontend.",
         "update TVM.",
