@@ -19,18 +19,27 @@ from toolkit.explain import (
     backend_packages,
     build_isolation,
     buildtools,
+    cli_options,
     cmake_checks,
     frontend_attrs,
+    frontend_reads,
+    import_cycles,
+    llvm_link,
     mlc_model_libs,
+    mlc_skew,
+    native_halves,
+    opencl_extensions,
     optional_libs,
     python_versions,
     runtime_link,
+    shared_output,
     stack_packages,
     tilelang_archs,
     tilelang_layouts,
     toolchain,
     torch_script,
     tvmc_options,
+    windows_build,
 )
 from toolkit.explain.refine import NOT_THIS
 
@@ -2360,6 +2369,199 @@ RULES: list[Rule] = [
         "android/mlc4j/prepare_libs.py) and its Android docs",
         android_artifacts.prepare_libs_by_hand,
         rank=45,
+    ),
+    Rule(
+        "llvm-system-lib-not-found", "build", "cannot find -l",
+        r"cannot find -l(?P<lib>edit|tinfo|ncurses|terminfo|xml2|z|zstd|ffi)\b",
+        "The link of libtvm misses a library LLVM depends on",
+        "a library of `llvm-config --system-libs` has no development package here.",
+        "install its -dev package.",
+        "TVM's cmake/utils/FindLLVM.cmake (llvm-config --system-libs); LLVM's LLVM_ENABLE_* "
+        "options for libedit, terminfo, libxml2, zlib, zstd, libffi",
+        llvm_link.system_lib_missing,
+        rank=52,
+    ),
+    Rule(
+        "conda-llvm-libstdcxx", "build", "undefined reference",
+        r"undefined references? to [`'](?P<sym>std::[^'`\n]+)'",
+        "A conda environment's C++ library against an older libstdc++",
+        "libraries built by conda's compiler need its newer libstdc++.",
+        "build outside the conda environment, or with conda's compilers.",
+        "GNU ld's undefined-reference report; conda-forge's toolchain (its GCC and "
+        "libstdc++) against the system's",
+        llvm_link.conda_libstdcxx,
+        rank=54,
+    ),
+    Rule(
+        "link-made-executable", "build", "crt1.o",
+        r"crt1\.o\S*[^\n]*(?:\n[^\n]*)?[`'‘’]main['’]",
+        "A shared library was linked as an executable",
+        "the link lacked -shared, so it needed a main.",
+        "link with -shared.",
+        "glibc's crt1.o (_start calls main); TVM's python/tvm/contrib/cc.py _linux_compile "
+        "(git show v0.6.0 / v0.7.0)",
+        shared_output.no_shared_flag,
+        rank=55,
+    ),
+    Rule(
+        "mlc-tvm-without-relax", "install",
+        ("cannot import name 'relax' from 'tvm'", "module 'tvm' has no attribute 'relax'"),
+        r"cannot import name 'relax' from 'tvm'|module 'tvm' has no attribute 'relax'",
+        "MLC-LLM runs on a TVM without Relax (not TVM Unity)",
+        "MLC-LLM needs TVM Unity.",
+        "install TVM Unity (mlc-ai-nightly).",
+        "MLC-LLM's install docs (TVM Unity, mlc-ai-nightly wheels); TVM's python/tvm/relax "
+        "(from v0.16.0, tk's API history)",
+        mlc_skew.tvm_without_relax,
+        rank=53,
+    ),
+    Rule(
+        "web-runtime-lacks-global", "library", "Cannot find global function",
+        r"Cannot find global function (?P<name>[\w.]+)",
+        "The web runtime (wasm) does not register a function the page calls",
+        "the web-llm code is newer than its web runtime.",
+        "use matching web-llm and model libraries.",
+        "TVM's web runtime (web/src/runtime.ts, getGlobalFuncInternal); web-llm's releases "
+        "and their prebuilt model libraries",
+        mlc_skew.runtime_lacks_global,
+        rank=56,
+    ),
+    Rule(
+        "vm-executable-version-mismatch", "runtime", "Invalid VM file format in the version",
+        r"(?:\(version == \"?(?P<runtime>[^\"()\s]+)\"?\) is false: )?Invalid VM file format "
+        r"in the version section",
+        "The VM executable was written by another TVM version than the runtime",
+        "the executable's version differs from the runtime's.",
+        "rebuild the library or the runtime from one TVM.",
+        "TVM's src/runtime/relax_vm/executable.cc and src/runtime/vm/executable.cc "
+        "(LoadHeader, STREAM_CHECK(version == ..., \"version\"))",
+        mlc_skew.vm_version_mismatch,
+        rank=50,
+    ),
+    Rule(
+        "webgpu-shader-f16-missing", "runtime", "shader-f16",
+        r"requires WebGPU extension shader-f16[^\n]*not enabled",
+        "The browser's WebGPU lacks shader-f16 for a float16 model",
+        "the adapter does not expose shader-f16.",
+        "use the model's f32 variant.",
+        "web-llm's check of the model's required WebGPU features (shader-f16); WebGPU's "
+        "adapter.features",
+        mlc_skew.webgpu_f16,
+        rank=50,
+    ),
+    Rule(
+        "cli-unknown-option", "usage", "Unknown argument: ",
+        r"Unknown argument: (?P<opt>--?[\w-]+)[^\n]*\n(?:[^\n]*\n){0,2}?Usage: (?P<prog>\S+) "
+        r"(?P<usage>[^\n]*)",
+        "The program does not know this option (another version's command line)",
+        "the option is not one this version accepts.",
+        "use the options its usage lists.",
+        "p-ranav/argparse's 'Unknown argument' and usage (MLC-LLM's C++ CLI)",
+        cli_options.unknown_option,
+        rank=50,
+    ),
+    Rule(
+        "graph-param-not-an-input", "runtime", " among input",
+        r"cannot find (?P<name>\S+) among input",
+        "set_input was given a parameter the built graph does not have",
+        "the params passed are not the ones the build returned: the build folds constants "
+        "and precomputes part of the graph, which removes or renames parameters (such as "
+        "_param_N), so the frontend's params no longer match the graph's inputs.",
+        "pass the params dict the build returned (nnvm.compiler.build's / relay.build's "
+        "params, lib.get_params() for a factory module), not the one the frontend returned",
+        "TVM's src/runtime/graph/graph_runtime.cc GetInputIndex (v0.2-v0.7.0: 'cannot find "
+        "... among input'); nnvm.compiler.build's precompute (returns new params)",
+        rank=50,
+    ),
+    Rule(
+        "msvc-link-llvm-comdat", "build", "COMDAT section",
+        r"LNK1143: invalid or corrupt file: no symbol for COMDAT section",
+        "Microsoft's linker rejects an object LLVM wrote",
+        "link.exe rejects LLVM's COMDAT sections.",
+        "link with lld-link.",
+        "MSVC's LNK1143; TVM's python/tvm/contrib/cc.py _windows_shared (link in v0.5, "
+        "lld-link from v0.6.0)",
+        windows_build.comdat_with_link_exe,
+        rank=50,
+    ),
+    Rule(
+        "msvc-posix-type", "build", "C2065",
+        r"(?P<file>[^\s(]+)\(\d+(?:,\d+)?\): error C2065:\s+'(?P<type>uint|ushort|ulong|u_int|"
+        r"ssize_t)': undeclared identifier",
+        "A POSIX-only type in a source MSVC compiles",
+        "MSVC does not define this POSIX typedef.",
+        "use a <cstdint> type.",
+        "MSVC's C2065; glibc's sys/types.h typedefs (uint, ushort, ulong)",
+        windows_build.posix_type_on_msvc,
+        rank=50,
+    ),
+    Rule(
+        "opencl-qcom-symbol", "runtime", "QCOM",
+        r"undefined (?:symbol:?\s*|reference to [`'])(?P<sym>cl\w+QCOM)\b",
+        "TVM's OpenCL runtime calls a Qualcomm-only extension",
+        "the OpenCL library lacks a QCOM extension function.",
+        "use TVM v0.23.0 or newer.",
+        "TVM's src/runtime/opencl/opencl_device_api.cc SetPerfHint (git show v0.22.0 / "
+        "v0.23.0: USE_OPENCL_EXTN_QCOM)",
+        opencl_extensions.qcom_symbol,
+        rank=52,
+    ),
+    Rule(
+        "tvm-import-partially-initialized", "install", "from partially initialized module",
+        r"cannot import name '(?P<name>\w+)' from partially initialized module "
+        r"'(?P<module>[\w.]+)'",
+        "An import inside TVM's package found a module still initializing",
+        "a circular import, or a subpackage missing from the install.",
+        "update TVM or reinstall it.",
+        "CPython's ImportError for a partially initialized module; the traceback's frames; "
+        "setuptools' package discovery (directories with __init__.py)",
+        import_cycles.partially_initialized,
+        rank=50,
+    ),
+    Rule(
+        "topi-cpp-unregistered", "install", "cannot import name",
+        r"ImportError: cannot import name '(?P<name>\w+)'",
+        "A TOPI C++ function is not registered (topi without its library)",
+        "topi.cpp found no TOPI C++ library.",
+        "use PYTHONPATH to the source tree.",
+        "TVM's topi/python/topi/cpp (git show v0.6.0: impl.py loads libtvm_topi, "
+        "_init_api_prefix fills the modules); TVM's install-from-source docs (PYTHONPATH)",
+        native_halves.topi_cpp_unregistered,
+        rank=51,
+    ),
+    Rule(
+        "cuda-driver-not-initialized", "cuda", "CUDA_ERROR_NOT_INITIALIZED",
+        r"(?:(?P<call>cu[A-Z]\w+)\([^\n]*\) failed with error: )?CUDA_ERROR_NOT_INITIALIZED",
+        "The CUDA driver is not initialized under TVM's CUDA module",
+        "two CUDA installations in one process, or a broken driver.",
+        "use one CUDA installation.",
+        "TVM's src/runtime/cuda/cuda_module.cc (CUDA_DRIVER_CALL(cuModuleLoadData), git show "
+        "v0.7.0); CUDA's CUDA_ERROR_NOT_INITIALIZED",
+        native_halves.cuda_driver_not_initialized,
+        rank=51,
+    ),
+    Rule(
+        "metaschedule-replay-escaped", "tuning", "ScheduleError",
+        r"ScheduleError",
+        "A ScheduleError escaped MetaSchedule's parallel search",
+        "a failed trace replay aborted the evolutionary search.",
+        "update TVM to v0.24.0 or newer.",
+        "TVM's src/s_tir/support/parallel_for.h and EvolutionarySearch; apache/tvm#19438 "
+        "(git tag --contains: v0.24.0)",
+        native_halves.metaschedule_replay,
+        rank=51,
+    ),
+    Rule(
+        "frontend-attr-dropped", "frontend", "object has no attribute",
+        r"'(?P<cls>\w+)' object has no attribute '(?P<attr>" + frontend_reads.NAMES + ")'",
+        "The framework dropped an attribute this TVM's frontend reads",
+        "the framework is newer than the frontend.",
+        "update TVM.",
+        "tk's table of TVM's frontends (scripts/frontend_reads.py: reads later guarded with "
+        "hasattr, per release tag)",
+        frontend_reads.guarded_read,
+        rank=48,
+        origin="frontend reads table",
     ),
 ]
 
