@@ -83,6 +83,13 @@ def megabyte_logs(size: int) -> dict[str, str]:
             for i in range(size // 132)),
         "a different missing name on every line": "".join(
             f"AttributeError: module 'tvm' has no attribute 'x{i}'\n" for i in range(size // 52)),
+        # a pattern that may start at any word, tried over the window after each needle
+        "a different 'cannot import name' on every line": "".join(
+            f"ImportError: cannot import name 'n{i}' from partially initialized module "
+            f"'tvm.m{i}'\n" for i in range(size // 80)),
+        "a different object's missing attribute on every line": "".join(
+            f"AttributeError: 'Node{i}' object has no attribute 'x{i}'\n"
+            for i in range(size // 56)),
     }
 
 

@@ -66,7 +66,7 @@ def explain(text: str) -> list[Finding]:
     for rule, regex in _COMPILED:
         seen_lines: set[int] = set()
         counted, line = 0, 1
-        for m in matches(text, regex, rule.needles()):
+        for m in matches(text, regex, rule.needles(), one_line=rule.one_line):
             line += text.count("\n", counted, m.start())
             counted = m.start()
             if line in seen_lines:

@@ -61,6 +61,9 @@ class Rule:
     rank: int = 50
     span: int = 0  # lines after its own that a match covers: a higher rank there replaces it
     origin: str = "rule"  # what its answer comes from: a rule, or a table tk generates
+    # The pattern never spans lines: searched within the needle's line, not the window after
+    # it (a pattern that may start at any word would otherwise try every position of 2 KB).
+    one_line: bool = False
 
     def needles(self) -> tuple[str, ...]:
         return self.needle if isinstance(self.needle, tuple) else (self.needle,)
@@ -708,6 +711,7 @@ RULES: list[Rule] = [
         "TVM 0.24 moved the block-schedule tools with tvm.tir's split.",
         "from tvm.s_tir import dlight as dl; from tvm.s_tir import meta_schedule as ms.",
         "apache/tvm#18913; captured with 0.27.0.post1",
+        one_line=True,
     ),
     Rule(
         "api-te-create-schedule", "api-move", "has no attribute 'create_schedule'",
@@ -1424,7 +1428,7 @@ RULES: list[Rule] = [
         lambda groups, text: toolchain.dependency_attribute(
             {"mod": groups.get("mod") or groups.get("mod2") or groups.get("mod3", ""),
              "attr": groups.get("attr") or groups.get("attr2", "")}, text) or NOT_THIS,
-        origin="requirements table",
+        origin="requirements table", one_line=True,
     ),
     Rule(
         "wasm-initial-memory", "toolchain", "initial memory too small",
@@ -2561,7 +2565,7 @@ RULES: list[Rule] = [
         "hasattr, per release tag)",
         frontend_reads.guarded_read,
         rank=48,
-        origin="frontend reads table",
+        origin="frontend reads table", one_line=True,
     ),
 ]
 
