@@ -11,6 +11,7 @@ of tvm_runtime fails. Which runtime folder an object comes from is read from TVM
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import PurePosixPath
 
@@ -19,16 +20,32 @@ from toolkit.explain.refine import NOT_THIS
 _OBJ = re.compile(r"(?P<obj>\w+)\.(?:obj|o) : error LNK\d+")
 
 
+@functools.lru_cache(maxsize=1)
+def _runtime_folders() -> dict[str, set[str]]:
+    """A runtime source's stem -> the folders of TVM's file list that hold it (once a process)."""
+    from toolkit.explain.history import DATA, sites
+
+    folders: dict[str, set[str]] = {}
+    for f in sites(DATA).by_file:
+        if "runtime" in f:
+            path = PurePosixPath(f)
+            folders.setdefault(path.stem, set()).add(str(path.parent))
+    return folders
+
+
+@functools.lru_cache(maxsize=2)
+def _objects(text: str) -> frozenset[str]:
+    """The objects a log's MSVC link errors name: read once per log, not once per error."""
+    return frozenset(m.group("obj") for m in _OBJ.finditer(text))
+
+
 def compiler_symbol_in_runtime(groups: dict[str, str], text: str) -> tuple[str, str]:
     """``vulkan_instance.obj : error LNK2001: unresolved external symbol ... tvm::parser::...``
     while tvm_runtime links."""
-    from toolkit.explain.history import DATA, sites
-
     if "tvm_runtime" not in text:
         return NOT_THIS
-    stems = {m.group("obj") for m in _OBJ.finditer(text)}
-    folders = sorted({str(PurePosixPath(f).parent) for f in sites(DATA).by_file
-                      if PurePosixPath(f).stem in stems and "runtime" in f})
+    by_stem = _runtime_folders()
+    folders = sorted({folder for stem in _objects(text) for folder in by_stem.get(stem, ())})
     if not folders:
         return NOT_THIS
     # src/runtime/vulkan (older trees) or src/backend/vulkan/runtime: the backend's name
