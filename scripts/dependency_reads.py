@@ -61,7 +61,7 @@ def main() -> None:
         __doc__, "dependency_reads.json",
         "apache/tvm python/tvm at release tags v0.6.0 on: PACKAGE.NAME reads "
         "(scripts/dependency_reads.py)",
-        lambda repo: table(repo))
+        table)
 
 
 if __name__ == "__main__":

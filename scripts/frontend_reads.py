@@ -66,7 +66,7 @@ def main() -> None:
         __doc__, "frontend_reads.json",
         "apache/tvm python/tvm/relay/frontend/*.py at release tags v0.6.0 on: obj.NAME reads "
         "a frontend later guarded with hasattr (scripts/frontend_reads.py)",
-        lambda repo: table(repo))
+        table)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,10 @@ from __future__ import annotations
 import re
 
 from toolkit.explain import toolchain
+from toolkit.explain.frames import frames_with_code, tvm_python_tail
 from toolkit.explain.refine import NOT_THIS
 
-# A traceback frame in TVM's Python and the source line under it: an import statement
-_IMPORT_FRAME = re.compile(r"File \"(?P<file>[^\"\n]*?[/\\]tvm[/\\][^\"\n]*?\.py)\", line \d+, "
-                           r"in [^\n]*\n\s*(?:import|from) (?P<imported>[\w.]+)")
+_IMPORT = re.compile(r"(?:import|from) (?P<imported>[\w.]+)")
 FRAMES_BEHIND = 2000  # characters above the message searched for the frame that raised it
 
 
@@ -24,15 +23,18 @@ def unlisted(groups: dict[str, str], text: str) -> tuple[str, str]:
     package = groups.get("pkg", "")
     top = package.split(".")[0]
     at = text.find(f"No module named '{package}'")
-    frames = list(_IMPORT_FRAME.finditer(text, max(0, at - FRAMES_BEHIND), max(at, 0)))
-    if not frames or frames[-1].group("imported").split(".")[0] != top:
+    # TVM's frames above the message whose source line is an import statement
+    frames = [(tail, m.group("imported")) for path, code in
+              frames_with_code(text, max(0, at - FRAMES_BEHIND), max(at, 0))
+              if (tail := tvm_python_tail(path)).startswith("tvm/")
+              and (m := _IMPORT.match(code))]
+    if not frames or frames[-1][1].split(".")[0] != top:
         return NOT_THIS  # no TVM frame importing it right above the message
     if top in ("tvm", "tvm_ffi") or top in toolchain.PYTHON_DEPENDENCIES \
             or toolchain.requirements(top):
         return NOT_THIS  # TVM's own modules (the history) or its requirements (their table)
-    file = frames[-1].group("file").replace("\\", "/")
-    module = "tvm." + file.rsplit("/tvm/", 1)[1].removesuffix(".py").replace("/", ".")
-    file = "python/" + module.replace(".", "/") + ".py"
+    module = frames[-1][0].removesuffix(".py").replace("/", ".")
+    file = "python/" + frames[-1][0]
     return (f"TVM's {file} imports {top} as it is imported, and {top} is not installed: no TVM "
             f"release lists {top} among its requirements (tk's table of python/setup.py, "
             "gen_requirements.py, pyproject.toml), so pip never installs it with TVM; it is the "

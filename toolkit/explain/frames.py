@@ -46,6 +46,18 @@ def python_frames(text: str) -> list[tuple[str, int, str]]:
              m.group("func") or "") for m in PY_ANY.finditer(text)]
 
 
+# A traceback's frame and the source line Python prints under it.
+_PY_CODE = re.compile(r"File \"(?P<path>[^\"\n]+)\", line \d+, in [^\n]*\n\s*(?P<code>[^\n]*)")
+
+
+def frames_with_code(text: str, start: int = 0, end: int | None = None
+                     ) -> list[tuple[str, str]]:
+    """The Python frames of ``text[start:end]`` in order: (path as printed, with forward
+    slashes; the source line under it, stripped)."""
+    return [(m.group("path").replace("\\", "/"), m.group("code").strip())
+            for m in _PY_CODE.finditer(text, start, len(text) if end is None else end)]
+
+
 def foreign(path: str) -> bool:
     """Is the Python file ``path`` (as a traceback prints it) outside TVM and tvm_ffi: the
     user's own code or another project's?"""

@@ -9,11 +9,8 @@ out a package directory without ``__init__.py``, so a wheel can ship without it.
 
 from __future__ import annotations
 
-import re
-
+from toolkit.explain.frames import frames_with_code
 from toolkit.explain.refine import NOT_THIS
-
-_FRAME = re.compile(r'File "(?P<path>[^"\n]+)", line \d+, in (?P<fn>\S+)\n\s*(?P<code>[^\n]*)')
 
 
 def _module_path(module: str) -> str:
@@ -25,8 +22,7 @@ def partially_initialized(groups: dict[str, str], text: str) -> tuple[str, str]:
     name, module = groups.get("name", ""), groups.get("module", "")
     if not module.startswith("tvm."):
         return NOT_THIS
-    frames = [(m.group("path").replace("\\", "/"), m.group("code").strip())
-              for m in _FRAME.finditer(text)]
+    frames = frames_with_code(text)
     mod = _module_path(module)
     own = [i for i, (path, _) in enumerate(frames)
            if path.endswith((f"{mod}.py", f"{mod}/__init__.py"))]
