@@ -185,7 +185,11 @@ def test_html_page_in_chromium(mlp_dir: Path, browser) -> None:
     assert "total_us" in page.headers and "fused_ops" in page.headers
     assert len(page.bars) == len(expected)
     assert page.bars[0] == pytest.approx(100.0)  # the largest operator fills its bar
-    assert page.bars == sorted(page.bars, reverse=True) and all(b > 0 for b in page.bars)
+    # Each bar is its operator's share of the largest; an operator the timer cannot tell from
+    # its floor (0 us) draws none.
+    top = expected[0]["total_us"]
+    assert page.bars == pytest.approx([round(100 * r["total_us"] / top, 2) for r in expected],
+                                      abs=0.011)
     assert page.rects and sum(page.rects) == pytest.approx(900, abs=1)  # breakdown chart
     # The page opens with where the time went and the table; internals come last.
     assert page.sections == ["Where end to end went", "Rows", "Breakdown", "Internals"]
@@ -474,6 +478,25 @@ def test_compare_gone_and_new_rows_carry_no_percentage(tk, mlp_dir: Path, tmp_pa
                for r in one_sided)
     text = tk("profile", "compare", str(mlp_dir / "profile.json"), str(other)).stdout
     assert "nan" not in text.lower() and "(gone, " in text and "(new, " in text
+
+
+def test_compare_of_an_operator_at_the_timer_floor_states_no_percentage(
+        tk, mlp_dir: Path, tmp_path: Path) -> None:
+    """A call that costs no more than the timer's floor is timed 0 us: B's time against it
+    has no percentage, and the text says why instead of printing nan."""
+    doc = json.loads((mlp_dir / "profile.json").read_text())
+    row = max(doc["rows"], key=lambda r: r["total_us"])
+    key = next(k for k in doc["runs_us"] if k.startswith(row["name"]))
+    row["total_us"], row["spread_us"] = 0.0, 0.0
+    doc["runs_us"][key] = [0.0] * len(doc["runs_us"][key])
+    floor = tmp_path / "floor.json"
+    floor.write_text(json.dumps(doc))
+    a, b = str(floor), str(mlp_dir / "profile.json")
+    flagged = {r["name"]: r for r in json.loads(tk("profile", "compare", a, b, "--json").stdout)[
+        "rows"]}[row["name"]]
+    assert flagged["verdict"] == "slower" and flagged["change_pct"] is None
+    text = tk("profile", "compare", a, b).stdout
+    assert f"{row['name']} (slower, A at the timer's floor)" in text and "nan" not in text.lower()
 
 
 def test_inputs_file_feeds_the_profiled_run(tk, tmp_path: Path) -> None:

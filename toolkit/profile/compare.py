@@ -104,12 +104,14 @@ class Comparison:
 def _flag_text(r: Any) -> str:
     if r.verdict in ("gone", "new"):
         return f"{r.name} ({r.verdict}, {max(r.a_us, r.b_us):.1f} us a run)"
+    # No percentage where A's time is 0: the timer could not tell A's call from its floor.
+    floor = pd.isna(r.change_pct)
+    per_call = "A at the timer's floor" if floor else f"{r.change_pct:+.0f}% a call"
     if r.a_calls != r.b_calls and r.a_calls and r.b_calls:
-        per_call = "" if r.change_pct is None or r.verdict.endswith(("calls", "ops")) \
-            else f", {r.change_pct:+.0f}% a call"
+        tail = "" if r.verdict.endswith(("calls", "ops")) else f", {per_call}"
         return (f"{r.name} ({r.verdict}: {r.a_calls:g} -> {r.b_calls:g} calls, "
-                f"{r.a_us:.1f} -> {r.b_us:.1f} us a run{per_call})")
-    return f"{r.name} ({r.verdict} {r.change_pct:+.0f}% a call)"
+                f"{r.a_us:.1f} -> {r.b_us:.1f} us a run{tail})")
+    return f"{r.name} ({r.verdict}{', ' if floor else ' '}{per_call})"
 
 
 def _fusion_row(fused_row: Any, fused_runs: dict[str, list[float]], other: Report,
