@@ -7,7 +7,8 @@ in tk's answer, then the share named per set and collection round. ``--set dev``
 development may look at (the earlier rounds' logs, their held-out parts included once their
 round was measured, and the newest round's development half); ``--set held-out`` is the
 newest round's held-out half, kept out of development and measured once, at the end. Also
-prints each log's CPU time.
+prints each log's CPU time, and for a miss the top finding tk gave instead (or that it found
+nothing).
 
     python benchmarks/explain_corpus.py [--set dev|held-out|all] [--verbose]
 """
@@ -47,7 +48,11 @@ def main() -> int:
         hit[0] += not missing
         hit[1] += 1
         mark = "named " if not missing else "MISSED"
-        why = "" if not missing else "  lacks " + "; ".join("|".join(g) for g in missing)
+        # A miss with a finding says another cause (a wrong answer, or a cause beside the one
+        # the thread established); a miss without one says it does not know.
+        said = f"; tk said {findings[0].id} ({findings[0].origin})" if findings else \
+            "; tk found nothing"
+        why = "" if not missing else "  lacks " + "; ".join("|".join(g) for g in missing) + said
         print(f"{mark} {case.split:8} {case.round} {case.log.name:42} {cpu * 1000:6.1f} ms{why}")
         if missing and args.verbose:
             for f in findings:

@@ -30,8 +30,8 @@ from toolkit.cli.options import (
 
 if TYPE_CHECKING:
     from toolkit.builds.recipes import Request
+    from toolkit.events import Handler
 
-from toolkit.cli import bisect_events  # noqa: F401 - registers how its events read
 from toolkit.cli.terminal import Terminal, pass_terminal
 
 source_option = repository_option(
@@ -39,6 +39,14 @@ source_option = repository_option(
 
 
 # -- the commands ---------------------------------------------------------------------------
+
+
+def _events(term: Terminal) -> Handler:
+    """The terminal's handler, once it knows how a bisection's events read: only the commands
+    that run steps load them (17 event types; start, status and reset do without)."""
+    from toolkit.cli import bisect_events  # noqa: F401 - registers how its events read
+
+    return term.handle
 
 
 def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -185,7 +193,7 @@ def upstream_cmd(term: Terminal, onto: str | None, start_from: str | None, fork_
              f"commits {st.good[:10]}..{st.bad[:10]} with the {n} commit{'s' if n != 1 else ''} "
              f"of the fork on top, check: {st.check_display}")
     term.say(f"in tk's repository for the fork: --source {st.source}")
-    st = upstream.run(st, term.handle)
+    st = upstream.run(st, _events(term))
     term.result(report.build(st), report.markdown)
     if st.confirmed is False:
         from toolkit.process import FLAKY
@@ -206,7 +214,7 @@ def run_cmd(term: Terminal, source: Path | None) -> int:
     """
     from toolkit.bisect import report, session
 
-    st = session.run(session.current(source), term.handle)
+    st = session.run(session.current(source), _events(term))
     term.echo(report.markdown(report.build(st)), nl=False)
     if st.confirmed is False:
         from toolkit.process import FLAKY
@@ -322,7 +330,7 @@ def env_cmd(term: Terminal, rev: str | None, source: Path | None, as_json: bool)
 
     st = session.current(source)
     sha = session.revision(st, rev)
-    built = session.checkout_and_build(st, sha, term.handle)
+    built = session.checkout_and_build(st, sha, _events(term))
     if not built.ok:
         term.abort(f"{sha[:10]} does not build: {built.message}")
     if built.key:
@@ -379,11 +387,11 @@ def passes_cmd(term: Terminal, workload: str, target: str, check: str, required:
 
     from toolkit.bisect import passes, session
 
-    env = session.build_env(session.current(source), rev, term.handle) if rev else None
+    env = session.build_env(session.current(source), rev, _events(term)) if rev else None
     with tempfile.TemporaryDirectory(prefix="tk-passes-") as tmp:
         result = passes.PassBisector(
             workload, target, required=required, workdir=Path(tmp), learn=not no_learn,
-            events=term.handle, timeout=timeout, rtol=rtol, atol=atol, env=env,
+            events=_events(term), timeout=timeout, rtol=rtol, atol=atol, env=env,
         ).run()
     if as_json:
         term.json(result.to_json())
@@ -434,7 +442,7 @@ def functions_cmd(term: Terminal, workload: str, target: str, good_pipeline: str
     """
     from toolkit.bisect import functions, session
 
-    env = session.build_env(session.current(source), rev, term.handle) if rev else None
+    env = session.build_env(session.current(source), rev, _events(term)) if rev else None
     where = f" in {good_python}'s TVM" if good_python else ""
     good = "every pipeline" if good_pipeline == "auto" else repr(good_pipeline)
     term.say(f"lowering {workload} for {target} with its pipeline and with {good}{where}")
