@@ -26,7 +26,7 @@ from toolkit.builds.backends import BuildFailed, BuildJob, read_cmake_cache
 from toolkit.builds.recipes import Request
 from toolkit.builds.source import inspect, tree_key, tree_keys
 from toolkit.builds.tools import PLAIN_WRAPPERS
-from toolkit.errors import UserError
+from toolkit.errors import TkError, UserError
 
 pytestmark = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")),
                                 reason="needs cmake and ninja")
@@ -801,6 +801,114 @@ def test_a_new_builds_tvm_ffi_package_is_linked_from_the_wheels_first_unpack(tmp
         path.unlink()
     with pytest.raises(zipfile.BadZipFile):
         pypkg.install(wheel, tmp_path / "third", None, sha)
+
+
+# A tvm-ffi project whose build backend (in the tree, no requirements: pip needs no index)
+# says how it was run, writes into the source as setuptools-scm does, waits while ``slow``
+# exists, then makes a wheel.
+FFI_BACKEND = """import os, time, zipfile
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "started"), "w") as f:
+        f.write(f"{os.getpid()} {os.getpriority(os.PRIO_PROCESS, 0)} "
+                f"{os.environ.get('CMAKE_BUILD_PARALLEL_LEVEL')}")
+    with open(os.path.join(here, "python", "tvm_ffi", "_version.py"), "w") as f:
+        f.write("version = 'x'\\n")
+    while os.path.exists(os.path.join(here, "slow")):
+        time.sleep(0.1)
+    version = os.environ["SETUPTOOLS_SCM_PRETEND_VERSION_FOR_APACHE_TVM_FFI"]
+    info = f"apache_tvm_ffi-{version}.dist-info"
+    name = f"apache_tvm_ffi-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as zf:
+        zf.writestr("tvm_ffi/__init__.py", "")
+        zf.writestr("tvm_ffi/lib/libtvm_ffi.so", b"the wheel's own")
+        zf.writestr(f"{info}/METADATA",
+                    f"Metadata-Version: 2.1\\nName: apache-tvm-ffi\\nVersion: {version}\\n")
+        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: true\\n"
+                                     "Tag: py3-none-any\\n")
+        zf.writestr(f"{info}/RECORD", "")
+    return name
+"""
+
+
+def ffi_project(root: Path) -> Path:
+    src = root / "3rdparty" / "tvm-ffi"
+    (src / "python" / "tvm_ffi").mkdir(parents=True)
+    (src / "pyproject.toml").write_text(
+        '[project]\nname = "apache-tvm-ffi"\ndynamic = ["version"]\n\n[build-system]\n'
+        'requires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n')
+    (src / "backend.py").write_text(FFI_BACKEND)
+    return src
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a killed child whose parent died is reaped by init, later)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def started(src: Path) -> list[str]:
+    """What the backend says of its process once pip has started it: pid, nice, jobs."""
+    import time
+
+    for _ in range(600):
+        said = (src / "started").read_text().split() if (src / "started").exists() else []
+        if len(said) == 3:
+            return said
+        time.sleep(0.1)
+    raise AssertionError("pip never started the backend")
+
+
+def tree_files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if "__pycache__" not in p.parts}
+
+
+def test_the_tvm_ffi_wheel_is_built_beside_the_compile_at_the_lowest_priority(tmp_path,
+                                                                             monkeypatch):
+    """The wheel starts when asked, not after the compile: pip and what it runs at priority
+    19 with two jobs; the package is taken once the compile is done, with the build's own
+    libtvm_ffi.so; the tree is left as it was."""
+    from toolkit.builds import python as pypkg
+
+    monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))
+    src = ffi_project(tmp_path / "tvm")
+    before = tree_files(src)
+    (src / "slow").touch()  # the "compile" has not finished: the wheel must be under way
+    wheel = pypkg.WheelBuild(tmp_path / "tvm", tmp_path / "python.log")
+    _, nice, jobs = started(src)
+    assert (int(nice), jobs) == (19, "2")
+    (src / "slow").unlink()
+    ffi = tmp_path / "build" / "libtvm_ffi.so"
+    ffi.parent.mkdir()
+    ffi.write_bytes(b"the build's")
+    package = wheel.package(tmp_path / "entry", ffi)
+    assert package is not None and package.version.endswith(package.wheel.split("+tree.")[1]
+                                                            .split("-")[0])
+    assert (Path(package.site) / "tvm_ffi" / "lib" / "libtvm_ffi.so").samefile(ffi)
+    assert tree_files(src) == before - {"slow"}  # _version.py and the rest taken back
+    assert "pip wheel" in (tmp_path / "python.log").read_text()
+
+
+def test_a_failed_compile_stops_the_tvm_ffi_wheel_and_leaves_the_tree_as_it_was(tmp_path,
+                                                                                monkeypatch):
+    from toolkit.builds import python as pypkg
+
+    monkeypatch.setenv("TK_CACHE", str(tmp_path / "cache"))
+    src = ffi_project(tmp_path / "tvm")
+    before = tree_files(src)
+    (src / "slow").touch()  # a backend that would never finish
+    wheel = pypkg.WheelBuild(tmp_path / "tvm", tmp_path / "python.log")
+    pid = int(started(src)[0])
+    wheel.cancel()
+    assert not running(pid)  # the backend pip ran is gone, not left building
+    assert tree_files(src) == before | {"slow"}
+    assert not list((tmp_path / "cache").rglob("*.whl"))
+    with pytest.raises(TkError, match="stopped: the compile beside it failed"):
+        wheel.package(tmp_path / "entry", None)
 
 
 @pytest.mark.parametrize("name, version", [

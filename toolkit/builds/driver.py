@@ -318,64 +318,73 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
     log = entry / "build.log"
     job = BuildJob(plan=plan, source_dir=tree.root, build_dir=bdir, log=log, jobs=jobs,
                    events=events, files_key=tree.files_key, ccache_remote=ccache_remote)
-    with locked(bdir / ".tk-lock"):
-        try:
-            foreign = foreign_cache(bdir, tree.root)
-            if foreign:  # tk's own directory (refuse_foreign_build_dir): only its outputs
-                empty_dir(bdir, keep=(".tk-lock",))
-                say(f"{bdir} was configured for another tree ({foreign}): emptied, "
-                    "configured afresh")
-            write_if_changed(job.config_cmake, plan.config_cmake())
-            log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
-            say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
-            result = backend(plan.backend).build(job)
-            (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
-        finally:
-            # Built or not, what tk made in the owner's tree is the owner's.
-            for path in made[1:]:
-                ownership.hand_over(path, owner, recursive=False)
-            ownership.hand_over(bdir, owner)
-        libs = find_artifacts(bdir, tree.layout)
-        if not libs:
-            raise TkError(f"the build finished but left no TVM library in {bdir} (log: {log})")
-        used = cmake_values(bdir)
-        t = time.monotonic()
-        storing = store.store_artifacts(key, libs)
-    # The libraries the build relinked are hashed meanwhile, in a thread: the Python package
-    # and the post-build check use the files in the entry's lib/, which need no sha256.
+    # The wheel needs only tvm-ffi's sources: it is built while Ninja compiles.
+    wheel = pypkg.WheelBuild(tree.root, entry / "python.log") if builds_python(plan, tree) \
+        else None
+    if wheel is not None:
+        say(f"building the tree's {pypkg.DIST} Python package beside the compile (once per "
+            f"tvm-ffi source; log: {wheel.log})")
     try:
-        timings = {"preflight": round(preflight_s, 3), **result.timings,
-                   "store": round(time.monotonic() - t, 3)}
-        record = _record(plan, tree, key, bdir, result, used, storing.artifacts, checks,
-                         timings, log)
-        if builds_python(plan, tree):
-            say(f"building the tree's {pypkg.DIST} Python package (once per tvm-ffi source)")
+        with locked(bdir / ".tk-lock"):
+            try:
+                foreign = foreign_cache(bdir, tree.root)
+                if foreign:  # tk's own directory (refuse_foreign_build_dir): only its outputs
+                    empty_dir(bdir, keep=(".tk-lock",))
+                    say(f"{bdir} was configured for another tree ({foreign}): emptied, "
+                        "configured afresh")
+                write_if_changed(job.config_cmake, plan.config_cmake())
+                log.write_text(f"# tk build {key}: plan {plan.hash}, tree {tree.key}, {tree.root}\n")
+                say(f"building {key} ({plan.backend}) in {bdir}; log: {log}")
+                result = backend(plan.backend).build(job)
+                (bdir / PLAN_STAMP).write_text(job.stamp + "\n")
+            finally:
+                # Built or not, what tk made in the owner's tree is the owner's.
+                for path in made[1:]:
+                    ownership.hand_over(path, owner, recursive=False)
+                ownership.hand_over(bdir, owner)
+            libs = find_artifacts(bdir, tree.layout)
+            if not libs:
+                raise TkError(f"the build finished but left no TVM library in {bdir} (log: {log})")
+            used = cmake_values(bdir)
             t = time.monotonic()
-            ffi = next((Path(a.path) for a in storing.artifacts if a.name == "libtvm_ffi.so"),
-                       None)
-            record.python = pypkg.build_package(tree.root, entry, log, ffi)
-            timings["python"] = round(time.monotonic() - t, 3)
-        record.env = store.env_of(record)
-        if check and not storing.relinked and checked_before(earlier, record):
-            say("the libraries and Python package are those checked before: check not run again")
-            record.check = earlier.check
-            timings["check"] = 0.0
-        elif check:
-            say("checking the build in its own environment")
+            storing = store.store_artifacts(key, libs)
+        # The libraries the build relinked are hashed meanwhile, in a thread: the Python package
+        # and the post-build check use the files in the entry's lib/, which need no sha256.
+        try:
+            timings = {"preflight": round(preflight_s, 3), **result.timings,
+                       "store": round(time.monotonic() - t, 3)}
+            record = _record(plan, tree, key, bdir, result, used, storing.artifacts, checks,
+                             timings, log)
+            if wheel is not None:
+                t = time.monotonic()
+                ffi = next((Path(a.path) for a in storing.artifacts if a.name == "libtvm_ffi.so"),
+                           None)
+                record.python = wheel.package(entry, ffi)
+                timings["python"] = round(time.monotonic() - t, 3)  # what the compile left to wait
+            record.env = store.env_of(record)
+            if check and not storing.relinked and checked_before(earlier, record):
+                say("the libraries and Python package are those checked before: check not run again")
+                record.check = earlier.check
+                timings["check"] = 0.0
+            elif check:
+                say("checking the build in its own environment")
+                t = time.monotonic()
+                record.check = post_build_check(record, plan)
+                timings["check"] = round(time.monotonic() - t, 3)
+                stood = record.check.import_from
+                if stood is not None and record.check.surface is not None:
+                    say(f"the libraries load and register what build {stood}'s did "
+                        f"({record.check.surface.functions} functions"
+                        + (f", {record.check.surface.types} types" if record.check.surface.types
+                           is not None else "")
+                        + "), with the same Python sources: its import of TVM stands, not run "
+                        f"again (eval \"$(tk env {record.id})\" && tk doctor imports this one)")
+        finally:
             t = time.monotonic()
-            record.check = post_build_check(record, plan)
-            timings["check"] = round(time.monotonic() - t, 3)
-            stood = record.check.import_from
-            if stood is not None and record.check.surface is not None:
-                say(f"the libraries load and register what build {stood}'s did "
-                    f"({record.check.surface.functions} functions"
-                    + (f", {record.check.surface.types} types" if record.check.surface.types
-                       is not None else "")
-                    + "), with the same Python sources: its import of TVM stands, not run "
-                    f"again (eval \"$(tk env {record.id})\" && tk doctor imports this one)")
+            storing.wait()  # also after a failure: nothing is left writing into the store
     finally:
-        t = time.monotonic()
-        storing.wait()  # also after a failure: nothing is left writing into the store
+        if wheel is not None:
+            wheel.cancel()  # nothing once its package was taken; else pip is stopped
     # What storing cost beyond the work it overlapped: the wait for the last sha256.
     timings["store"] = round(timings["store"] + time.monotonic() - t, 3)
     timings["hash"] = round(storing.seconds, 3)

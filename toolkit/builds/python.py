@@ -2,10 +2,11 @@
 
 A tvm-ffi-era tree's ``python/tvm`` imports ``tvm_ffi``, whose core is a compiled Cython
 module that must match the ``libtvm_ffi.so`` the build made. tk builds ``3rdparty/tvm-ffi``'s
-wheel (``pip wheel``, once per tvm-ffi source content and interpreter version; the wheel is
-kept in the store under ``wheels/``) and unpacks it into the build's entry as ``python/``,
-every file a hard link to a store object, with the package's ``lib/libtvm_ffi.so`` linked to
-the very ``libtvm_ffi.so`` this build wrote: one tvm-ffi library per process, the build's.
+wheel (``pip wheel``, once per tvm-ffi source content and interpreter version, while Ninja
+compiles: ``WheelBuild``; the wheel is kept in the store under ``wheels/``) and unpacks it
+into the build's entry as ``python/``, every file a hard link to a store object, with the
+package's ``lib/libtvm_ffi.so`` linked to the very ``libtvm_ffi.so`` this build wrote: one
+tvm-ffi library per process, the build's.
 ``tk env`` puts that directory on ``PYTHONPATH`` after the tree's ``python/``.
 
 Why unpacked on PYTHONPATH rather than a per-build venv: a venv fixes the interpreter and hides
@@ -20,12 +21,15 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
+from typing import IO
 
 from toolkit.builds import store
 from toolkit.builds.record import PythonPackage
@@ -33,6 +37,7 @@ from toolkit.builds.source import content_key, git, is_git
 from toolkit.errors import TkError
 from toolkit.libraries import ffi_header_version
 from toolkit.outputs import sha256_file
+from toolkit.process import own_group
 
 DIST = "apache-tvm-ffi"
 
@@ -73,9 +78,12 @@ def wheel_key(src: Path, python: str = sys.executable) -> str:
     return f"{content_key(src, whole=True)}-{python_tag(python)}"
 
 
-def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Path, str]:
+def build_wheel(src: Path, log: Path, python: str = sys.executable,
+                cancel: threading.Event | None = None) -> tuple[Path, str]:
     """The wheel of ``src`` for ``python``, from the store (``wheels/<wheel_key>``) or built
-    now: (path, version)."""
+    now: (path, version). With ``cancel``, pip runs in a process group of its own at the
+    lowest priority with two jobs, beside a compile (``WheelBuild``), and is killed whole
+    when ``cancel`` is set."""
     key = wheel_key(src, python)
     home = store.wheels_root() / key
     version = version_of(src, key.partition("-")[0])  # the content part
@@ -88,6 +96,10 @@ def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Pat
     env = {**os.environ}
     if version:
         env["SETUPTOOLS_SCM_PRETEND_VERSION_FOR_APACHE_TVM_FFI"] = version
+    if cancel is not None:
+        # Beside the compile: two compilers more, not one per core (memory), and the
+        # compile's own jobs first.
+        env["CMAKE_BUILD_PARALLEL_LEVEL"] = "2"
     with tempfile.TemporaryDirectory(prefix="tk-ffi-") as tmp:
         # build-dir elsewhere: scikit-build-core's default (build/ in the project) would write
         # into the user's tree.
@@ -98,7 +110,7 @@ def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Pat
             with log.open("a") as out:
                 out.write(f"$ {' '.join(argv)}\n")
                 out.flush()
-                proc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+                returncode = _run_pip(argv, out, env, cancel)
         finally:
             # The build backend writes into the source all the same (setuptools-scm's
             # python/tvm_ffi/_version.py): take back what the build added, so the user's tree
@@ -110,12 +122,86 @@ def build_wheel(src: Path, log: Path, python: str = sys.executable) -> tuple[Pat
                 else:
                     path.unlink(missing_ok=True)
         wheels = sorted(Path(tmp).glob("*.whl"))
-        if proc.returncode != 0 or not wheels:
+        if returncode != 0 or not wheels:
             raise TkError(f"building {DIST} from {src} failed (log: {log}); reproduce: "
                           f"{' '.join(argv)}")
         store.store_file(wheels[0], home / wheels[0].name)
     wheel = home / wheels[0].name
     return wheel, wheel_version(wheel)
+
+
+def _run_pip(argv: list[str], out: IO[str], env: dict[str, str],
+             cancel: threading.Event | None) -> int:
+    if cancel is None:
+        return subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=env).returncode
+    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, **own_group())
+    with contextlib.suppress(OSError):  # pip's compilers, started later, inherit it
+        os.setpriority(os.PRIO_PGRP, proc.pid, 19)
+    while True:
+        try:
+            return proc.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            if cancel.is_set():
+                with contextlib.suppress(OSError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                raise TkError(f"building {DIST} stopped: the compile beside it failed") from None
+
+
+class WheelBuild:
+    """The tree's tvm-ffi package, its wheel built while Ninja compiles the libraries.
+
+    The wheel needs only ``3rdparty/tvm-ffi`` (its own libtvm_ffi.so is replaced by the
+    build's when the package is put in place), so it need not wait for the compile: a thread
+    waits on pip, which runs at the lowest priority with two jobs, so the compile keeps its
+    cores and its memory and the wheel takes what the compile leaves idle (a link, the last
+    long object, a machine with more cores than Ninja keeps busy). pip writes to a log of its
+    own, ``log`` (the build's log is Ninja's meanwhile). A wheel already in the store is found
+    at once.
+    """
+
+    def __init__(self, root: Path, log: Path) -> None:
+        self.src = ffi_source(root)
+        self.log = log
+        self._cancel = threading.Event()
+        self._out: tuple[Path, str] | BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if self.src is not None:
+            self._thread = threading.Thread(target=self._build, name="tk-ffi-wheel", daemon=True)
+            self._thread.start()
+
+    def _build(self) -> None:
+        try:
+            self._out = build_wheel(self.src, self.log, cancel=self._cancel)
+        except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
+            self._out = e
+
+    def _join(self) -> tuple[Path, str] | BaseException | None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        return self._out
+
+    def cancel(self) -> None:
+        """The compile failed: pip and its compilers are stopped, the source left as it was."""
+        self._cancel.set()
+        self._join()
+
+    def package(self, entry: Path, ffi_lib: Path | None) -> PythonPackage | None:
+        """The package, kept with the build in ``entry``, its libtvm_ffi.so ``ffi_lib``; None
+        for a tree without tvm-ffi."""
+        out = self._join()
+        if isinstance(out, BaseException):
+            raise out
+        if out is None or self.src is None:
+            return None
+        wheel, version = out
+        site = entry / "python"
+        sha = sha256_file(wheel)
+        install(wheel, site, ffi_lib, sha)
+        return PythonPackage(name=DIST, version=version, wheel=str(wheel),
+                             sha256=sha, site=str(site), source=str(self.src),
+                             python=python_tag())
 
 
 def _entries(root: Path) -> set[Path]:
@@ -180,18 +266,3 @@ def unpacked(wheel: Path, sha: str) -> dict[str, Path]:
         listing.write_text(json.dumps({"sha256": sha,
                                        "files": {n: p.name for n, p in objects.items()}}))
     return objects
-
-
-def build_package(root: Path, entry: Path, log: Path,
-                  ffi_lib: Path | None) -> PythonPackage | None:
-    """Build and keep the tree's tvm-ffi package with the build in ``entry``; None without one."""
-    src = ffi_source(root)
-    if src is None:
-        return None
-    wheel, version = build_wheel(src, log)
-    site = entry / "python"
-    sha = sha256_file(wheel)
-    install(wheel, site, ffi_lib, sha)
-    return PythonPackage(name=DIST, version=version, wheel=str(wheel),
-                         sha256=sha, site=str(site), source=str(src),
-                         python=python_tag())
