@@ -109,6 +109,11 @@ def test_moved_llvm_header_names_the_llvm_and_the_tvm_release() -> None:
               "file or directory\n")
     said = _said(triple, "llvm-header-moved")
     assert "LLVM 17" in said and "llvm/TargetParser/Triple.h" in said and "v0.12.0" in said
+    # a header TVM includes only below an LLVM major (one that LLVM removed), no other path
+    removed = ("src/target/llvm/codegen_amdgpu.cc:45:10: fatal error: "
+               "'llvm/Transforms/IPO/PassManagerBuilder.h' file not found\n")
+    said = _said(removed, "llvm-header-moved")
+    assert "older than 17" in said and "v0.12.0" in said and "None" not in said
     # an LLVM header no TVM release chooses by version stays a plain missing header
     plain = "x.cc:3:10: fatal error: llvm/IR/Module.h: No such file or directory\n"
     assert {f.id for f in explain(plain)} & {"llvm-header-moved"} == set()
@@ -124,7 +129,11 @@ def test_llvm_header_table_is_generated_from_release_tags(tmp_path: Path) -> Non
     git(repo, "commit", "-qm", "one")
     git(repo, "tag", "v0.8.0")
     source.write_text("#if TVM_LLVM_VERSION >= 190\n#include <llvm/New/Thing.h>\n#else\n"
-                      "#include <llvm/Old/Thing.h>\n#endif\n")
+                      "#include <llvm/Old/Thing.h>\n#endif\n"
+                      "#if TVM_LLVM_VERSION < 170\n#include <llvm/Gone/Legacy.h>\n#endif\n"
+                      "#if TVM_LLVM_VERSION >= 200\n#include <llvm/A.h>\n#else\n"
+                      "#if TVM_LLVM_VERSION >= 140\n#include <llvm/Range/Only.h>\n#endif\n"
+                      "#endif\n")
     git(repo, "commit", "-qam", "two")
     git(repo, "tag", "v0.9.0")
     git(repo, "tag", "v0.10.0")
@@ -132,6 +141,12 @@ def test_llvm_header_table_is_generated_from_release_tags(tmp_path: Path) -> Non
     assert headers["llvm/Old/Thing.h"] == {"kind": "old", "llvm": 19, "other": "llvm/New/Thing.h",
                                           "since": "v0.9.0", "file": "src/target/llvm/codegen.cc"}
     assert headers["llvm/New/Thing.h"]["kind"] == "new"
+    # guarded alone: LLVM 17 and newer do not have it; no other path
+    assert headers["llvm/Gone/Legacy.h"] == {"kind": "old", "llvm": 17, "other": None,
+                                            "since": "v0.9.0",
+                                            "file": "src/target/llvm/codegen.cc"}
+    # inside another guard's #else it holds for a range of LLVMs only: not recorded
+    assert "llvm/Range/Only.h" not in headers
     # the shipped table holds what the apache/tvm sources say for the header of LLVM 17
     shipped = json.loads((REPO / "toolkit" / "data" / "explain" / "llvm_headers.json").read_text())
     assert shipped["headers"]["llvm/ADT/Triple.h"]["llvm"] == 17

@@ -109,6 +109,22 @@ def llvm_header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     major, other, since = fact["llvm"], fact["other"], fact["since"]
     shown = llvm_shown(text)
     seen = f" (the log shows LLVM {shown})" if shown else ""
+    if other is None:  # an include guarded alone: a header LLVM removed or added
+        if fact["kind"] == "old":
+            return (f"{header} is not in the LLVM in use{seen}: TVM's sources include it only "
+                    f"for LLVMs older than {major} (`#if TVM_LLVM_VERSION < {major}0` in "
+                    f"{fact['file']}; the first release with that guard is {since}), as LLVM "
+                    f"{major} and newer do not have it. The TVM sources being built are older "
+                    "than that, or the LLVM is newer than they know.",
+                    f"update TVM to {since} or newer, or build this TVM against an LLVM older "
+                    f"than {major} (USE_LLVM=/path/to/llvm-config of it)")
+        return (f"{header} is not in the LLVM in use{seen}: it first came with LLVM {major}, "
+                f"and TVM's sources include it only for LLVM {major} and newer "
+                f"({fact['file']}, from {since}), so the LLVM headers on the include path are "
+                "older than the LLVM the build was configured with (its llvm-config sets "
+                "TVM_LLVM_VERSION).",
+                "configure the build with the llvm-config of the LLVM whose headers are on the "
+                "include path, or put that LLVM's include directory first")
     if fact["kind"] == "old":
         return (f"{header} is not in the LLVM in use{seen}: LLVM {major} and newer keep it "
                 f"elsewhere, and TVM's sources include {other} instead for LLVM {major} and "

@@ -2004,8 +2004,8 @@ RULES: list[Rule] = [
         "llvm-header-moved", "build", ("No such file or directory", "file not found"),
         r"fatal error: (?P<header>llvm/[\w./+-]+\.h): No such file or directory|"
         r"'(?P<header2>llvm/[\w./+-]+\.h)' file not found",
-        "An LLVM header is not where this LLVM keeps it",
-        "the LLVM in use keeps the header elsewhere.",
+        "An LLVM header TVM includes is not in this LLVM",
+        "the LLVM in use keeps the header elsewhere, or has none.",
         "match the TVM and LLVM versions.",
         "TVM's #if TVM_LLVM_VERSION guards around LLVM includes at each release "
         "(toolkit/data/explain/llvm_headers.json, by scripts/llvm_headers.py)",
