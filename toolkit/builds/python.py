@@ -155,9 +155,10 @@ class WheelBuild:
     build's when the package is put in place), so it need not wait for the compile: a thread
     waits on pip, which runs at the lowest priority with two jobs, so the compile keeps its
     cores and its memory and the wheel takes what the compile leaves idle (a link, the last
-    long object, a machine with more cores than Ninja keeps busy). pip writes to a log of its
-    own, ``log`` (the build's log is Ninja's meanwhile). A wheel already in the store is found
-    at once.
+    long object, Ninja's jobs fewer than the cores). Not at the compile's priority: where
+    Ninja keeps every core busy the two only share them, and the crowding cost more CPU than
+    the overlap saved (docs/perf-builds.md). pip writes to a log of its own, ``log`` (the
+    build's log is Ninja's meanwhile). A wheel already in the store is found at once.
     """
 
     def __init__(self, root: Path, log: Path) -> None:
