@@ -10,7 +10,7 @@ import pytest
 from test_bisect_search import COMMITS, World, make_state
 
 from toolkit.bisect import events as ev
-from toolkit.cli import bisect as bisect_cli  # noqa: F401 - registers how bisect events read
+from toolkit.cli import bisect_events  # noqa: F401 - registers how bisect events read
 from toolkit.cli.terminal import Terminal
 from toolkit.events import Event, Progress, Stage
 
