@@ -75,9 +75,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from toolkit.errors import TkError, UserError
+
+if TYPE_CHECKING:
+    import subprocess
 
 # The directory holding toolkit/: a process tk starts in a build's environment (a pass or
 # function probe server, a ready-made bisect check) imports tk from here.
@@ -343,6 +346,16 @@ def own_group() -> dict[str, Any]:
     if sys.version_info >= (3, 11):
         return {"process_group": 0}
     return {"preexec_fn": os.setpgrp}
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the process group ``own_group`` gave ``proc`` (whatever it started goes with
+    it; a group already gone is fine) and reap ``proc``."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
 
 
 # --- the guard ----------------------------------------------------------------------------

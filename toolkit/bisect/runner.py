@@ -8,9 +8,6 @@ Go's ``cmd/bisect`` injects ``TestRun``; ``open_bisector`` wires the real ones.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -36,7 +33,7 @@ from toolkit.bisect.state import BisectState, BuildSpan, Step
 from toolkit.bisect.verdicts import VerdictCache
 from toolkit.bisect.worktree import Untestable
 from toolkit.errors import TkError
-from toolkit.process import own_group
+from toolkit.process import kill_group, own_group
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -171,10 +168,7 @@ def run_check(argv: Sequence[str], env: Mapping[str, str], cwd: Path,
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            # What the check left running in its group goes with it, on every path.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            kill_group(proc)  # what the check left running in its group goes with it
         out.seek(0)
         text = out.read().decode(errors="replace")
     seconds = time.perf_counter() - start

@@ -324,6 +324,7 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
     if wheel is not None:
         say(f"building the tree's {pypkg.DIST} Python package beside the compile (once per "
             f"tvm-ffi source; log: {wheel.log})")
+    storing: store.Storing | None = None
     try:
         with locked(bdir / ".tk-lock"):
             try:
@@ -350,41 +351,40 @@ def _build(plan: BuildPlan, tree: SourceTree, key: str, started: float, *,
             storing = store.store_artifacts(key, libs)
         # The libraries the build relinked are hashed meanwhile, in a thread: the Python package
         # and the post-build check use the files in the entry's lib/, which need no sha256.
-        try:
-            timings = {"preflight": round(preflight_s, 3), **result.timings,
-                       "store": round(time.monotonic() - t, 3)}
-            record = _record(plan, tree, key, bdir, result, used, storing.artifacts, checks,
-                             timings, log)
-            if wheel is not None:
-                t = time.monotonic()
-                ffi = next((Path(a.path) for a in storing.artifacts if a.name == "libtvm_ffi.so"),
-                           None)
-                record.python = wheel.package(entry, ffi)
-                timings["python"] = round(time.monotonic() - t, 3)  # what the compile left to wait
-            record.env = store.env_of(record)
-            if check and not storing.relinked and checked_before(earlier, record):
-                say("the libraries and Python package are those checked before: check not run again")
-                record.check = earlier.check
-                timings["check"] = 0.0
-            elif check:
-                say("checking the build in its own environment")
-                t = time.monotonic()
-                record.check = post_build_check(record, plan)
-                timings["check"] = round(time.monotonic() - t, 3)
-                stood = record.check.import_from
-                if stood is not None and record.check.surface is not None:
-                    say(f"the libraries load and register what build {stood}'s did "
-                        f"({record.check.surface.functions} functions"
-                        + (f", {record.check.surface.types} types" if record.check.surface.types
-                           is not None else "")
-                        + "), with the same Python sources: its import of TVM stands, not run "
-                        f"again (eval \"$(tk env {record.id})\" && tk doctor imports this one)")
-        finally:
+        timings = {"preflight": round(preflight_s, 3), **result.timings,
+                   "store": round(time.monotonic() - t, 3)}
+        record = _record(plan, tree, key, bdir, result, used, storing.artifacts, checks,
+                         timings, log)
+        if wheel is not None:
             t = time.monotonic()
-            storing.wait()  # also after a failure: nothing is left writing into the store
+            ffi = next((Path(a.path) for a in storing.artifacts if a.name == "libtvm_ffi.so"),
+                       None)
+            record.python = wheel.package(entry, ffi)
+            timings["python"] = round(time.monotonic() - t, 3)  # what the compile left to wait
+        record.env = store.env_of(record)
+        if check and not storing.relinked and checked_before(earlier, record):
+            say("the libraries and Python package are those checked before: check not run again")
+            record.check = earlier.check
+            timings["check"] = 0.0
+        elif check:
+            say("checking the build in its own environment")
+            t = time.monotonic()
+            record.check = post_build_check(record, plan)
+            timings["check"] = round(time.monotonic() - t, 3)
+            stood = record.check.import_from
+            if stood is not None and record.check.surface is not None:
+                say(f"the libraries load and register what build {stood}'s did "
+                    f"({record.check.surface.functions} functions"
+                    + (f", {record.check.surface.types} types" if record.check.surface.types
+                       is not None else "")
+                    + "), with the same Python sources: its import of TVM stands, not run "
+                    f"again (eval \"$(tk env {record.id})\" && tk doctor imports this one)")
     finally:
         if wheel is not None:
             wheel.cancel()  # nothing once its package was taken; else pip is stopped
+        t = time.monotonic()
+        if storing is not None:
+            storing.wait()  # also after a failure: nothing is left writing into the store
     # What storing cost beyond the work it overlapped: the wait for the last sha256.
     timings["store"] = round(timings["store"] + time.monotonic() - t, 3)
     timings["hash"] = round(storing.seconds, 3)

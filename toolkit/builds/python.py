@@ -21,7 +21,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
@@ -37,7 +36,7 @@ from toolkit.builds.source import content_key, git, is_git
 from toolkit.errors import TkError
 from toolkit.libraries import ffi_header_version
 from toolkit.outputs import sha256_file
-from toolkit.process import own_group
+from toolkit.process import kill_group, own_group
 
 DIST = "apache-tvm-ffi"
 
@@ -142,9 +141,7 @@ def _run_pip(argv: list[str], out: IO[str], env: dict[str, str],
             return proc.wait(timeout=0.2)
         except subprocess.TimeoutExpired:
             if cancel.is_set():
-                with contextlib.suppress(OSError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                kill_group(proc)
                 raise TkError(f"building {DIST} stopped: the compile beside it failed") from None
 
 
@@ -194,7 +191,7 @@ class WheelBuild:
         out = self._join()
         if isinstance(out, BaseException):
             raise out
-        if out is None or self.src is None:
+        if out is None:  # a tree without tvm-ffi
             return None
         wheel, version = out
         site = entry / "python"

@@ -54,8 +54,8 @@ def conda_libstdcxx(groups: dict[str, str], text: str) -> tuple[str, str]:
     ld names the library on the reference's line or on the ``in function`` line above."""
     sym = groups.get("sym", "")
     at = text.find(f"{sym}'")
-    found = _CONDA_LIB.search("\n".join(text[:max(at, 0)].rsplit("\n", 2)[-2:]))
-    if at < 0 or found is None:
+    found = _CONDA_LIB.search("\n".join(text[:at].rsplit("\n", 2)[-2:])) if at >= 0 else None
+    if found is None:
         return NOT_THIS
     lib = found.group(1)
     llvm = "/libLLVM" in lib or "/libclang" in lib

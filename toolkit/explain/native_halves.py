@@ -51,8 +51,8 @@ def cuda_driver_not_initialized(groups: dict[str, str], text: str) -> tuple[str,
 
 
 def metaschedule_replay(groups: dict[str, str], text: str) -> tuple[str, str]:
-    """A ScheduleError that escaped parallel_for_dynamic while MetaSchedule tuned (the two
-    names within the lines around it)."""
+    """A ScheduleError that escaped parallel_for_dynamic while MetaSchedule tuned (the rule
+    matches the error; the log must name parallel_for_dynamic too)."""
     if "parallel_for_dynamic" not in text:
         return NOT_THIS
     return ("MetaSchedule's evolutionary search replays candidate traces on a schedule in "
