@@ -3,11 +3,13 @@ machine, which reaches no registry, and the record of what is in it.
 
 Stdlib only: ``run`` imports this before anything is installed.
 
-The payload folder (``.gpu-payload/`` in the repository root, git-ignored) holds two files:
+The payload folder (``.gpu-payload/`` in the repository root, git-ignored) holds:
 
 * ``bundle.tar.xz`` - one tar: ``wheels/*.whl`` (everything to install with
   ``pip install --no-index --no-deps --target``) and ``tree/<name>/`` (a real TVM source tree
-  for ``tk build``);
+  for ``tk build``); or, when it cannot travel in one call, its bytes cut into
+  ``bundle.tar.xz.1`` ... ``.N``, each carried by a call of its own (the device tool keeps a
+  warm machine's ignored files between calls) and joined again by ``check``;
 * ``manifest.json`` - a ``Manifest``, written last: a folder without one is unfinished.
 
 Why one tar, and wheels stored without compression inside it: the tree's ``python/`` and
@@ -44,7 +46,11 @@ from pathlib import Path
 
 BUNDLE = "bundle.tar.xz"
 MANIFEST = "manifest.json"
-LIMIT_BYTES = 64 << 20  # the device tool's carry limit: the working tree and the payload
+# The device tool's limit on what one call carries, the working tree and the payload: "64
+# MiB", but it refused 63.96 MiB counted in bytes (67.05 MB; 66.3 MiB counted in 4 KiB
+# blocks) on 2026-11-27. Taken as the stricter of its readings: 64 MB, files counted in blocks.
+LIMIT_BYTES = 64_000_000
+BLOCK = 4096
 MANIFEST_ROOM = 16 << 10  # counted for manifest.json (about 2.5 KiB), written after the fit
 COMPILER = "tvm/lib/libtvm_compiler.so"
 # x86 branch filter + LZMA2 preset 9e with a 256 MiB window: on apache-tvm 0.27's wheel,
@@ -81,12 +87,14 @@ class Manifest:
     tree: Tree | None
     bundle_bytes: int
     bundle_sha256: str
-    repo_bytes: int  # what else travels: the repository's tracked files
+    repo_bytes: int  # what else travels: the repository's files, in blocks
     limit_bytes: int = LIMIT_BYTES
+    parts: list[int] = field(default_factory=list)  # the sizes of bundle.tar.xz.1..N, if cut
 
     @property
-    def total_bytes(self) -> int:
-        return self.bundle_bytes + MANIFEST_ROOM + self.repo_bytes
+    def call_bytes(self) -> int:
+        """What the largest call carries: a part (or the bundle), the manifest, the repository."""
+        return max(self.parts or [self.bundle_bytes]) + MANIFEST_ROOM + self.repo_bytes
 
     def save(self, folder: Path) -> Path:
         path = folder / MANIFEST
@@ -237,6 +245,27 @@ def compress_tar(tar: Path, bundle: Path, span: tuple[int, int] | None, cache: P
         compress_range(tar, start + length, size - start - length, out, progress)
 
 
+def cut(bundle: Path, parts: int) -> list[int]:
+    """``bundle`` cut into ``parts`` files of nearly equal size beside it (``bundle.tar.xz.1``
+    ...), removed itself; the parts' sizes."""
+    size = bundle.stat().st_size
+    sizes = [size // parts + (i < size % parts) for i in range(parts)]
+    with bundle.open("rb") as f:
+        for i, n in enumerate(sizes, 1):
+            with part_path(bundle.parent, i).open("wb") as out:
+                left = n
+                while left:
+                    block = f.read(min(8 << 20, left))
+                    out.write(block)
+                    left -= len(block)
+    bundle.unlink()
+    return sizes
+
+
+def part_path(folder: Path, i: int) -> Path:
+    return folder / f"{BUNDLE}.{i}"
+
+
 # -- run's side -----------------------------------------------------------------------------
 
 def check(folder: Path) -> Manifest:
@@ -245,11 +274,30 @@ def check(folder: Path) -> Manifest:
         raise FileNotFoundError(f"{folder / MANIFEST} is missing: run benchmarks/gpu/prepare")
     manifest = Manifest.load(folder)
     bundle = folder / BUNDLE
+    if manifest.parts and not bundle.is_file():
+        _join(folder, manifest.parts)
     if not bundle.is_file() or bundle.stat().st_size != manifest.bundle_bytes:
         raise ValueError(f"{bundle} is not the bundle {MANIFEST} describes: run prepare again")
     if sha256_file(bundle) != manifest.bundle_sha256:
         raise ValueError(f"{bundle}'s sha256 differs from {MANIFEST}'s: run prepare again")
     return manifest
+
+
+def _join(folder: Path, sizes: list[int]) -> None:
+    for i, n in enumerate(sizes, 1):
+        part = part_path(folder, i)
+        if not part.is_file() or part.stat().st_size != n:
+            raise FileNotFoundError(
+                f"{part} is {'not the part ' + MANIFEST + ' describes' if part.is_file() else 'missing'}"
+                f": carry it in a call just before this one, while the machine is still warm "
+                f"(its ignored files stay only until it is given back)")
+    joined = folder / f"{BUNDLE}.joined"
+    with joined.open("wb") as out:
+        for i in range(1, len(sizes) + 1):
+            with part_path(folder, i).open("rb") as f:
+                while block := f.read(8 << 20):
+                    out.write(block)
+    joined.replace(folder / BUNDLE)
 
 
 def unpack(folder: Path, into: Path) -> None:

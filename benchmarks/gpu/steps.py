@@ -209,7 +209,7 @@ def install(ctx: Context, r: Result) -> None:
 
 def _payload_figures(m: payload.Manifest) -> dict[str, Any]:
     return {"payload_mib": round(m.bundle_bytes / 2**20, 2),
-            "with_repository_mib": round(m.total_bytes / 2**20, 2),
+            "largest_call_mib": round(m.call_bytes / 2**20, 2), "calls": max(1, len(m.parts)),
             "limit_mib": m.limit_bytes / 2**20,
             "tree": None if m.tree is None else f"{m.tree.name} ({m.tree.content})",
             "wheels": [f"{w.name} {w.version}" for w in m.wheels], "created": m.created}
