@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from conftest import REPO
-from workload_files import add_square, write
+from workload_files import TIR_BOUND, TIR_GATHER, add_square, te_matmul, write
 
 from toolkit import stack
 from toolkit.stack import workload
@@ -88,6 +88,31 @@ def test_cuda_compile_emits_cuda_source_and_exports(tk, tmp_path):
     host = [p for p in report["sources"] if p.endswith(".ll")]
     assert host and "define" in open(host[0]).read()
     assert (tmp_path / "mlp.so").stat().st_size > 0
+
+
+def test_tir_workload_for_cuda_gets_gpu_kernels_and_keeps_a_hand_schedule(tk, tmp_path):
+    """A TIR module goes straight to TVM's TIR pipeline, which builds an unscheduled function
+    for cuda as host code over device memory (it crashed with SIGSEGV on a GPU): tk gives it
+    dlight's schedule, and leaves a function that binds its own threads as written."""
+    for path, bound in ((te_matmul(tmp_path), None),
+                        (write(tmp_path, "bound.py", TIR_BOUND), "__launch_bounds__(32)")):
+        src = tmp_path / f"src-{path.stem}"
+        result = tk("compile", str(path), "--target", "cuda -arch=sm_80", "--emit-source",
+                    str(src), "-o", str(tmp_path / f"{path.stem}.so"))
+        assert result.returncode == 0, result.stderr
+        cu = (src / "cuda.cu").read_text()
+        assert "__global__" in cu and "threadIdx.x" in cu
+        assert bound is None or bound in cu
+
+
+def test_tir_function_no_schedule_can_bind_is_refused_for_a_gpu(tk, tmp_path):
+    result = tk("compile", str(write(tmp_path, "gather.py", TIR_GATHER)), "--target",
+                "cuda -arch=sm_80", "-o", str(tmp_path / "gather.so"))
+    assert result.returncode == 2
+    assert "squares bind(s) no GPU thread" in result.stderr and "crashes when run" in result.stderr
+    assert not (tmp_path / "gather.so").exists()
+    assert tk("compile", str(tmp_path / "gather.py"), "--target", "llvm", "-o",
+              str(tmp_path / "gather.so")).returncode == 0
 
 
 def test_exported_library_loads_and_runs(tmp_path):

@@ -683,6 +683,28 @@ def test_missing_cc1plus_outranks_nvccs_own_line() -> None:
     assert "g++" in f.fix and "cc1plus" in f.cause
 
 
+def test_nvrtcs_error_after_pages_of_header_warnings_is_the_cause() -> None:
+    """TVM's NVRTC path raises with NVRTC's whole log, which CUDA 13's cuda_fp8.hpp starts with
+    dozens of deprecation warnings (as on a lent H200): the cause is ptxas' error at the end,
+    not the first warning."""
+    warning = ('/usr/local/cuda-13.0/include/cuda_fp8.hpp({n}): warning #1444-D: class "double4" '
+               'was declared deprecated ("use double4_16a or double4_32a")\n'
+               '  explicit __CUDA_HOSTDEVICE_FP8__ __nv_fp8x4_e5m2(const double4 f) {{\n'
+               '                                                        ^\n\n')
+    log = ("Traceback (most recent call last):\n"
+           '  File "/x/tvm/support/nvcc.py", line 633, in _compile_cuda_nvrtc\n'
+           "    raise RuntimeError(f\"NVRTC compilation failed: {log}\")\n"
+           "RuntimeError: NVRTC compilation failed: " + "".join(
+               warning.format(n=1461 + 10 * i) for i in range(30))
+           + "ptxas error   : Entry function 'stage_kernel' uses too much shared data "
+             "(0x40000 bytes, 0xc000 max)\n")
+    cause = first_cause(log)
+    assert cause.definite and "too much shared data" in cause.text, cause.text
+    # A warning quoted alone is still reported when nothing after it is an error.
+    only = "RuntimeError: NVRTC compilation failed: a.cu(3): warning #1444-D: deprecated\n"
+    assert "warning #1444-D" in first_cause(only).text
+
+
 def test_missing_metal_compiler_names_xcode_select() -> None:
     f = best((FIXTURES / "metal-compiler-missing.log").read_text())
     assert f.id == "metal-compiler-missing"

@@ -90,6 +90,16 @@ def test_dry_run_plans_of_both_fixture_trees(tk, tmp_path, name):
     assert src["layout"] == ("main" if "main" in name else src["layout"])
 
 
+def test_runtime_only_cuda_plan_builds_the_separate_cuda_runtime(tk, main_tree):
+    """Main builds the CUDA runtime as libtvm_runtime_cuda.so, which its 'runtime' target does
+    not depend on: a runtime-only CUDA build that built 'runtime' alone had no CUDA (a GPU
+    machine's check caught it)."""
+    plan = dry_run(tk, main_tree, "--cuda", "--runtime-only", "--cuda-arch", "80")["plan"]
+    assert plan["targets"] == ["runtime", "tvm_runtime_cuda"]
+    assert any("leaves out libtvm_runtime_cuda.so" in n for n in plan["notes"])
+    assert dry_run(tk, main_tree, "--runtime-only")["plan"]["targets"] == ["runtime"]
+
+
 def test_cuda_without_libcuda_is_refused_before_cmake(tk, tmp_path, main_tree):
     """TVM main links libcuda.so (the driver API) and stops configuring without it. A USE_CUDA
     that names a toolkit confines CMake's search to it, and tk's check to the same places."""

@@ -78,3 +78,43 @@ def te_matmul(tmp_path: Path, reference: str = "a @ b") -> Path:
 
 def tir_scale(tmp_path: Path) -> Path:
     return write(tmp_path, "tir_scale.py", TIR_SCALE)
+
+
+# TIR whose loops are bound to GPU threads by hand: 2 blocks of 32 threads.
+TIR_BOUND = """\
+try:
+    from tvm.script import tirx as T
+except ImportError:
+    from tvm.script import tir as T
+from tvm.script import ir as I
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def triple(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                B[bx * 32 + tx] = A[bx * 32 + tx] * 3.0
+
+mod = Module
+"""
+
+# A block whose binding is not affine (i*i % 64): no dlight rule can schedule it.
+TIR_GATHER = """\
+try:
+    from tvm.script import tirx as T
+except ImportError:
+    from tvm.script import tir as T
+from tvm.script import ir as I
+
+@I.ir_module
+class Module:
+    @T.prim_func(s_tir=True)
+    def squares(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        for i in range(64):
+            with T.sblock("gather"):
+                vi = T.axis.spatial(64, i * i % 64)
+                B[vi] = A[vi]
+
+mod = Module
+"""

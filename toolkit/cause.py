@@ -46,6 +46,7 @@ _COMPILER = re.compile(
     r"(?P<msg>.*)$")
 _TOOL = re.compile(r"(?P<tool>nvcc|ptxas|nvlink|fatbinary|ld|ld\.lld|/usr/bin/ld|collect2|"
                    r"clang|gcc|g\+\+|c\+\+|cc1plus)\b[^:\n]{0,80}?\b(?P<sev>fatal|error)\s*:")
+_QUOTED_WARNING = re.compile(r"(?:\(\d+\)|:\d+(?::\d+)?):? warning\b")
 _LOGLINE = re.compile(r"\[\d\d:\d\d:\d\d\] (?P<loc>\S+?:\d+): (?P<msg>.*)$")
 _GENERIC = re.compile(r".*?\b(?:error|ERROR|Error)\b\s*:\s*(?P<msg>\S.*)$")
 _TVM_SOURCE = re.compile(r"(?:^|/)((?:src|include|python/tvm|3rdparty/tvm-ffi/src)/[^\s\"]+"
@@ -249,7 +250,11 @@ def _refine(lines: list[str], scored: list[tuple[int, str | None]], anchor: int)
             if lines[i].startswith("Traceback (most recent call last)"):
                 break
     chosen = anchor
-    for i in range(anchor + 1, min(len(lines), anchor + REFINE_LINES)):
+    # An exception that quotes a compiler's log from its start ("NVRTC compilation failed:
+    # cuda_fp8.hpp(1461): warning #1444-D: ...") may put pages of a header's warnings before
+    # the error: then the error is looked for to the end of that exception.
+    end = len(lines) if _QUOTED_WARNING.search(line) else anchor + REFINE_LINES
+    for i in range(anchor + 1, min(len(lines), end)):
         if lines[i].startswith(("Traceback (most recent call last)", "During handling")):
             break
         if scored[i][0] > scored[chosen][0]:

@@ -22,6 +22,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ REPO = Path(__file__).resolve().parent.parent.parent
 # The issue's goals for tk profile on a GPU.
 KERNELS_RANGE = (0.85, 1.0)  # sum of kernel device time over end to end
 ALONE_TOLERANCE = 0.15  # every kernel of 10 us or more against itself timed alone
-ACCURACY_WORKLOADS = ["builtin:mlp40", "builtin:convnet", "builtin:attention", "builtin:matmul"]
+# Relax workloads: tk profile times a VM's calls, and builtin:matmul is one TIR kernel.
+ACCURACY_WORKLOADS = ["builtin:mlp40", "builtin:convnet", "builtin:attention", "builtin:mlp"]
 TRACE_WORKLOAD = "builtin:convnet"
 TRACE_BUSY_TOLERANCE = 0.10  # the trace run's kernel time against the report's median
 TRACE_ROW_TOLERANCE = 0.25  # one row's kernels in the trace run against its median total
@@ -376,8 +378,12 @@ def run_check(ctx: Context, r: Result) -> None:
                              "import builtin_names; print(json.dumps(builtin_names()))"]),
                   "listing the builtin workloads")
     rows, failed = [], []
-    for name in names:
-        proc = ctx.tk(r, "run", f"builtin:{name}", "--target", "cuda", "--check", "--json")
+    # Side by side: each is a process of its own, and mlp400's compile alone took more than
+    # the step's budget left after the others had run one after another (H200, 2026-11-27).
+    with ThreadPoolExecutor(max_workers=max(1, min(len(names), (os.cpu_count() or 2) // 2))) as pool:
+        procs = list(pool.map(lambda name: ctx.tk(r, "run", f"builtin:{name}", "--target", "cuda",
+                                                  "--check", "--json"), names))
+    for name, proc in zip(names, procs):
         try:
             doc = json.loads(proc.stdout)
         except ValueError:

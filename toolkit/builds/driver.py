@@ -39,7 +39,14 @@ from toolkit.builds.backends import (
     read_cmake_cache,
 )
 from toolkit.builds.backends.native import ccache_args
-from toolkit.builds.recipes import CONFIG_HEADER, BuildPlan, Request, is_on, resolve
+from toolkit.builds.recipes import (
+    CONFIG_HEADER,
+    BuildPlan,
+    Request,
+    is_on,
+    resolve,
+    separate_runtime_library,
+)
 from toolkit.builds.record import (
     Artifact,
     BuildRecord,
@@ -697,17 +704,10 @@ def run_tiny_kernel(kind: str, env: dict[str, str]) -> tuple[bool | None, str]:
     return rows[-1]["ok"], rows[-1].get("detail", "")
 
 
-def separate_runtime_library(record: BuildRecord, kind: str) -> bool:
-    """Does the tree build ``kind``'s runtime as its own library (libtvm_runtime_<kind>.so)?"""
-    modules = Path(record.source.dir) / "cmake" / "modules"
-    pattern = re.compile(rf"add_library\s*\(\s*tvm_runtime_{kind}\s+SHARED", re.I)
-    return any(pattern.search(f.read_text(errors="replace")) for f in modules.glob("*.cmake"))
-
-
 def runtime_problems(chk: RuntimeCheck, record: BuildRecord) -> list[str]:
     """What is wrong with a backend that was asked for (nothing when only this machine
     cannot answer, e.g. no NVIDIA driver to load the CUDA library against)."""
-    if chk.library is None and separate_runtime_library(record, chk.kind):
+    if chk.library is None and separate_runtime_library(Path(record.source.dir), chk.kind):
         return [f"{chk.kind}: the plan asked for it but libtvm_runtime_{chk.kind}.so was not "
                 f"built{cuda_hint(record) if chk.kind == 'cuda' else ''}"]
     if not chk.loads:

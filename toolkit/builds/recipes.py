@@ -506,12 +506,31 @@ def validate(plan: BuildPlan, known: set[str] | None) -> None:
 
 def adapt_runtime_target(plan: BuildPlan, source_dir: Path) -> None:
     """TVM names its runtime-only target ``runtime``; a tree without it still has the
-    ``tvm_runtime`` library target."""
+    ``tvm_runtime`` library target. Where a GPU runtime is a library of its own
+    (``libtvm_runtime_cuda.so`` on main), ``runtime`` does not depend on it, so a
+    ``--runtime-only --cuda`` build would leave out the very runtime it was asked for: it is
+    built as a target too."""
     lists = source_dir / "CMakeLists.txt"
     text = lists.read_text(errors="replace") if lists.exists() else ""
-    if not re.search(r"add_custom_target\s*\(\s*runtime\b", text) and "tvm_runtime" in text:
+    runtime = re.search(r"add_custom_target\s*\(\s*runtime\b([^)]*)\)", text)
+    if runtime is None and "tvm_runtime" in text:
         plan.targets = ["tvm_runtime" if t == "runtime" else t for t in plan.targets]
         plan.notes.append("this tree has no 'runtime' target: building 'tvm_runtime'")
+    for kind in plan.runtimes:
+        library = f"tvm_runtime_{kind}"
+        if separate_runtime_library(source_dir, kind) and not (
+                runtime and re.search(rf"\b{library}\b", runtime.group(1))):
+            plan.targets.append(library)
+            plan.notes.append(f"the tree's 'runtime' target leaves out lib{library}.so, "
+                              f"--{kind}'s runtime: building '{library}' too")
+
+
+def separate_runtime_library(source_dir: Path, kind: str) -> bool:
+    """Does the tree build ``kind``'s runtime as a library of its own
+    (``add_library(tvm_runtime_<kind> SHARED`` in cmake/modules)?"""
+    pattern = re.compile(rf"add_library\s*\(\s*tvm_runtime_{kind}\s+SHARED", re.I)
+    return any(pattern.search(f.read_text(errors="replace"))
+               for f in (source_dir / "cmake" / "modules").glob("*.cmake"))
 
 
 def exclude_libs_always(source_dir: Path | None) -> bool:

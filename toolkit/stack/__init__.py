@@ -142,19 +142,48 @@ class Compiled:
     notes: list[str] = field(default_factory=list)  # what the caller should say about it
 
 
-def _gpu_schedule(mod: Any, target: Any) -> Any:
-    """TVM's default GPU schedules, for TVMs whose pipeline does not apply them itself."""
+def _gpu_schedule(mod: Any, target: Any, workload: Workload) -> Any:
+    """TVM's default GPU schedules (dlight) for the PrimFuncs that bind no GPU thread.
+
+    Relax workloads need this on TVMs whose pipeline does not schedule for the target; TIR
+    workloads always, since ``tvm.compile`` takes a TIR module straight to the TIR pipeline,
+    which builds an unbound function for a GPU target as host code over device memory: it
+    compiles, and dies of SIGSEGV when run. Functions that bind threads are the user's own
+    schedule and are left as written.
+    """
     from tvm import relax
 
     dl = compat.dlight()
     if dl is None:
         raise UserError("this TVM has no dlight; GPU targets need scheduled PrimFuncs")
+    scheduled = f"{compat.tir().__name__.rpartition('.')[2]}.is_scheduled"  # dlight's mark
     with target:
         mod = relax.transform.LegalizeOps()(mod)
-        return dl.ApplyDefaultSchedule(
+        for gv, func in list(mod.functions.items()):
+            if isinstance(func, compat.tir().PrimFunc) and _binds_threads(func):
+                mod[gv] = func.with_attr(scheduled, True)
+        mod = dl.ApplyDefaultSchedule(
             dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(),
             dl.gpu.GeneralReduction(), dl.gpu.Fallback(),
         )(mod)
+    if workload.kind == TIR:
+        unbound = [gv.name_hint for gv, func in mod.functions.items()
+                   if isinstance(func, compat.tir().PrimFunc) and not _binds_threads(func)]
+        if unbound:
+            raise UserError(
+                f"{workload.source}: {', '.join(unbound)} bind(s) no GPU thread and TVM's "
+                f"default schedules (dlight) found none; for {target.kind.name} TVM would "
+                "build it as host code reading device memory, which crashes when run: bind "
+                "its loops to blockIdx/threadIdx, or compile it for a CPU target")
+    return mod
+
+
+def _binds_threads(func: Any) -> bool:
+    """Whether a PrimFunc binds a GPU thread (a loop bound by a schedule, or a
+    ``launch_thread``), read from its TVMScript: no TVM version exposes a statement visitor
+    to Python under one name."""
+    text = func.script()
+    return "T.thread_binding(" in text or "T.launch_thread(" in text or "thread_extent" in text
 
 
 def compile(
@@ -203,8 +232,9 @@ def compile(
                 applied = tune.apply_database(mod, target, options.database)
                 notes += _tuning_notes(applied, workload, options.database)
                 mod = applied.mod
-            elif targets.is_gpu(target) and not compat.gpu_pipeline_schedules():
-                mod = _gpu_schedule(mod, target)
+            elif targets.is_gpu(target) and (workload.kind == TIR
+                                             or not compat.gpu_pipeline_schedules()):
+                mod = _gpu_schedule(mod, target, workload)
             pipelines = _pipelines(workload, options, target)
             executable = compat.compile_fn()(mod, target=target, **pipelines)
     except (UserError, KeyboardInterrupt):
