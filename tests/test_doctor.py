@@ -245,3 +245,29 @@ def test_the_light_probe_judges_what_a_post_build_check_judges_with_one_import()
     assert "smoke_llvm" not in light.facts and "ext_owners" not in light.facts
     assert "tvm_dists" in full.facts["packages"] and "tvm_dists" not in light.facts["packages"]
     assert [c.status for c in light.checks if c.name == "tvm import"] == ["pass"]
+
+
+def test_a_runtime_only_tvm_is_examined_without_a_smoke_compile(tk):
+    """A runtime-only TVM cannot import tvm.relax: the probe's smoke compile imported it
+    unguarded and died, so tk doctor in a runtime-only build's tk env judged nothing (an H200's
+    GPU check found it). TVM_USE_RUNTIME_LIB=1 makes this TVM runtime-only."""
+    result = tk("doctor", "--json", env={"TVM_USE_RUNTIME_LIB": "1"})
+    report = json.loads(result.stdout)
+    checks = checks_by_name(report)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert checks["tvm import"][0]["status"] == "pass" and "runtime cpu" in checks
+    assert "smoke llvm" not in checks  # not run, so not claimed
+
+
+def test_a_runtime_only_builds_unloaded_cuda_library_names_why_and_the_load(tmp_path):
+    from toolkit.doctor import FAIL, check_requested_runtimes
+
+    (tmp_path / "libtvm_runtime_cuda.so").write_bytes(b"")
+    for runtime_only in (True, False):
+        facts = {"runtimes": {"runtimes": [{"kind": "cuda", "runtime": False}],
+                              "cuda_driver": "libcuda.so.1"},
+                 "asked": {"build": "b1", "runtimes": ["cuda"], "lib_dir": str(tmp_path),
+                           "runtime_only": runtime_only}}
+        [row] = check_requested_runtimes(facts)
+        assert row.status == FAIL
+        assert ("ctypes.CDLL" in row.fix and "runtime-only" in row.detail) is runtime_only

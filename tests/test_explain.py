@@ -694,12 +694,15 @@ def test_nvrtcs_error_after_pages_of_header_warnings_is_the_cause() -> None:
     log = ("Traceback (most recent call last):\n"
            '  File "/x/tvm/support/nvcc.py", line 633, in _compile_cuda_nvrtc\n'
            "    raise RuntimeError(f\"NVRTC compilation failed: {log}\")\n"
-           "RuntimeError: NVRTC compilation failed: " + "".join(
+           "RuntimeError: NVRTC compilation failed:\n" + "".join(
                warning.format(n=1461 + 10 * i) for i in range(30))
            + "ptxas error   : Entry function 'stage_kernel' uses too much shared data "
              "(0x40000 bytes, 0xc000 max)\n")
     cause = first_cause(log)
     assert cause.definite and "too much shared data" in cause.text, cause.text
+    # The same log quoted on the exception's own line, as a one-line message would be.
+    cause = first_cause(log.replace("failed:\n", "failed: "))
+    assert "too much shared data" in cause.text, cause.text
     # A warning quoted alone is still reported when nothing after it is an error.
     only = "RuntimeError: NVRTC compilation failed: a.cu(3): warning #1444-D: deprecated\n"
     assert "warning #1444-D" in first_cause(only).text

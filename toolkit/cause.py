@@ -250,10 +250,12 @@ def _refine(lines: list[str], scored: list[tuple[int, str | None]], anchor: int)
             if lines[i].startswith("Traceback (most recent call last)"):
                 break
     chosen = anchor
-    # An exception that quotes a compiler's log from its start ("NVRTC compilation failed:
-    # cuda_fp8.hpp(1461): warning #1444-D: ...") may put pages of a header's warnings before
-    # the error: then the error is looked for to the end of that exception.
-    end = len(lines) if _QUOTED_WARNING.search(line) else anchor + REFINE_LINES
+    # An exception that quotes a compiler's log from its start ("NVRTC compilation failed:" and
+    # then "cuda_fp8.hpp(1461): warning #1444-D: ...") may put pages of a header's warnings
+    # before the error: then the error is looked for to the end of that exception.
+    quoted = _QUOTED_WARNING.search(line) or (
+        anchor + 1 < len(lines) and _QUOTED_WARNING.search(lines[anchor + 1]))
+    end = len(lines) if quoted else anchor + REFINE_LINES
     for i in range(anchor + 1, min(len(lines), end)):
         if lines[i].startswith(("Traceback (most recent call last)", "During handling")):
             break

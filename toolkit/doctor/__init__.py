@@ -292,6 +292,12 @@ def check_requested_runtimes(facts: dict[str, Any]) -> list[Check]:
         if kind == "cuda" and not rt.get("cuda_driver"):
             why = "no NVIDIA driver (libcuda.so) on this machine, so the CUDA runtime cannot load"
             fix = "run on a machine with the NVIDIA driver, or use a build without --cuda"
+        elif lib.exists() and asked.get("runtime_only"):
+            # TVM main's Python loads backend libraries with its compiler's backends
+            # (tvm/backend/_autoload_backends.py), which a runtime-only install skips.
+            why = (f"{lib.name} is in the build, but TVM's Python loads a backend's runtime "
+                   "library only beside the compiler, and this build is runtime-only")
+            fix = f"load it before using the device: ctypes.CDLL({str(lib)!r})"
         elif lib.exists():
             why = f"{lib.name} is in the build but was not loaded"
         rows.append(Check(f"runtime {kind}", FAIL,
@@ -302,7 +308,7 @@ def check_requested_runtimes(facts: dict[str, Any]) -> list[Check]:
 def check_smoke(facts: dict[str, Any]) -> list[Check]:
     rows = []
     llvm = facts.get("smoke_llvm")
-    if llvm is not None:
+    if llvm is not None and llvm.get("ok") is not None:  # None: not run (runtime-only TVM)
         if llvm.get("ok"):
             rows.append(Check("smoke llvm", PASS, "compiled and ran x + x on cpu"))
         else:
