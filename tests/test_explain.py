@@ -708,6 +708,29 @@ def test_nvrtcs_error_after_pages_of_header_warnings_is_the_cause() -> None:
     assert "warning #1444-D" in first_cause(only).text
 
 
+def test_an_intrinsic_no_release_lowers_for_the_backend_says_so_and_which_do() -> None:
+    """The backend comes from the codegen the log names; the releases from tk's table of
+    TVM's intrinsic rule files (scripts/intrin_rules.py)."""
+    log = ('  File "/src/tvm/src/target/source/codegen_cuda.cc", line 1210, in VisitExpr_\n'
+           "InternalError: Unresolved call Op(tir.ctpop)\n")
+    f = best(log)
+    assert f.id == "intrinsic-not-lowered" and f.origin == "intrinsic rule table"
+    assert "no TVM release lowers tir.ctpop for the cuda backend" in f.cause
+    sample = best((FIXTURES / "intrinsic-not-lowered.log").read_text())
+    assert "llvm backend has no lowering for tir.erf" in sample.cause
+    assert "from v0.21.0" in sample.cause and "intrin_rule_llvm.cc" in sample.cause
+    # An operator no rule file knows is not a missing lowering.
+    assert all(f.id != "intrinsic-not-lowered"
+               for f in explain("TVMError: unknown intrinsic Op(tir.my_own_op)\n"))
+
+
+def test_a_scalar_operator_on_a_vector_names_the_operator_and_the_lanes() -> None:
+    f = best((FIXTURES / "cuda-vector-operator.log").read_text())
+    assert "bitwise complement (~) to an int4" in f.cause and "lane by lane" in f.cause
+    scalar = 'k.cu(3): error: no operator "~" matches these operands\n  operand types are: ~ S\n'
+    assert all(f.id != "cuda-vector-operator" for f in explain(scalar))
+
+
 def test_missing_metal_compiler_names_xcode_select() -> None:
     f = best((FIXTURES / "metal-compiler-missing.log").read_text())
     assert f.id == "metal-compiler-missing"

@@ -21,6 +21,7 @@ from toolkit.explain import (
     buildtools,
     cli_options,
     cmake_checks,
+    codegen,
     frontend_attrs,
     frontend_reads,
     import_cycles,
@@ -2012,6 +2013,53 @@ RULES: list[Rule] = [
         buildtools.llvm_header,
         rank=55,
         origin="LLVM header table",
+    ),
+    # Round 9: what a code generator cannot emit (explain/codegen.py)
+    Rule(
+        "cuda-vector-type-unsupported", "codegen", "to CUDA type",
+        r"Cannot convert type (?:T\.)?(?P<dtype>[a-z]+\d*(?:_[a-z0-9]+)*)x(?P<lanes>\d+) "
+        r"to CUDA type",
+        "The CUDA code generator has no type for this vector",
+        "a loop was vectorized to a width of a type CUDA's codegen cannot print.",
+        "vectorize fewer lanes.",
+        "CodeGenCUDA::PrintType's LOG(FATAL) (src/target/source/codegen_cuda.cc; "
+        "src/backend/cuda/codegen/ in 0.27); captured with apache-tvm 0.27.0.post1",
+        codegen.vector_type,
+        one_line=True,
+    ),
+    Rule(
+        "cuda-vector-operator", "codegen", "matches these operands",
+        r'no operator "(?P<op>[^"\n]+)" matches these operands\s*\n\s*operand types are: '
+        r"(?P<types>[^\n]+)",
+        "Generated CUDA applies a scalar operator to a vector",
+        "the code generator printed a vectorized expression as one scalar operator.",
+        "do not vectorize that statement.",
+        "nvcc's message for an operator on a CUDA vector type; captured with nvcc 13",
+        codegen.vector_operator,
+    ),
+    Rule(
+        "cuda-make-vector-arguments", "codegen",
+        ("matches the argument list", "too many arguments in function call"),
+        r'no instance of overloaded function "make_(?P<base>[a-z]+?)(?P<n>[1-4])" matches the '
+        r"argument list|too many arguments in function call\s*\n[^\n]*?\bmake_"
+        r"(?P<base2>[a-z]+?)(?P<n2>[1-4])\(",
+        "Generated CUDA builds a vector from the wrong number of parts",
+        "the code generator passed one argument per lane of a narrower vector.",
+        "vectorize fewer lanes of the narrow type.",
+        "nvcc's messages for a make_<type><n> call; captured with nvcc 13",
+        codegen.make_vector,
+    ),
+    Rule(
+        "intrinsic-not-lowered", "codegen", ("unknown intrinsic ", "Unresolved call "),
+        r"(?:unknown intrinsic|Unresolved call) +Op\((?P<op>tir\.\w+)\)",
+        "The backend has no lowering for this TIR intrinsic",
+        "the backend's code generator met a tir intrinsic no rule lowered.",
+        "use a TVM whose backend lowers it.",
+        "TVM's intrinsic rule files at each release (toolkit/data/explain/intrin_rules.json, "
+        "by scripts/intrin_rules.py); CodeGenLLVM's and CodeGenC's LOG(FATAL)",
+        codegen.intrinsic,
+        one_line=True,
+        origin="intrinsic rule table",
     ),
     # Round 7: an optional library TVM links only with its USE_X option (explain/optional_libs.py)
     Rule(
