@@ -172,3 +172,31 @@ def test_msvc_stl_static_assert_names_the_macro_to_define() -> None:
     # a static_assert that names no such macro is not this
     plain = "x.cc(3): error C2338: static_assert failed: 'T must be trivially copyable'\n"
     assert "msvc-stl-acknowledge-macro" not in {f.id for f in explain(plain)}
+
+
+def test_intrinsic_rule_table_is_generated_from_release_tags(tmp_path: Path) -> None:
+    repo = tmp_path / "tvm"
+    rules = repo / "src" / "target" / "llvm" / "intrin_rule_llvm.cc"
+    rules.parent.mkdir(parents=True)
+    git(repo, "init", "-q")
+    # v0.8's form (a global per backend and op), then the op attribute with two backends
+    rules.write_text('TVM_REGISTER_GLOBAL("tvm.intrin.rule.llvm.exp").set_body(f);\n')
+    (repo / "src" / "other.cc").write_text('TVM_REGISTER_OP("tir.acos").set_attr<X>("llvm.X", f);\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    git(repo, "tag", "v0.8.0")
+    rules.write_text('TVM_REGISTER_GLOBAL("tvm.intrin.rule.llvm.exp").set_body(f);\n'
+                     'TVM_REGISTER_OP("tir.acos")\n    .set_attr<FLowerIntrinsic>(\n'
+                     '        "llvm.FLowerIntrinsic", DispatchPureExtern<FloatSuffix>);\n'
+                     'TVM_REGISTER_OP("tir.erf").set_attr<FLegalize>("default.FLegalize", g)'
+                     '.set_attr<FLowerIntrinsic>("cuda.FLowerIntrinsic", h);\n')
+    git(repo, "commit", "-qam", "two")
+    git(repo, "tag", "v0.9.0")
+    ops = generate("intrin_rules.py", repo)["ops"]
+    path = "src/target/llvm/intrin_rule_llvm.cc"
+    assert ops["exp"] == {"llvm": ["v0.8.0", path]}
+    assert ops["acos"] == {"llvm": ["v0.9.0", path]}  # other.cc is no intrinsic rule file
+    assert ops["erf"] == {"default": ["v0.9.0", path], "cuda": ["v0.9.0", path]}
+    # the shipped table holds what apache/tvm says: tir.acos lowered for LLVM from v0.21.0
+    shipped = json.loads((REPO / "toolkit" / "data" / "explain" / "intrin_rules.json").read_text())
+    assert shipped["ops"]["acos"]["llvm"][0] == "v0.21.0"
