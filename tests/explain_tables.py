@@ -25,6 +25,16 @@ def git(repo: Path, *args: str) -> None:
                    check=True, capture_output=True)
 
 
+def release(repo: Path, *tags: str) -> None:
+    """Commit everything in ``repo`` (a repository from its first release on) and tag it."""
+    if not (repo / ".git").exists():
+        git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", tags[0])
+    for tag in tags:
+        git(repo, "tag", tag)
+
+
 def generate(script: str, repo: Path) -> dict:
     """Run ``scripts/SCRIPT`` on ``repo`` and read the table it writes."""
     out = repo.parent / f"{Path(script).stem}.json"

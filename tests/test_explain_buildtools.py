@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from explain_tables import generate, git
+from explain_tables import generate, release
 
 from toolkit.explain import best, explain
 
@@ -122,21 +122,16 @@ def test_moved_llvm_header_names_the_llvm_and_the_tvm_release() -> None:
 def test_llvm_header_table_is_generated_from_release_tags(tmp_path: Path) -> None:
     repo = tmp_path / "tvm"
     (repo / "src" / "target" / "llvm").mkdir(parents=True)
-    git(repo, "init", "-q")
     source = repo / "src" / "target" / "llvm" / "codegen.cc"
     source.write_text("#include <llvm/Old/Thing.h>\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "one")
-    git(repo, "tag", "v0.8.0")
+    release(repo, "v0.8.0")
     source.write_text("#if TVM_LLVM_VERSION >= 190\n#include <llvm/New/Thing.h>\n#else\n"
                       "#include <llvm/Old/Thing.h>\n#endif\n"
                       "#if TVM_LLVM_VERSION < 170\n#include <llvm/Gone/Legacy.h>\n#endif\n"
                       "#if TVM_LLVM_VERSION >= 200\n#include <llvm/A.h>\n#else\n"
                       "#if TVM_LLVM_VERSION >= 140\n#include <llvm/Range/Only.h>\n#endif\n"
                       "#endif\n")
-    git(repo, "commit", "-qam", "two")
-    git(repo, "tag", "v0.9.0")
-    git(repo, "tag", "v0.10.0")
+    release(repo, "v0.9.0", "v0.10.0")
     headers = generate("llvm_headers.py", repo)["headers"]
     assert headers["llvm/Old/Thing.h"] == {"kind": "old", "llvm": 19, "other": "llvm/New/Thing.h",
                                           "since": "v0.9.0", "file": "src/target/llvm/codegen.cc"}
@@ -178,20 +173,16 @@ def test_intrinsic_rule_table_is_generated_from_release_tags(tmp_path: Path) -> 
     repo = tmp_path / "tvm"
     rules = repo / "src" / "target" / "llvm" / "intrin_rule_llvm.cc"
     rules.parent.mkdir(parents=True)
-    git(repo, "init", "-q")
     # v0.8's form (a global per backend and op), then the op attribute with two backends
     rules.write_text('TVM_REGISTER_GLOBAL("tvm.intrin.rule.llvm.exp").set_body(f);\n')
     (repo / "src" / "other.cc").write_text('TVM_REGISTER_OP("tir.acos").set_attr<X>("llvm.X", f);\n')
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "one")
-    git(repo, "tag", "v0.8.0")
+    release(repo, "v0.8.0")
     rules.write_text('TVM_REGISTER_GLOBAL("tvm.intrin.rule.llvm.exp").set_body(f);\n'
                      'TVM_REGISTER_OP("tir.acos")\n    .set_attr<FLowerIntrinsic>(\n'
                      '        "llvm.FLowerIntrinsic", DispatchPureExtern<FloatSuffix>);\n'
                      'TVM_REGISTER_OP("tir.erf").set_attr<FLegalize>("default.FLegalize", g)'
                      '.set_attr<FLowerIntrinsic>("cuda.FLowerIntrinsic", h);\n')
-    git(repo, "commit", "-qam", "two")
-    git(repo, "tag", "v0.9.0")
+    release(repo, "v0.9.0")
     ops = generate("intrin_rules.py", repo)["ops"]
     path = "src/target/llvm/intrin_rule_llvm.cc"
     assert ops["exp"] == {"llvm": ["v0.8.0", path]}
