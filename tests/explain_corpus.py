@@ -20,7 +20,7 @@ class Case:
     terms: tuple[tuple[str, ...], ...]  # every group must match; any term of a group does
     split: str  # DEV or HELD_OUT
     round: int  # the collection round (1: c01-c44, 2: c45-c71, 3: c72-c92, 4: c93-c116, 5: c117-c141,
-    # 6: c142-c165, 7: c166-c189, 8: c190-c213, 9: c214-c238, 10: c239-)
+    # 6: c142-c165, 7: c166-c189, 8: c190-c213, 9: c214-c238, 10: c239-c258)
 
 
 def cases() -> list[Case]:
