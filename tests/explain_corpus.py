@@ -20,7 +20,7 @@ class Case:
     terms: tuple[tuple[str, ...], ...]  # every group must match; any term of a group does
     split: str  # DEV or HELD_OUT
     round: int  # the collection round (1: c01-c44, 2: c45-c71, 3: c72-c92, 4: c93-c116, 5: c117-c141,
-    # 6: c142-c165, 7: c166-c189, 8: c190-c213, 9: c214-)
+    # 6: c142-c165, 7: c166-c189, 8: c190-c213, 9: c214-c238, 10: c239-c258)
 
 
 def cases() -> list[Case]:
@@ -37,7 +37,7 @@ def cases() -> list[Case]:
         # "dev (round 3)", "dev (held out in round 3)", "dev (round 4)", "dev (held out in round 4)",
         # "dev (round 5)", "dev (held out in round 5)", "dev (round 6)", "dev (held out in round 6)",
         # "dev (round 7)", "dev (held out in round 7)", "dev (round 8)", "dev (held out in round 8)",
-        # "dev (round 9)", "held out (round 9)":
+        # "dev (round 9)", "dev (held out in round 9)", "dev (round 10)", "held out (round 10)":
         # the round named is the one that collected it
         split = HELD_OUT if label.startswith(HELD_OUT) else DEV
         got = re.search(r"round (\d+)", label)  # a log held out in round N was collected then
