@@ -175,6 +175,20 @@ def _ffi_symbol_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | Non
     )
 
 
+def _static_init_fix(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    ns = groups.get("ns")
+    lib = ns or "a library"
+    registering = " while registering its C API (TVMFFIEnvRegisterCAPI)" if \
+        "TVMFFIEnvRegisterCAPI" in text else ""
+    return (f"{lib}'s static initialiser (a TVM_FFI_STATIC_INIT_BLOCK, run when the library "
+            f"is loaded) crashed inside tvm-ffi{registering}: the library was compiled against "
+            "another apache-tvm-ffi than the one loaded, and tvm-ffi's C ABI changed between "
+            "its 0.1.x releases.",
+            f"install the apache-tvm-ffi {lib} was built with (`pip show "
+            f"{ns or 'PACKAGE'}` and its requirements name the range; pin it: pip install "
+            f"'apache-tvm-ffi==<that version>'), or rebuild {lib} against the installed one")
+
+
 def _ptxas_fix(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     needs = re.search(r"requires \.target (sm_\d+a?) or higher", text)
     if not needs:
@@ -434,6 +448,18 @@ RULES: list[Rule] = [
         "install the tvm-ffi TVM was built with.",
         "glibc dynamic loader via ctypes.CDLL (apache/tvm#19486); captured with g++ here",
         _ffi_symbol_fix,
+        rank=60,
+    ),
+    Rule(
+        "tvm-ffi-static-init-crash", "library", "Segfault encountered",
+        r"Segfault encountered[^\n]*\n(?:[^\n]*\n){0,40}?[^\n]*? in "
+        r"(?:(?P<ns>[A-Za-z_]\w*)::)?__TVMFFIStaticInitFunc",
+        "A library crashed registering itself with tvm-ffi",
+        "a library's static initialiser crashed in tvm-ffi's registration.",
+        "install the apache-tvm-ffi the library was built with.",
+        "tvm-ffi's segfault handler and its TVM_FFI_STATIC_INIT_BLOCK functions "
+        "(__TVMFFIStaticInitFunc); the shape of users' reports",
+        _static_init_fix,
         rank=60,
     ),
     Rule(
@@ -1017,6 +1043,20 @@ RULES: list[Rule] = [
         "nvcc that cannot run.",
         "pip install 'cmake>=3.31' or set CMAKE_CUDA_ARCHITECTURES=80 (the GPU's arch).",
         "Modules/CMakeDetermineCUDACompiler.cmake; captured with CMake 3.25 and CUDA 13",
+    ),
+    Rule(
+        "cuda-architectures-native-no-gpu", "build", 'is set to "native", but no GPU',
+        r'(?P<var>CUDA|HIP)_ARCHITECTURES is set to "native", but no GPU was detected',
+        "CUDA architectures \"native\" on a machine without a GPU",
+        "CMAKE_CUDA_ARCHITECTURES is \"native\": CMake compiles for the GPUs it finds on "
+        "this machine, and it found none (a build host, container or CI job without a GPU or "
+        "without the NVIDIA driver). TVM's cmake/modules/CUDA.cmake sets native itself when "
+        "CMAKE_CUDA_ARCHITECTURES is unset, from v0.16.0 on (apache/tvm#16335).",
+        "name the architectures: set(CMAKE_CUDA_ARCHITECTURES 80) in config.cmake, or "
+        "-DCMAKE_CUDA_ARCHITECTURES=\"80;90\" (tk build --cuda-arch \"80;90\"); keep native "
+        "only where the GPU is visible to the build.",
+        "CMake's generator check for CUDA_ARCHITECTURES native (as CMake words it); "
+        "cmake/modules/CUDA.cmake at the release tags (git)",
     ),
     Rule(
         "cmake-make-program", "build", "CMAKE_MAKE_PROGRAM",
