@@ -189,6 +189,21 @@ def _static_init_fix(groups: dict[str, str], text: str) -> tuple[str, str] | Non
             f"'apache-tvm-ffi==<that version>'), or rebuild {lib} against the installed one")
 
 
+def _extension_lock_fix(_groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    tvm_ffi = "_optional_torch_c_dlpack" in text or "torch_c_dlpack" in text
+    who = (" Here the first `import tvm_ffi` builds its optional Torch DLPack extension "
+           "through torch's load_inline, and waits for that extension's lock." if tvm_ffi else "")
+    skip = (" apache-tvm-ffi 0.1.15 skips building that extension with "
+            "TVM_FFI_DISABLE_TORCH_C_DLPACK=1." if tvm_ffi else "")
+    return ("the process hangs in torch.utils.cpp_extension's file baton: a JIT build "
+            "(load / load_inline) waits until the lock file in the extension's build directory "
+            "goes away; another process building the same extension holds it, or a build "
+            f"killed earlier left it behind, and then the wait never ends (a deadlock).{who}",
+            "if no other process is building it, delete the stale `lock` file in the "
+            "extension's build directory (under $TORCH_EXTENSIONS_DIR, by default "
+            f"~/.cache/torch_extensions/<python>-<torch>/<name>/) and run again.{skip}")
+
+
 def _ptxas_fix(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     needs = re.search(r"requires \.target (sm_\d+a?) or higher", text)
     if not needs:
@@ -461,6 +476,16 @@ RULES: list[Rule] = [
         "(__TVMFFIStaticInitFunc); the shape of users' reports",
         _static_init_fix,
         rank=60,
+    ),
+    Rule(
+        "torch-extension-lock-wait", "library", "file_baton.py",
+        r'torch/utils/file_baton\.py", line \d+, in wait',
+        "Waiting for a lock of a PyTorch extension build",
+        "the process waits on torch.utils.cpp_extension's lock file.",
+        "remove the stale lock.",
+        "torch/utils/cpp_extension.py and file_baton.py (PyTorch 2.x); apache-tvm-ffi 0.1.15's "
+        "_optional_torch_c_dlpack.py",
+        _extension_lock_fix,
     ),
     Rule(
         "ext-tvm-ffi-skew", "library", "undefined symbol: ",
