@@ -149,6 +149,29 @@ def test_payload_packs_and_installs_offline(tmp_path: Path) -> None:
         payload.check(folder)
 
 
+def test_a_bundle_cut_for_two_calls_is_joined_and_checked(tmp_path: Path) -> None:
+    """What no single device call can carry travels in parts (the tool refused 63.96 MiB):
+    run joins them and checks the whole; a part left behind is named."""
+    folder = tmp_path / "payload"
+    folder.mkdir()
+    bundle = folder / payload.BUNDLE
+    data = hashlib.sha256(b"parts").digest() * 1001 + b"!"  # odd: the parts differ by a byte
+    bundle.write_bytes(data)
+    sizes = payload.cut(bundle, 2)
+    assert sizes == [len(data) // 2 + 1, len(data) // 2] and not bundle.exists()
+    payload.Manifest(created="now", python="cp312", platform="any", wheels=[], tree=None,
+                     bundle_bytes=len(data), bundle_sha256=hashlib.sha256(data).hexdigest(),
+                     repo_bytes=0, parts=sizes).save(folder)
+    # What one call carries: the largest part, the manifest, the repository.
+    assert payload.Manifest.load(folder).call_bytes == sizes[0] + payload.MANIFEST_ROOM
+    payload.check(folder)
+    assert bundle.read_bytes() == data
+    bundle.unlink()
+    payload.part_path(folder, 1).unlink()
+    with pytest.raises(FileNotFoundError, match=r"bundle\.tar\.xz\.1 is missing: carry it"):
+        payload.check(folder)
+
+
 def test_trace_check_holds_on_a_real_profile_and_catches_a_lost_span(tk, tmp_path: Path) -> None:
     trace = tmp_path / "trace.json"
     r = tk("profile", "builtin:mlp", "-n", "5", "--json", "--trace", str(trace))
