@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-# tvm.script.tirx from v0.24 on, tvm.script.tir before; Relax builders take TensorType on
-# the unified IR (0.27) and TensorStructInfo before.
+# Relax builders take TensorType on the unified IR (0.27) and TensorStructInfo before.
 PRELUDE = """\
 import numpy as np
 from tvm import relax, te
 TensorType = getattr(relax, "TensorStructInfo", None) or relax.TensorType
+"""
+
+# tvm.script.tirx from v0.24 on, tvm.script.tir before: TVMScript TIR modules start with it.
+TIR_PRELUDE = """\
+try:
+    from tvm.script import tirx as T
+except ImportError:
+    from tvm.script import tir as T
+from tvm.script import ir as I
 """
 
 ADD_SQUARE = PRELUDE + """
@@ -51,12 +59,7 @@ def reference(a, b):
 """
 
 # Hand-written TIR (TVMScript) with the output in the middle of the arguments, no reference.
-TIR_SCALE = """\
-try:
-    from tvm.script import tirx as T
-except ImportError:
-    from tvm.script import tir as T
-from tvm.script import ir as I
+TIR_SCALE = TIR_PRELUDE + """
 
 @I.ir_module
 class Module:
@@ -81,12 +84,7 @@ def tir_scale(tmp_path: Path) -> Path:
 
 
 # TIR whose loops are bound to GPU threads by hand: 2 blocks of 32 threads.
-TIR_BOUND = """\
-try:
-    from tvm.script import tirx as T
-except ImportError:
-    from tvm.script import tir as T
-from tvm.script import ir as I
+TIR_BOUND = TIR_PRELUDE + """
 
 @I.ir_module
 class Module:
@@ -100,12 +98,7 @@ mod = Module
 """
 
 # A block whose binding is not affine (i*i % 64): no dlight rule can schedule it.
-TIR_GATHER = """\
-try:
-    from tvm.script import tirx as T
-except ImportError:
-    from tvm.script import tir as T
-from tvm.script import ir as I
+TIR_GATHER = TIR_PRELUDE + """
 
 @I.ir_module
 class Module:

@@ -33,6 +33,7 @@ import json
 import lzma
 import os
 import resource
+import shutil
 import site
 import struct
 import subprocess
@@ -245,6 +246,13 @@ def compress_tar(tar: Path, bundle: Path, span: tuple[int, int] | None, cache: P
         compress_range(tar, start + length, size - start - length, out, progress)
 
 
+def calls_needed(bundle_bytes: int, repo_bytes: int) -> int:
+    """How many device calls carry a bundle of this size, one part each, beside the
+    repository and the manifest (which the last call carries)."""
+    room = LIMIT_BYTES - MANIFEST_ROOM - repo_bytes
+    return -(-bundle_bytes // room)
+
+
 def cut(bundle: Path, parts: int) -> list[int]:
     """``bundle`` cut into ``parts`` files of nearly equal size beside it (``bundle.tar.xz.1``
     ...), removed itself; the parts' sizes."""
@@ -284,19 +292,18 @@ def check(folder: Path) -> Manifest:
 
 
 def _join(folder: Path, sizes: list[int]) -> None:
-    for i, n in enumerate(sizes, 1):
-        part = part_path(folder, i)
+    parts = [part_path(folder, i) for i in range(1, len(sizes) + 1)]
+    for part, n in zip(parts, sizes):
         if not part.is_file() or part.stat().st_size != n:
+            state = "not the part the manifest describes" if part.is_file() else "missing"
             raise FileNotFoundError(
-                f"{part} is {'not the part ' + MANIFEST + ' describes' if part.is_file() else 'missing'}"
-                f": carry it in a call just before this one, while the machine is still warm "
-                f"(its ignored files stay only until it is given back)")
+                f"{part} is {state}: carry it in a call just before this one, while the machine "
+                "is still warm (its ignored files stay only until it is given back)")
     joined = folder / f"{BUNDLE}.joined"
     with joined.open("wb") as out:
-        for i in range(1, len(sizes) + 1):
-            with part_path(folder, i).open("rb") as f:
-                while block := f.read(8 << 20):
-                    out.write(block)
+        for part in parts:
+            with part.open("rb") as f:
+                shutil.copyfileobj(f, out, 8 << 20)
     joined.replace(folder / BUNDLE)
 
 

@@ -46,6 +46,14 @@ RUN_CHECK_LEFT_OUT = {  # builtin workloads run-check does not run, and why
               "step's 75 s beside the others on an H200 machine's 16 cores (2026-11-27)",
 }
 FALLBACK = "host-side: cuda-bindings is not installed"
+LOAD_CUDA_RUNTIME = (  # in a tk env shell: the build's CUDA runtime, then the device
+    "import ctypes, json, os, tvm\n"
+    "lib = os.path.join(os.environ['TVM_LIBRARY_PATH'].split(os.pathsep)[0], "
+    "'libtvm_runtime_cuda.so')\n"
+    "ctypes.CDLL(lib)\n"
+    "d = tvm.cuda(0)\n"
+    "print(json.dumps({'library': lib, 'exist': bool(d.exist), "
+    "'name': d.device_name if d.exist else None}))")
 
 
 class Cut(Exception):
@@ -455,29 +463,26 @@ def build_runtime(ctx: Context, r: Result) -> None:
 def env_doctor(ctx: Context, r: Result) -> None:
     """eval "$(tk env ID)", then tk doctor in that shell: clean, with the build's CUDA runtime."""
     cache = {"TK_CACHE": str(ctx.work / "tk-cache")}
-    script = (f'eval "$({ctx.python} -m toolkit env {ctx.build_id})" || exit 3\n'
-              f'{ctx.python} -c "import tvm; print(tvm.__file__)" >&2\n'
+    enter = f'eval "$({ctx.python} -m toolkit env {ctx.build_id})" || exit 3\n'
+    script = (enter + f'{ctx.python} -c "import tvm; print(tvm.__file__)" >&2\n'
               f"exec {ctx.python} -m toolkit doctor --json")
     doc = _json(ctx.sh(r, ["bash", "-c", script], env=cache), "tk doctor after tk env")
-    # TVM main's Python loads libtvm_runtime_cuda.so only beside its compiler: in a runtime-only
-    # build's shell doctor fails the row and names the load. Done by hand, it must find the GPU.
+    # The build is runtime-only (build-runtime's), and TVM main's Python loads
+    # libtvm_runtime_cuda.so only beside its compiler: doctor fails the row and names the load.
+    # Loaded by hand from the build's lib/ (TVM_LIBRARY_PATH), it must find the GPU.
     rows = doc.get("checks", [])
-    by_hand = next((c for c in rows if c["name"] == "runtime cuda" and c["status"] == "fail"
-                    and "ctypes.CDLL(" in (c.get("fix") or "")), None)
-    if by_hand is not None:
-        load = by_hand["fix"].split("ctypes.CDLL(", 1)[1].rstrip(")")
-        code = (f"import ctypes, json, tvm; ctypes.CDLL({load}); d = tvm.cuda(0); "
-                "print(json.dumps({'exist': bool(d.exist), "
-                "'name': d.device_name if d.exist else None}))")
-        script_by_hand = (f'eval "$({ctx.python} -m toolkit env {ctx.build_id})" || exit 3\n'
-                          f"exec {ctx.python} -c {shlex.quote(code)}")
-        found = _json(ctx.sh(r, ["bash", "-c", script_by_hand], env=cache),
+    unloaded = next((c for c in rows if c["name"] == "runtime cuda" and c["status"] == "fail"),
+                    None)
+    if unloaded is not None:
+        script = enter + f"exec {ctx.python} -c {shlex.quote(LOAD_CUDA_RUNTIME)}"
+        found = _json(ctx.sh(r, ["bash", "-c", script], env=cache),
                       "loading the build's CUDA runtime by hand")
-        r.figures["runtime_cuda_by_hand"] = {"doctor": by_hand["detail"], "loaded": found}
+        r.figures["runtime_cuda_by_hand"] = {"doctor": unloaded["detail"], "loaded": found}
         if ctx.gpu and not found.get("exist"):
-            raise Failed(f"the build's {load} loaded by hand finds no CUDA device ({ctx.gpu})")
-        doc["checks"] = [c for c in rows if c is not by_hand]
-    _judge_doctor(ctx, r, doc, cuda_checked=by_hand is not None)
+            raise Failed(f"the build's {found.get('library')}, loaded by hand, finds no CUDA "
+                         f"device ({ctx.gpu})")
+        doc["checks"] = [c for c in rows if c is not unloaded]
+    _judge_doctor(ctx, r, doc, cuda_checked=unloaded is not None)
     libraries = [c["detail"].split(" ")[0] for c in doc.get("checks", []) if c["name"] == "library"]
     r.figures["libraries"] = libraries
     if ctx.tree is not None and not any(str(ctx.work / "tk-cache") in lib for lib in libraries):

@@ -89,8 +89,7 @@ def make_vector(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     """``make_longlong4`` given other than its 4 parts: a narrow-laned vector packed into a
     wide CUDA vector, one argument per lane."""
     base, n = groups.get("base") or groups.get("base2") or "", groups.get("n") or groups.get("n2")
-    scalar = base[1:] if base.startswith("u") and base[1:] in SCALAR_BITS else base
-    bits = SCALAR_BITS.get(scalar)
+    bits = SCALAR_BITS.get(base.removeprefix("u"))  # uint4 is four 32-bit words, as int4
     if bits is None or n is None:
         return NOT_THIS
     total = int(n) * bits
@@ -118,7 +117,7 @@ def intrinsic(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """``unknown intrinsic Op(tir.acos)`` (CodeGenLLVM) / ``Unresolved call Op(tir.X)``
     (CodeGenC, SPIR-V): the backend has no lowering for the operator, by TVM's intrinsic
     rule files at each release."""
-    op = groups["op"].removeprefix("tir.")
+    op = groups["op"]
     backend = next((b for b, pattern in _BACKENDS if re.search(pattern, text)), None)
     rules = table("intrin_rules")["ops"].get(op)
     if backend is None or rules is None:

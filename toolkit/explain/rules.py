@@ -190,7 +190,7 @@ def _static_init_fix(groups: dict[str, str], text: str) -> tuple[str, str] | Non
 
 
 def _extension_lock_fix(_groups: dict[str, str], text: str) -> tuple[str, str] | None:
-    tvm_ffi = "_optional_torch_c_dlpack" in text or "torch_c_dlpack" in text
+    tvm_ffi = "torch_c_dlpack" in text  # tvm_ffi/_optional_torch_c_dlpack.py's build
     who = (" Here the first `import tvm_ffi` builds its optional Torch DLPack extension "
            "through torch's load_inline, and waits for that extension's lock." if tvm_ffi else "")
     skip = (" apache-tvm-ffi 0.1.15 skips building that extension with "
@@ -1071,7 +1071,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "cuda-architectures-native-no-gpu", "build", 'is set to "native", but no GPU',
-        r'(?P<var>CUDA|HIP)_ARCHITECTURES is set to "native", but no GPU was detected',
+        r'CUDA_ARCHITECTURES is set to "native", but no GPU was detected',
         "CUDA architectures \"native\" on a machine without a GPU",
         "CMAKE_CUDA_ARCHITECTURES is \"native\": CMake compiles for the GPUs it finds on "
         "this machine, and it found none (a build host, container or CI job without a GPU or "
@@ -2116,7 +2116,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "intrinsic-not-lowered", "codegen", ("unknown intrinsic ", "Unresolved call "),
-        r"(?:unknown intrinsic|Unresolved call) +Op\((?P<op>tir\.\w+)\)",
+        r"(?:unknown intrinsic|Unresolved call) +Op\(tir\.(?P<op>\w+)\)",
         "The backend has no lowering for this TIR intrinsic",
         "the backend's code generator met a tir intrinsic no rule lowered.",
         "use a TVM whose backend lowers it.",

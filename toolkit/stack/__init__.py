@@ -156,11 +156,12 @@ def _gpu_schedule(mod: Any, target: Any, workload: Workload) -> Any:
     dl = compat.dlight()
     if dl is None:
         raise UserError("this TVM has no dlight; GPU targets need scheduled PrimFuncs")
-    scheduled = f"{compat.tir().__name__.rpartition('.')[2]}.is_scheduled"  # dlight's mark
+    tir = compat.tir()
+    scheduled = f"{tir.__name__.rpartition('.')[2]}.is_scheduled"  # dlight's mark
     with target:
         mod = relax.transform.LegalizeOps()(mod)
         for gv, func in list(mod.functions.items()):
-            if isinstance(func, compat.tir().PrimFunc) and _binds_threads(func):
+            if isinstance(func, tir.PrimFunc) and _binds_threads(func):
                 mod[gv] = func.with_attr(scheduled, True)
         mod = dl.ApplyDefaultSchedule(
             dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(),
@@ -168,7 +169,7 @@ def _gpu_schedule(mod: Any, target: Any, workload: Workload) -> Any:
         )(mod)
     if workload.kind == TIR:
         unbound = [gv.name_hint for gv, func in mod.functions.items()
-                   if isinstance(func, compat.tir().PrimFunc) and not _binds_threads(func)]
+                   if isinstance(func, tir.PrimFunc) and not _binds_threads(func)]
         if unbound:
             raise UserError(
                 f"{workload.source}: {', '.join(unbound)} bind(s) no GPU thread and TVM's "
