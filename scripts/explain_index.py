@@ -1,6 +1,7 @@
 """Regenerate the index of TVM's history that ``tk explain`` answers from.
 
-    python scripts/explain_index.py TVM_GIT_DIR [--ffi-git-dir TVM_FFI_GIT_DIR]
+    python scripts/explain_index.py GIT_DIR [--project tvm|tvm-ffi|tilelang]
+                                    [--ffi-git-dir TVM_FFI_GIT_DIR]
                                     [--since v0.2] [--out toolkit/data/explain]
 
 Reads a clone of apache/tvm (a bare git directory is enough: nothing is checked out; blobs
@@ -27,6 +28,10 @@ the submodule's sources are read too. It writes two gzip'd text files into ``--o
   and the versions that have it. A ``#define`` whose body checks or raises is indexed at its
   definition (function ``macro NAME(PARAMS)``) and, expanded with the arguments, where its
   own file uses it (the condition a log prints is the expanded one).
+
+With ``--project tvm-ffi`` or ``--project tilelang`` it indexes a project built on TVM (a
+clone of apache/tvm-ffi or tile-ai/tilelang) at that project's own release tags into
+``toolkit/data/explain/<project>/``; each file then opens with an ``@`` line naming the project.
 
 Each unique blob is parsed once, however many versions share it. With two processes on a
 2-core machine the whole apache/tvm history (v0.2 to main, 26 versions, about 20,000 unique
@@ -55,6 +60,36 @@ from pathlib import Path
 WILD = "\x1f"  # separates a template's literal pieces: a formatted part was there
 SUBMODULE = "3rdparty/tvm-ffi"
 CPP_EXT = (".cc", ".h", ".cu", ".cpp", ".mm", ".cuh")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A repository the index reads: the package it ships, where the package's folder lies,
+    which tags are its releases, and how its users name it."""
+
+    key: str  # --project and the data folder: toolkit/data/explain/<key>/ (TVM's at the top)
+    name: str  # in tk's answers: what a user installs or reports ("apache-tvm-ffi")
+    package: str  # the top-level Python package
+    python: str  # the folder holding the package ("python/", or "" at the root)
+    release: str  # a regular expression a release tag matches in full
+    since: str  # the oldest release indexed by default
+    alias: str = ""  # ALIAS:MODULE its users import a module as, by convention
+    sites: bool = True  # whether to write its error sites (TVM's index holds tvm-ffi's already)
+
+    def header(self) -> str:
+        """The line that opens each file of a project built on TVM (none for TVM's own)."""
+        return "" if self.key == "tvm" else f"@\t{self.name}\t{self.package}\t{self.alias}\n"
+
+
+POST = r"v\d+\.\d+\.\d+(?:[.-]post\d+)?"  # a release, or a post release standing for it
+# Projects built on TVM whose own failures public threads now report most: their releases
+# are versions of their own, which TVM's tags do not tell.
+PROJECTS = {p.key: p for p in (
+    Project("tvm", "TVM", "tvm", "python/", r"v\d+\.\d+(?:\.0)?", "v0.2"),
+    Project("tvm-ffi", "apache-tvm-ffi", "tvm_ffi", "python/", POST, "v0.1.0", sites=False),
+    Project("tilelang", "TileLang", "tilelang", "", POST, "v0.1.0",
+            "T:tilelang.language"),
+)}
 
 
 # --- reading git --------------------------------------------------------------------------
@@ -108,16 +143,20 @@ class Git:
         return out
 
 
-def release_versions(git: Git, since: str) -> list[tuple[str, str]]:
-    """(label, rev): every ``vX.Y.0`` tag (``vX.Y`` before v0.6) from ``since`` on, oldest
-    first, then main."""
+def release_versions(git: Git, since: str, release: str) -> list[tuple[str, str]]:
+    """(label, rev): every release tag (TVM's ``vX.Y.0``, ``vX.Y`` before v0.6) from ``since``
+    on, oldest first, then main."""
     def key(tag: str) -> tuple[int, ...]:
-        return tuple(int(x) for x in tag[1:].split("."))
+        return tuple(int(x) for x in re.findall(r"\d+", tag.partition("post")[0]))
 
     floor = key(since)
-    tags = sorted((t for t in git.tags() if re.fullmatch(r"v\d+\.\d+(?:\.0)?", t)
-                   and key(t) >= floor), key=key)
-    versions = [(t, f"refs/tags/{t}") for t in tags]
+    # One tag per release: a release tagged only as a post release (TileLang's v0.1.6.post1)
+    # counts under its first one.
+    first: dict[tuple[int, ...], str] = {}
+    for t in sorted(git.tags(), key=lambda t: (key(t), t)):
+        if re.fullmatch(release, t) and key(t) >= floor:
+            first.setdefault(key(t), t)
+    versions = [(t, f"refs/tags/{t}") for _, t in sorted(first.items())]
     if git.has("main"):
         versions.append(("main", "main"))
     return versions
@@ -1264,18 +1303,16 @@ def _schedule_errors(toks: list[Token], facts: CppFacts) -> None:
 # --- one blob -----------------------------------------------------------------------------
 
 
-def parse_blob(args: tuple[str, str, bytes]) -> tuple[str, str, object]:
-    path, sha, data = args
+def parse_blob(args: tuple[str, str, bytes, str]) -> tuple[str, str, object]:
+    """Parse one blob; ``python`` is the folder holding the project's package."""
+    path, sha, data, python = args
     text = data.decode("utf-8", errors="replace")
     if path in REQUIREMENT_FILES:
         return path, sha, parse_requirements(path, text)
     if path.endswith(".cmake") or path.endswith("CMakeLists.txt"):
         return path, sha, parse_cmake(text)
     if path.endswith(".py"):
-        root = "python/" if path.startswith("python/") else f"{SUBMODULE}/python/"
-        module = module_of(path[path.index(root):], root) if root in path else None
-        if module is None:
-            module = "?"
+        module = python_module(path, python)[0] or "?"
         return path, sha, parse_python(text, module, path.endswith("__init__.py"))
     facts = parse_cpp(text)
     facts.c_symbols = c_symbols(text)
@@ -1362,22 +1399,25 @@ def parse_requirements(path: str, text: str) -> Requirements:
 # --- versions ------------------------------------------------------------------------------
 
 
-def version_files(git: Git, ffi: Git | None, rev: str) -> list[tuple[str, str, Git]]:
-    """(path, sha, repository) of the sources indexed at ``rev``: tvm's own python/tvm, src
-    and include, and the vendored tvm-ffi's python/tvm_ffi, src and include."""
+def version_files(git: Git, ffi: Git | None, rev: str, project: Project
+                  ) -> list[tuple[str, str, Git]]:
+    """(path, sha, repository) of the sources indexed at ``rev``: the project's Python
+    package, src and include; for TVM also its CMake files and requirements, and the vendored
+    tvm-ffi's python/tvm_ffi, src and include."""
     out = []
     submodule = None
+    tvm = project.key == "tvm"
     for kind, sha, path in git.tree(rev):
         if kind == "commit" and path == SUBMODULE:
             submodule = sha
         if kind != "blob":
             continue
-        if path.startswith("python/tvm/") and path.endswith(".py") or \
+        if path.startswith(f"{project.python}{project.package}/") and path.endswith(".py") or \
                 path.startswith(("src/", "include/")) and path.endswith(CPP_EXT) or \
-                path == "CMakeLists.txt" or path.startswith("cmake/") and path.endswith(".cmake") \
-                or path in REQUIREMENT_FILES:
+                tvm and (path == "CMakeLists.txt" or path.startswith("cmake/") and
+                         path.endswith(".cmake") or path in REQUIREMENT_FILES):
             out.append((path, sha, git))
-    if submodule and ffi is not None and ffi.has(submodule):
+    if tvm and submodule and ffi is not None and ffi.has(submodule):
         for kind, sha, path in ffi.tree(submodule):
             if kind == "blob" and (path.startswith("python/tvm_ffi/") and path.endswith(".py") or
                                    path.startswith(("src/", "include/")) and path.endswith(CPP_EXT)):
@@ -1385,13 +1425,17 @@ def version_files(git: Git, ffi: Git | None, rev: str) -> list[tuple[str, str, G
     return out
 
 
-def python_module(path: str) -> tuple[str | None, bool]:
-    root = f"{SUBMODULE}/python/" if path.startswith(SUBMODULE) else "python/"
-    return module_of(path, root), path.endswith("__init__.py")
+def python_module(path: str, python: str) -> tuple[str | None, bool]:
+    """(module, whether a package) of a Python file: ``python`` holds the project's package;
+    a vendored tvm-ffi's files have theirs under the submodule's python/."""
+    root = f"{SUBMODULE}/python/" if path.startswith(SUBMODULE) else python
+    return module_of(path, root) if path.startswith(root) else None, path.endswith("__init__.py")
 
 
-def exports(modules: dict[str, PyFacts]) -> dict[str, dict[str, tuple[str, str]]]:
-    """Per module, every public name it offers and the (module, name) that defines it."""
+def exports(modules: dict[str, PyFacts], packages: tuple[str, ...]
+            ) -> dict[str, dict[str, tuple[str, str]]]:
+    """Per module, every public name it offers and the (module, name) that defines it (a name
+    imported from outside ``packages`` is not offered)."""
     done: dict[str, dict[str, tuple[str, str]]] = {}
 
     def origin(mod: str, name: str, seen: set[tuple[str, str]]) -> tuple[str, str]:
@@ -1427,7 +1471,7 @@ def exports(modules: dict[str, PyFacts]) -> dict[str, dict[str, tuple[str, str]]
         for name in facts.own:
             names[name] = (mod, name)
         for alias, (src, _real) in facts.imports.items():
-            if src.split(".")[0] in ("tvm", "tvm_ffi"):
+            if src.split(".")[0] in packages:
                 names[alias] = origin(mod, alias, set())
         done[mod] = {k: v for k, v in names.items() if not k.startswith("_")}
         return done[mod]
@@ -1455,12 +1499,13 @@ def loaded_by(every: dict[str, PyFacts], root: str) -> set[str]:
     return loaded
 
 
-def collect(git: Git, ffi: Git | None, versions: list[tuple[str, str]], jobs: int) -> dict:
+def collect(git: Git, ffi: Git | None, versions: list[tuple[str, str]], jobs: int,
+            project: Project) -> dict:
     parsed: dict[tuple[str, str], object] = {}
     per_version: list[list[tuple[str, str]]] = []
     started = time.time()
     for label, rev in versions:
-        files = version_files(git, ffi, rev)
+        files = version_files(git, ffi, rev, project)
         per_version.append([(p, s) for p, s, _ in files])
         todo_by_repo: dict[int, list[tuple[str, str]]] = defaultdict(list)
         repos = {}
@@ -1471,7 +1516,7 @@ def collect(git: Git, ffi: Git | None, versions: list[tuple[str, str]], jobs: in
         todo = []
         for key, items in todo_by_repo.items():
             data = repos[key].blobs(sorted({s for _, s in items}))
-            todo += [(p, s, data.get(s, b"")) for p, s in items]
+            todo += [(p, s, data.get(s, b""), project.python) for p, s in items]
         if jobs > 1:
             with multiprocessing.Pool(jobs) as pool:
                 results = pool.map(parse_blob, todo, chunksize=16)
@@ -1484,13 +1529,14 @@ def collect(git: Git, ffi: Git | None, versions: list[tuple[str, str]], jobs: in
     return {"parsed": parsed, "per_version": per_version}
 
 
-def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str, str, dict]:
+def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int, project: Project
+          ) -> tuple[str, str, dict]:
     git = Git(git_dir)
     ffi = Git(ffi_dir) if ffi_dir else None
-    versions = release_versions(git, since)
+    versions = release_versions(git, since, project.release)
     if not versions:
         raise SystemExit(f"no release tags from {since} on and no main in {git_dir}")
-    got = collect(git, ffi, versions, jobs)
+    got = collect(git, ffi, versions, jobs, project)
     parsed, per_version = got["parsed"], got["per_version"]
     count = len(versions)
     masks: dict[tuple[str, str], int] = defaultdict(int)  # (kind, name) -> versions bitmask
@@ -1517,11 +1563,12 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                     extra[("Q", f"{package}{spec}")] = piece
                 continue
             if isinstance(facts, PyFacts):
-                mod, _pkg = python_module(path)
+                mod, _pkg = python_module(path, project.python)
                 if mod is not None:
                     modules[mod] = facts
-                if path.startswith("python/") and path.endswith(".py"):
-                    every[path[7:-3].removesuffix("/__init__").replace("/", ".")] = facts
+                if path.startswith(f"{project.python}{project.package}/"):
+                    every[path[len(project.python):-3].removesuffix("/__init__")
+                          .replace("/", ".")] = facts
                 for name, func in facts.unset:
                     masks[("Y", f"{path}:{func}:{name}")] |= bit
                 for key in facts.converters:
@@ -1529,7 +1576,7 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 for name, func in facts.undefined:
                     masks[("U", f"{path}:{name}")] |= bit
                     extra[("U", f"{path}:{name}")] = func
-                for chain, func in facts.tvm_reads:
+                for chain, func in facts.tvm_reads if project.key == "tvm" else ():
                     reads[f"{path}:{chain}"] |= bit
                     extra[("X", f"{path}:{chain}")] = func
                 if mod is not None:
@@ -1563,9 +1610,9 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int) -> tuple[str
                 entry = sites.setdefault(key, [0, defaultdict(int)])
                 entry[0] |= bit
                 entry[1][line] |= bit
-        public = exports(modules)
+        public = exports(modules, (project.package, "tvm_ffi"))
         # ``B``: the modules ``import tvm`` loads (so ``tvm.a.b`` is there without its import)
-        for mod in loaded_by(every, "tvm"):
+        for mod in loaded_by(every, project.package):
             if mod in modules:
                 masks[("B", mod)] |= bit
         version_aliases: dict[str, tuple[str, str]] = {}
@@ -1759,25 +1806,31 @@ def sites_text(labels: list[str], sites: dict[tuple, list]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("git_dir", help="a clone of apache/tvm (bare is enough)")
-    parser.add_argument("--ffi-git-dir", help="a clone of apache/tvm-ffi, for the submodule")
-    parser.add_argument("--since", default="v0.2", help="the oldest release tag indexed")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent
-                                             / "toolkit" / "data" / "explain"))
+    parser.add_argument("git_dir", help="a clone of the project (bare is enough)")
+    parser.add_argument("--project", choices=sorted(PROJECTS), default="tvm",
+                        help="which repository git_dir is (default: apache/tvm)")
+    parser.add_argument("--ffi-git-dir", help="a clone of apache/tvm-ffi, for TVM's submodule")
+    parser.add_argument("--since", help="the oldest release tag indexed (TVM: v0.2)")
+    parser.add_argument("--out", help="default: toolkit/data/explain, or its folder for the "
+                        "project")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     args = parser.parse_args()
     if not Path(args.git_dir).exists():
         print(f"explain_index: no such git directory: {args.git_dir}", file=sys.stderr)
         return 2
     started = time.time()
-    api, sites, summary = build(args.git_dir, args.ffi_git_dir, args.since, args.jobs)
-    out = Path(args.out)
+    project = PROJECTS[args.project]
+    api, sites, summary = build(args.git_dir, args.ffi_git_dir, args.since or project.since,
+                                args.jobs, project)
+    data = Path(__file__).resolve().parent.parent / "toolkit" / "data" / "explain"
+    out = Path(args.out) if args.out else data if project.key == "tvm" else data / project.key
     out.mkdir(parents=True, exist_ok=True)
-    for name, text in (("api.txt.gz", api), ("sites.txt.gz", sites)):
+    written = [("api.txt.gz", api)] + [("sites.txt.gz", sites)] * project.sites
+    for name, text in written:
         # mtime=0: the same history gives the same bytes
-        (out / name).write_bytes(gzip.compress(text.encode(), compresslevel=9, mtime=0))
-    sizes = ", ".join(f"{p.name} {p.stat().st_size / 1e6:.2f} MB" for p in
-                      (out / "api.txt.gz", out / "sites.txt.gz"))
+        (out / name).write_bytes(gzip.compress((project.header() + text).encode(),
+                                               compresslevel=9, mtime=0))
+    sizes = ", ".join(f"{name} {(out / name).stat().st_size / 1e6:.2f} MB" for name, _ in written)
     print(f"{len(summary['versions'])} versions ({summary['versions'][0]}..{summary['versions'][-1]}),"
           f" {summary['names']} names, {summary['renames']} renames, {summary['sites']} sites; "
           f"{sizes}; {time.time() - started:.0f} s", file=sys.stderr)

@@ -207,7 +207,7 @@ def test_generator_refuses_a_missing_git_directory(tmp_path: Path):
 
 
 def test_shipped_index_is_compact_and_knows_apache_tvm():
-    size = sum(p.stat().st_size for p in DATA.glob("*.gz"))
+    size = sum(p.stat().st_size for p in DATA.glob("**/*.gz"))
     assert size <= 3_000_000
     assert (DATA / "NOTICE").read_text().count("Apache") >= 1
     history = api()
@@ -227,6 +227,65 @@ def test_shipped_index_is_compact_and_knows_apache_tvm():
     nvrtc = [s for s in sites().sites if s.file == "src/codegen/build_cuda.cc"
              and s.condition == "compile_res == NVRTC_SUCCESS"]
     assert [(s.function, v.span(s.mask)) for s in nvrtc] == [("NVRTCCompile", "v0.2–v0.3")]
+
+
+def test_generator_indexes_a_project_built_on_tvm_by_its_own_releases(tmp_path: Path):
+    """TileLang's layout: its package at the root, its C++ in src/, a release tagged only as
+    a post release; answers name the project and its versions, not TVM's."""
+    root = tmp_path / "tilelang"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, {
+        "tilelang/__init__.py": "from . import language\n",
+        "tilelang/language/__init__.py": "from .gemm import gemm\n",
+        "tilelang/language/gemm.py": "def gemm(A, B, C, k_pack=1):\n    return C\n",
+        "src/op/region.cc": """
+            RegionOp::RegionOp(Array<PrimExpr> args) {
+              ICHECK(load->indices.size() == ndim) << "region of rank " << ndim;
+            }
+            """,
+    })
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "0.1.0")
+    git(root, "tag", "v0.1.0")
+    write(root, {"tilelang/language/gemm.py":
+                 "def gemm(A, B, C, k_pack=1, wg_wait=0):\n    return C\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "0.1.1")
+    git(root, "tag", "v0.1.1.post1")
+    out = tmp_path / "index"
+    run = subprocess.run([sys.executable, str(GENERATOR), str(root / ".git"), "--project",
+                          "tilelang", "--out", str(out), "--jobs", "1"], capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    history, index = api(out), sites(out)
+    assert history.project.name == index.project.name == "TileLang"
+    assert history.versions.labels == ("v0.1.0", "v0.1.1.post1", "main")
+    shapes = {tuple(p): history.versions.span(m) for _, p, m in history.signatures("gemm")}
+    assert shapes == {("A", "B", "C", "k_pack="): "v0.1.0",
+                      ("A", "B", "C", "k_pack=", "wg_wait="): "v0.1.1.post1–main"}
+    [site] = [s for s in index.sites if s.condition == "load->indices.size() == ndim"]
+    assert (site.file, site.function) == ("src/op/region.cc", "RegionOp::RegionOp")
+
+
+def test_a_project_built_on_tvm_is_answered_from_its_own_history():
+    # A TileLang kernel written for a release whose T.gemm took wg_wait (checked with `git
+    # show v0.1.8:tilelang/language/gemm_op.py` in tile-ai/tilelang; v0.1.9 dropped it).
+    log = ('  File "/srv/sglang/srt/layers/mhc.py", line 375, in stage_0\n    T.gemm(\n'
+           "TypeError: gemm() got an unexpected keyword argument 'wg_wait'\n")
+    f = next(f for f in explain(log) if f.origin == "API history")
+    assert "TileLang" in f.title and "v0.1.8" in f.title and "wg_wait" in f.title
+    assert "v0.1.9–main" in f.cause and "TileLang" in f.fix
+    # Without the package or its users' alias in the log, TileLang's history is not asked.
+    assert not [f for f in explain(log.replace("T.gemm(", "gemm(")) if "TileLang" in f.title]
+    # apache-tvm-ffi by its own releases (make_kwargs_wrapper gained the parameter in v0.1.10)
+    f = best("TypeError: make_kwargs_wrapper() got an unexpected keyword argument "
+             "'map_dataclass_to_tuple'\n  -> tvm_ffi.utils.kwargs_wrapper.make_kwargs_wrapper\n")
+    assert "apache-tvm-ffi v0.1.10" in f.title and "upgrade apache-tvm-ffi to v0.1.10" in f.fix
+    # A check TileLang's own C++ makes (src/op/op.cc of v0.1.3), named as TileLang's.
+    f = best("Compilation Error -- Check failed: (load->indices.size() == ndim) is false:\n")
+    assert f.title == "Raised in TileLang: src/op/op.cc, RegionOp::RegionOp"
+    assert "present in TileLang v0.1.0–v0.1.3" in f.cause and "TVM" not in f.cause
 
 
 def test_api_drift_names_the_version_on_both_sides():
@@ -275,7 +334,7 @@ def test_corpus_is_cited_and_the_fresh_round_half_held_out():
     newest = max(c.round for c in rows)  # only the newest round's fresh logs are held out
     fresh = [c for c in rows if c.round == newest]
     held = [c for c in rows if c.split == HELD_OUT]
-    assert len(fresh) >= 20 and held and all(c.round == newest for c in held)
+    assert len(fresh) >= 12 and held and all(c.round == newest for c in held)
     # The rule SOURCES.md states: the first half of the fresh threads by SHA-1 of the URL.
     by_sha = sorted(fresh, key=lambda c: hashlib.sha1(c.thread.encode()).hexdigest())
     assert {c.log.name for c in held} == {c.log.name for c in by_sha[:(len(fresh) + 1) // 2]}

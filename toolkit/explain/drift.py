@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from toolkit.explain.history import ApiHistory, api, indexes
+from toolkit.explain.history import ApiHistory, api, ecosystem_apis, indexes
 from toolkit.explain.scan import matches
 from toolkit.explain.tvm_version import LogVersion
 
@@ -135,6 +135,9 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
                 if len(ends) == 1:
                     return _global(history, ends[0], m, version)
         name = f"{mod}.{attr}" if mod and attr else (mod or attr or "")
+        theirs = _project_of(name)
+        if theirs is not None and "." in name:  # tilelang.x, tvm_ffi.x: from their own releases
+            return _python(theirs, name, m, None)
         if not name.startswith(("tvm.", "tvm_ffi")) and name not in ("tvm", "tvm_ffi"):
             return None
         if mod and attr and any(p.startswith("_") and p != "_ffi" for p in mod.split(".")[1:]):
@@ -160,12 +163,29 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
     if kind == "unset":
         return _unset(history, g.get("ident") or g.get("old") or "", m, version)
     if kind == "signature":
-        return _signature(history, g, m, version)
+        # A project built on TVM that the log names is asked first (make_kwargs_wrapper is
+        # apache-tvm-ffi's, with versions of its own); one the log shows only by its users'
+        # alias for it (T.gemm( for TileLang) after TVM.
+        func = (g["func"] or "").rpartition(".")[2]
+        others = ecosystem_apis()
+        named = [h for h in others if h.project.shown_in(m.string)]
+        aliased = [h for h in others if h not in named and h.project.called_in(m.string, func)]
+        for h in (*named, history, *aliased):
+            answer = _signature(h, g, m, version if h.project.own else None)
+            if answer is not None:
+                return answer
+        return None
     if kind == "symbol":
         return _symbol(history, g["sym"] or g["sym2"], m, version)
     if kind == "linked":
         return _linked(history, g["sym"] or g["sym2"], m)
     return _converters(history, g, m, version)
+
+
+def _project_of(name: str) -> ApiHistory | None:
+    """The history of the project built on TVM whose package ``name`` is in, if tk ships it."""
+    root = name.partition(".")[0]
+    return next((h for h in ecosystem_apis() if h.project.package == root), None)
 
 
 def _symbol(history: ApiHistory, sym: str, m: re.Match[str],
@@ -232,7 +252,9 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
     mask = history.python(name)
     rename = history.rename_of(name)
     excerpt = m.group(0)
-    if name == "tvm_ffi" or name.startswith("tvm_ffi."):
+    own = history.project.own
+    p = history.project.name  # "TVM", or the project built on it whose history this is
+    if own and (name == "tvm_ffi" or name.startswith("tvm_ffi.")):
         ffi = history.python("tvm_ffi")
         if not ffi:
             return None
@@ -249,38 +271,38 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
         hint = f" Similar names: {', '.join(near)}." if near else ""
         if rename and rename.new:
             return _renamed(history, name, 0, rename, m, version)
-        own = history.reads_of(name)
-        if own:
-            return _misread(history, name, own, near, m, version)
+        misread = history.reads_of(name) if own else []
+        if misread:
+            return _misread(history, name, misread, near, m, version)
         return Answer("python", name, m.start(), excerpt,
-                      f"No Apache TVM release has {name}",
+                      f"No {'Apache TVM' if own else p} release has {name}",
                       f"no release from {v.labels[0]} to main has {name} (a fork's, an extension's "
                       f"or a typo){_yours(version)}.{hint}",
                       "check the spelling, or the project (fork or extension) that provides it")
     if rename is not None and rename.new != name and not (mask >> rename.at & 1):
         return _renamed(history, name, mask, rename, m, version)
-    if excerpt.startswith("module '") and history.get("M", name):
+    if own and excerpt.startswith("module '") and history.get("M", name):
         answer = _not_loaded(history, name, m, version)
         if answer is not None:
             return answer
     side = _on_side(mask, version, history)
-    when = f"{name} exists in {v.span(mask)}"
+    when = f"{name} exists in {'' if own else p + ' '}{v.span(mask)}"
     gone = v.after_last(mask)
     note = history.deprecations.get(name)
     warned = f" It warned: {note.replace(chr(31), '…')}." if note else ""
     if side == "older":
         return Answer("python", name, m.start(), excerpt,
-                      f"{name} is newer than this TVM (added in {v.first(mask)})",
+                      f"{name} is newer than this {p} (added in {v.first(mask)})",
                       f"{when}{_yours(version)}: older than the code that uses it.{warned}",
-                      f"upgrade TVM to {v.first(mask)} or newer, or write the code for this "
+                      f"upgrade {p} to {v.first(mask)} or newer, or write the code for this "
                       "version's API (its tutorials and docs)")
     if side == "newer" or (side == "" and gone):
         removed = f"removed in {gone}" if gone else "not in main"
         return Answer("python", name, m.start(), excerpt,
-                      f"{name} was {removed}",
+                      f"{name} was {removed}" + ("" if own else f" ({p} {v.span(mask)})"),
                       f"{when} and was {removed}{_yours(version)}.{warned}",
-                      f"use a TVM that has it ({v.span(mask)}), or port the code to the newer "
-                      "API: no rename could be established from TVM's history")
+                      f"use a {p} that has it ({v.span(mask)}), or port the code to the newer "
+                      f"API: no rename could be established from {p}'s history")
     # The log's TVM known only as a range that starts inside the name's versions and reaches
     # past its removal (a file many releases have): the removal may be the cause.
     after = version.mask & ~mask if version is not None and side == "inside" else 0
@@ -302,8 +324,8 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                       "check which tvm is imported (python -c 'import tvm; print(tvm.__file__)')"
                       " and run tk doctor")
     return Answer("python", name, m.start(), excerpt, f"{name} exists from {v.first(mask)}",
-                  f"{when}; the log does not show which TVM it ran.",
-                  f"use TVM {v.first(mask)} or newer")
+                  f"{when}; the log does not show which {p} it ran.",
+                  f"use {p} {v.first(mask)} or newer")
 
 
 def _not_on_path(m: re.Match[str], version: LogVersion | None) -> Answer:
@@ -750,7 +772,11 @@ def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
 
     by_function: dict[str, list[tuple[list[str], int]]] = {}
     for function, params, mask in candidates:
-        by_function.setdefault(function, []).append((params, mask))
+        # one function under its newest name, across a move between modules (TileLang's
+        # language.gemm -> language.gemm_op): a parameter it had before the move counts
+        moved = history.rename_of(function)
+        name = moved.new if moved is not None and moved.new else function
+        by_function.setdefault(name, []).append((params, mask))
     log = m.string
     best = None
     for function, shapes in by_function.items():
@@ -771,16 +797,18 @@ def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
                      key=lambda pk: pk[1].bit_length())[0]
     what = (f"the keyword {kw}" if kw else f"without {', '.join(missing)}" if missing else
             f"{given} positional arguments")
-    title = f"{function}() takes {what} only in {v.span(ok)}"
+    own = "" if history.project.own else f"{history.project.name} "
+    title = f"{function}() takes {what} only in {own}{v.span(ok)}"
     cause = (f"the call was written for another version of {function}: in {v.span(bad)} it "
              f"takes ({', '.join(newest_bad)}), in {v.span(ok)} ({', '.join(newest_ok)})"
              f"{_yours(version)}.")
+    p = history.project.name
     if indexes(ok)[0] > indexes(bad)[-1] if indexes(bad) else False:
-        fix = (f"upgrade TVM to {v.first(ok)} or newer, or call it the way this version's "
+        fix = (f"upgrade {p} to {v.first(ok)} or newer, or call it the way this version's "
                f"signature takes: ({', '.join(newest_bad)})")
     else:
-        fix = (f"call it with the parameters of the TVM in use ({', '.join(newest_bad)}), or use "
-               f"a TVM of {v.span(ok)}")
+        fix = (f"call it with the parameters of the {p} in use ({', '.join(newest_bad)}), or use "
+               f"{p} {v.span(ok)}")
     return Answer("signature", function, m.start(), m.group(0), title, cause, fix)
 
 

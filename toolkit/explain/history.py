@@ -3,7 +3,10 @@
 ``toolkit/data/explain/`` holds two gzip'd text files that ``scripts/explain_index.py``
 generates from the apache/tvm repository (every release tag from v0.2, and main); the NOTICE
 beside them credits the source. They are read on first use only (``tk --help`` and most
-commands never load them).
+commands never load them). The same two files for each project built on TVM that tk knows
+(:data:`ECOSYSTEM`: apache-tvm-ffi's and TileLang's own releases) lie in a folder named for it,
+and open with an ``@`` line: ``@<TAB>NAME<TAB>PACKAGE<TAB>ALIAS:MODULE`` (the project as users
+name it, its Python package, and the name its users import a module as by convention).
 
 ``api.txt.gz``: a ``V`` line naming the versions, then one line per fact,
 ``KIND<TAB>NAME<TAB>RANGES[<TAB>EXTRA]`` where RANGES are version indexes (``3-11,14``):
@@ -60,6 +63,9 @@ from pathlib import Path
 from toolkit.explain.tables import DATA
 
 WILD = "\x1f"
+# Projects built on TVM whose history tk ships beside TVM's (data/explain/<key>/): public
+# threads now report their failures more than TVM's, and their releases are their own.
+ECOSYSTEM = ("tvm-ffi", "tilelang")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 
 
@@ -126,6 +132,34 @@ def _label_key(label: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)
 
 
+@dataclass(frozen=True)
+class Project:
+    """Whose history an index holds: TVM's, or a project's built on it."""
+
+    name: str = "TVM"
+    package: str = "tvm"
+    alias: str = ""  # "T:tilelang.language": its users write T.gemm for tilelang.language.gemm
+
+    @staticmethod
+    def parse(line: str) -> Project:
+        _, name, package, alias = (line.rstrip("\n").split("\t") + [""])[:4]
+        return Project(name, package, alias)
+
+    @property
+    def own(self) -> bool:
+        """TVM's own history (its versions are what a log's TVM version is told against)."""
+        return self.package == "tvm"
+
+    def shown_in(self, text: str) -> bool:
+        """Whether a log names the project's package."""
+        return self.package in text
+
+    def called_in(self, text: str, function: str) -> bool:
+        """Whether a log shows ``function`` called through the conventional alias (T.gemm()."""
+        short = self.alias.partition(":")[0]
+        return bool(short) and f"{short}.{function}(" in text
+
+
 @dataclass
 class Rename:
     old: str
@@ -147,6 +181,7 @@ class ApiHistory:
     unset: dict[tuple[str, str], list[tuple[str, int]]] | None = None  # see unset_reads
     by_callable: dict[str, list[tuple[str, list[str], int]]] | None = None  # see signatures
     misread: dict[str, list[tuple[str, str, int, str]]] | None = None  # see reads_of
+    project: Project = field(default_factory=Project)
 
     def get(self, kind: str, name: str) -> tuple[int, str] | None:
         return self.facts.get(kind, {}).get(name)
@@ -278,11 +313,14 @@ def api(data: Path = DATA) -> ApiHistory:
     renames: dict[str, list[Rename]] = defaultdict(list)
     deprecations: dict[str, str] = {}
     labels: tuple[str, ...] = ()
+    project = Project()
     with gzip.open(data / "api.txt.gz", "rt", encoding="utf-8") as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
             kind = parts[0]
-            if kind == "V":
+            if kind == "@":
+                project = Project.parse(line)
+            elif kind == "V":
                 labels = tuple(parts[1:])
             elif kind == "R":
                 renames[parts[1]].append(Rename(parts[1], parts[2], parts[3], int(parts[4])))
@@ -292,7 +330,8 @@ def api(data: Path = DATA) -> ApiHistory:
                 facts["O"][parts[1]] = (parse_ranges(parts[2]), parts[3])
             elif kind != "S":
                 facts[kind][parts[1]] = (parse_ranges(parts[2]), parts[3] if len(parts) > 3 else "")
-    history = ApiHistory(Versions(labels), dict(facts), dict(renames), deprecations)
+    history = ApiHistory(Versions(labels), dict(facts), dict(renames), deprecations,
+                         project=project)
     members: dict[str, list[tuple[str, int]]] = defaultdict(list)
     classes: dict[str, list[str]] = defaultdict(list)
     for name, (mask, _) in facts.get("C", {}).items():
@@ -351,6 +390,7 @@ class SiteIndex:
     # VULKAN_CHECK_ERROR(__e)): (a literal part the log must show, the condition with the
     # parameters as wildcards, site).
     by_macro: list[tuple[str, re.Pattern[str], int]] = field(default_factory=list)
+    project: Project = field(default_factory=Project)
 
     def loose_sites(self, condition: str) -> list[int]:
         if not self.by_loose:
@@ -400,9 +440,13 @@ def sites(data: Path = DATA) -> SiteIndex:
     """The error-site index in ``data``, loaded once per process (about 0.2 s)."""
     out: list[Site] = []
     labels: tuple[str, ...] = ()
+    project = Project()
     with gzip.open(data / "sites.txt.gz", "rt", encoding="utf-8") as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
+            if parts[0] == "@":
+                project = Project.parse(line)
+                continue
             if parts[0] == "V":
                 labels = tuple(parts[1:])
                 continue
@@ -433,7 +477,18 @@ def sites(data: Path = DATA) -> SiteIndex:
             if found:
                 by_macro.append((*found, i))
     return SiteIndex(Versions(labels), out, dict(by_condition), dict(by_anchor), dict(by_file),
-                     by_macro=by_macro)
+                     by_macro=by_macro, project=project)
+
+
+def ecosystem_apis() -> list[ApiHistory]:
+    """The API histories of the projects built on TVM that tk ships."""
+    return [api(DATA / key) for key in ECOSYSTEM]
+
+
+def ecosystem_sites() -> list[SiteIndex]:
+    """Their error-site indexes, where tk ships one (TVM's own index holds apache-tvm-ffi's
+    sites, through the tvm-ffi each TVM release vendors, and knows which TVM a log is)."""
+    return [sites(DATA / key) for key in ECOSYSTEM if (DATA / key / "sites.txt.gz").exists()]
 
 
 def matches_template(template: str, text: str) -> int:

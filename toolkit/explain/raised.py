@@ -25,7 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.explain import frames
-from toolkit.explain.history import WILD, Site, SiteIndex, loose, matches_template, sites, squeeze
+from toolkit.explain.history import (
+    WILD,
+    Site,
+    SiteIndex,
+    ecosystem_sites,
+    loose,
+    matches_template,
+    sites,
+    squeeze,
+)
 from toolkit.explain.tvm_version import LogVersion
 
 MAX_LINES = 160
@@ -61,6 +70,7 @@ class Raised:
     at_line: int = 0  # versions in which the site stands at the line the log shows, if any
     in_frames: bool = False  # the log's backtrace names the site's function
     shown_as: str = ""  # the file:line the log shows for it, when its tree had another path
+    index: SiteIndex | None = None  # whose sites it is one of (TVM's or a project's on it)
 
 
 # What the log's own traceback adds to a site's text match: the line it shows in the site's
@@ -77,17 +87,21 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
     if len(candidates) > MAX_LINES:
         candidates = candidates[:MAX_LINES // 2] + candidates[-MAX_LINES // 2:]
     seen = frames.read(lines)
-    index = sites()
     found: list[Raised] = []
-    at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
-    for i in candidates:
-        hit = _match_line(index, _unwrapped(lines, i)[:MAX_LINE], i, seen, version, at_place)
-        if hit is not None:
-            hit.line, hit.excerpt = i + 1, lines[i].strip()[:300]
-            found.append(hit)
+    # TVM's sites, then those of the projects built on it (a check TileLang's own C++ makes);
+    # the log's TVM version says nothing of those projects' releases.
+    for index in (sites(), *ecosystem_sites()):
+        theirs = version if index.project.own else None
+        at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
+        for i in candidates:
+            hit = _match_line(index, _unwrapped(lines, i)[:MAX_LINE], i, seen, theirs, at_place)
+            if hit is not None:
+                hit.line, hit.excerpt, hit.index = i + 1, lines[i].strip()[:300], index
+                found.append(hit)
     if not found:
         return []
-    best = max(found, key=lambda r: (r.by_condition, r.score, -r.line))
+    # TVM's own site wins a tie: a project that copied TVM's code copied its checks too.
+    best = max(found, key=lambda r: (r.by_condition, r.score, r.index.project.own, -r.line))
     return [best]
 
 
@@ -340,7 +354,10 @@ def _retyped(index: SiteIndex, cond: str) -> list[int]:
 
 def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]:
     """(title, cause, fix) of a matched site."""
-    site, index = raised.site, sites()
+    site, index = raised.site, raised.index or sites()
+    project = index.project.name
+    if not index.project.own:
+        version = None  # the log's TVM version; the site is another project's
     v = index.versions
     where = f"{site.file}, {site.function}" if site.function else site.file
     newest = v.labels[site.mask.bit_length() - 1]
@@ -360,7 +377,8 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
         when = ""
     present = v.span(site.mask)
     gone = v.after_last(site.mask)
-    history = f"present {present}" + (f", gone from {gone}" if gone else "")
+    history = f"present {'' if index.project.own else f'in {project} '}{present}" + (
+        f", gone from {gone}" if gone else "")
     yours = f"; the TVM in this log is {version.describe()} ({version.why})" if version else ""
     placed = f"line {site.line} in {newest}"
     if version is not None and site.mask & version.mask and not raised.at_line:
@@ -381,16 +399,17 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
     if site.kind in ("check", "fatal") or site.kind.endswith("InternalError"):
         fix = (f"an invariant of {function} does not hold for what reached it: look at the pass "
-               "or schedule step that called it in the traceback; if the input is valid this is "
-               "a TVM bug - report it with a script that reproduces it (tk bisect can find the "
-               "commit that introduced it)")
+               f"or schedule step that called it in the traceback; if the input is valid this is "
+               f"a {project} bug - report it with a script that reproduces it"
+               + (" (tk bisect can find the commit that introduced it)" if index.project.own
+                  else ""))
     elif site.kind.startswith("schedule"):
         fix = (f"the schedule primitive's precondition ({site.function}) does not hold for the "
                "block/loop given: change the schedule (another loop, block, or order of steps)")
     else:
         fix = (f"{function} rejects its input{' ' + when if when else ''}: change what is passed "
                "to it (arguments, IR, target) so that it does not")
-    return f"Raised in TVM: {where}", cause, fix
+    return f"Raised in {project}: {where}", cause, fix
 
 
 def source_lines(file: str, line: int, condition: str, needle: str, root: Path,
