@@ -857,3 +857,20 @@ def test_prepare_libs_run_by_mlc_llm_package_is_not_called_run_by_hand() -> None
         "build_android_binding\n"
         "    subprocess.run([sys.executable, mlc4j_path / 'prepare_libs.py'], check=True)\n")
     assert "mlc-prepare-libs-by-hand" not in {f.id for f in explain(by_package)}
+
+
+def test_a_windows_path_read_as_escapes_by_cmake_names_where_the_path_came_from() -> None:
+    def escape(path: str, where: str = "CMakeLists.txt:4 (list)") -> str:
+        return (f"CMake Error at {where}:\n  Syntax error in cmake code at\n\n    x:4\n\n"
+                f"  when parsing string\n\n    {path}\n\n  Invalid character escape "
+                f"'\\{path.split(chr(92))[1][0]}'.\n")
+
+    # LLVM's package folder: TVM's FindLLVM read `llvm-config --cmakedir` raw before v0.15.0
+    f = best(escape(r"D:\conda\Library\lib\cmake\llvm", "cmake/utils/FindLLVM.cmake:120 (list)"))
+    assert f.id == "cmake-windows-path-escape"
+    assert "llvm-config --cmakedir" in f.cause and "v0.15.0" in f.fix
+    assert r"`\D`" not in f.cause and r"`\c`" in f.cause  # the escape CMake names: \conda
+    # any other path: the generic answer, no claim about where it came from
+    f = best(escape(r"C:\Users\me\build"))
+    assert "FindLLVM" not in f.cause and "TVM_SOURCE_DIR" not in f.cause
+    assert "forward slashes" in f.fix

@@ -2602,6 +2602,18 @@ RULES: list[Rule] = [
         rank=50,
     ),
     Rule(
+        "cmake-windows-path-escape", "build", "Invalid character escape",
+        r"Invalid character escape '\\(?P<ch>.)'",
+        "A Windows path's backslashes read as escapes by CMake",
+        "CMake parsed a path with backslashes as a string.",
+        "write the path with forward slashes.",
+        "CMake's string parser (cmListFileLexer: 'Invalid character escape'); TVM's "
+        "cmake/utils/FindLLVM.cmake (`llvm-config --cmakedir`, cmake_path from v0.15.0)",
+        windows_build.backslash_path_in_cmake,
+        rank=55,
+        one_line=True,
+    ),
+    Rule(
         "msvc-posix-type", "build", "C2065",
         r"(?P<file>[^\s(]+)\(\d+(?:,\d+)?\): error C2065:\s+'(?P<type>uint|ushort|ulong|u_int|"
         r"ssize_t)': undeclared identifier",
