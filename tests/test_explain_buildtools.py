@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from explain_tables import generate, release
+from explain_tables import generate, release, top_said
 
 from toolkit.explain import best, explain
 
@@ -191,3 +191,40 @@ def test_intrinsic_rule_table_is_generated_from_release_tags(tmp_path: Path) -> 
     # the shipped table holds what apache/tvm says: tir.acos lowered for LLVM from v0.21.0
     shipped = json.loads((REPO / "toolkit" / "data" / "explain" / "intrin_rules.json").read_text())
     assert shipped["ops"]["acos"]["llvm"][0] == "v0.21.0"
+
+
+def test_llvm_guard_table_is_generated_from_release_tags(tmp_path: Path) -> None:
+    repo = tmp_path / "tvm"
+    code = repo / "src" / "target" / "llvm" / "codegen_nvptx.cc"
+    code.parent.mkdir(parents=True)
+    code.write_text("llvm::Value* v = builder_->CreateAtomicRMW(op, a, b, order);\n")
+    release(repo, "v0.7.0")
+    code.write_text("#if TVM_LLVM_VERSION >= 130\n"
+                    "return builder_->CreateAtomicRMW(op, a, b, llvm::MaybeAlign(), order);\n"
+                    "#else\nreturn builder_->CreateAtomicRMW(op, a, b, order);\n#endif\n"
+                    "#if TVM_LLVM_VERSION < 170\nllvm::Optional<int> x;\n#endif\n")
+    release(repo, "v0.8.0")
+    names = generate("llvm_guards.py", repo)["names"]
+    path = "src/target/llvm/codegen_nvptx.cc"
+    assert names["CreateAtomicRMW"] == [[13, "v0.8.0", path, "both"]]  # called on both sides
+    assert names["MaybeAlign"] == [[13, "v0.8.0", path, "new"]]  # only for LLVM 13 and newer
+    assert names["Optional"] == [[17, "v0.8.0", path, "old"]]  # only for LLVM older than 17
+    # the shipped table holds what apache/tvm says (git show v0.8.0:src/target/llvm/...)
+    shipped = json.loads((REPO / "toolkit" / "data" / "explain" / "llvm_guards.json").read_text())
+    assert [13, "v0.8.0", path, "both"] in shipped["names"]["CreateAtomicRMW"]
+
+
+def test_an_llvm_api_the_sources_call_per_llvm_names_the_llvm_and_the_release() -> None:
+    # a call whose arguments changed (MSVC's words, apache/tvm#7576's log)
+    rule, said = top_said("error C2660: 'llvm::IRBuilderBase::CreateAtomicRMW': function does "
+                          "not take 4 arguments\n")
+    assert rule == "llvm-api-changed" and "LLVM 13" in said and "v0.8.0" in said
+    # a name the headers lack that TVM uses only for a newer LLVM: an older LLVM's headers or
+    # a fork numbered ahead of its API - not "update TVM"
+    rule, said = top_said("/tvm/src/target/llvm/codegen_x86_64.cc:144:30: error: "
+                          "'llvm::FixedVectorType' has not been declared\n")
+    assert rule == "llvm-api-changed" and "LLVM 11" in said and "fork" in said
+    assert "update TVM" not in said
+    # an LLVM name TVM calls the same way for every LLVM is not this rule's
+    assert "llvm-api-changed" not in {f.id for f in explain(
+        "x.cc:3:1: error: cannot convert 'llvm::Value*' to 'int'\n")}

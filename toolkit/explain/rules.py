@@ -25,6 +25,7 @@ from toolkit.explain import (
     frontend_attrs,
     frontend_reads,
     import_cycles,
+    llvm_guards,
     llvm_link,
     mlc_model_libs,
     mlc_skew,
@@ -1970,6 +1971,21 @@ RULES: list[Rule] = [
         "standard of each TVM release from `git show TAG:CMakeLists.txt` (apache/tvm)",
         lambda groups, text: toolchain.cxx_standard(groups, text) or NOT_THIS,
         rank=52,  # above tvm-source-compile-error (48): it knows which standard
+    ),
+    Rule(
+        "llvm-api-changed", "build", "llvm::",
+        # MSVC ("error C2660: 'llvm::X::Y': ..."), GCC ("error: 'llvm::X' has not been
+        # declared"), Clang ("error: no member named 'Y' in 'llvm::X'")
+        r"\berror\b(?P<rest>[^\n]*\bllvm::[^\n]*)",
+        "An LLVM API the TVM sources call differently for another LLVM",
+        "TVM's sources and the LLVM they are compiled against disagree about an LLVM API.",
+        "use an LLVM this TVM release supports, or update TVM.",
+        "tk's table of TVM_LLVM_VERSION tests around LLVM calls in apache/tvm's sources at each "
+        "release (scripts/llvm_guards.py)",
+        llvm_guards.changed_api,
+        rank=53,  # above tvm-source-compile-error (48): it knows which LLVM changed the API
+        origin="LLVM guard table",
+        one_line=True,
     ),
     Rule(
         "rust-target-missing", "build", "can't find crate for",
