@@ -62,6 +62,16 @@ def vm_version_mismatch(groups: dict[str, str], text: str) -> tuple[str, str]:
             "MLC-LLM, take the prebuilt CLI/package and model libraries from the same release")
 
 
+def webllm_conv_template(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """web-llm's ``Unknown conv template phi-2``: a model newer than the package."""
+    name = groups["name"]
+    return (f"the model's mlc-chat-config.json names the conversation template `{name}`, which "
+            "this web-llm release does not define (its getConversation knows a fixed list): "
+            "the model was prepared for a newer web-llm, which added that template.",
+            "upgrade web-llm (@mlc-ai/web-llm) to a release that defines the template (its "
+            f"src/conversation.ts lists `{name}`), or use a model built for the release in use")
+
+
 def webgpu_f16(groups: dict[str, str], _text: str) -> tuple[str, str]:
     """The model needs WebGPU's shader-f16 feature and the browser's adapter lacks it."""
     return ("the model was compiled with float16 (a q4f16 / q0f16 quantization), so its "

@@ -2572,14 +2572,55 @@ RULES: list[Rule] = [
         rank=50,
     ),
     Rule(
-        "webgpu-shader-f16-missing", "runtime", "shader-f16",
-        r"requires WebGPU extension shader-f16[^\n]*not enabled",
+        "webgpu-shader-f16-missing", "runtime", ("shader-f16", "extension 'f16'"),
+        # web-llm's own check, or (where it does not check) the browser's WGSL compiler
+        # rejecting the kernels' `enable f16;` (Tint's wording)
+        r"requires WebGPU extension shader-f16[^\n]*not enabled|"
+        r"extension 'f16' is not allowed in the current environment",
         "The browser's WebGPU lacks shader-f16 for a float16 model",
         "the adapter does not expose shader-f16.",
         "use the model's f32 variant.",
         "web-llm's check of the model's required WebGPU features (shader-f16); WebGPU's "
-        "adapter.features",
+        "adapter.features; Tint's WGSL error for `enable f16;` without the feature",
         mlc_skew.webgpu_f16,
+        rank=50,
+    ),
+    Rule(
+        "webgpu-no-adapter", "runtime", "Cannot find adapter that matches the request",
+        r"Cannot find adapter that matches the request",
+        "The browser gives no WebGPU adapter",
+        "TVM's web runtime (and web-llm, which loads models through it) asked the browser for a "
+        "WebGPU adapter (navigator.gpu.requestAdapter()) and got none: this browser exposes no "
+        "WebGPU on this machine - not supported or turned off for this OS, GPU or driver (on "
+        "Linux, Chrome keeps WebGPU behind flags), or the GPU is blocklisted.",
+        "check what the browser says of WebGPU (chrome://gpu, webgpureport.org); on Linux "
+        "enable the chrome://flags #enable-unsafe-webgpu and #enable-vulkan, update the GPU "
+        "driver, or use a browser and OS where WebGPU is on",
+        "TVM's web runtime (web/src/webgpu.ts, detectGPUDevice) and web-llm's copy of it",
+        rank=50,
+    ),
+    Rule(
+        "webllm-device-lost-in-reload", "runtime", "Device was lost during reload",
+        r"Device was lost during reload",
+        "The WebGPU device was lost while the model loaded",
+        "web-llm lost the browser's WebGPU device while loading the model (its engine's "
+        "reload): the browser takes the device away when the GPU cannot hold what is asked, "
+        "most often the model's weights and KV cache needing more GPU memory than this device "
+        "gives (a model too large for the GPU, or a previous model still holding its memory).",
+        "unload the previous model first, and use a smaller model, the model's `-1k` variant "
+        "(a smaller KV cache: a 1k context window) or q4f16_1 in place of q4f32_1 where the "
+        "adapter has shader-f16",
+        "web-llm's engine (src/engine.ts, reload: device.lost)",
+        rank=50,
+    ),
+    Rule(
+        "webllm-unknown-conv-template", "runtime", "Unknown conv template ",
+        r"Unknown conv template (?P<name>[\w.-]+)",
+        "The model names a conversation template this web-llm does not know",
+        "the model's config names a conversation template this web-llm lacks.",
+        "use a web-llm release that defines it.",
+        "web-llm's getConversation (src/conversation.ts): `Unknown conv template ` + name",
+        mlc_skew.webllm_conv_template,
         rank=50,
     ),
     Rule(

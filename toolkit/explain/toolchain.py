@@ -249,7 +249,10 @@ VK_RESULTS = {
     "float16, 8-bit storage): give the vulkan target only what `vulkaninfo` lists",
     "VK_ERROR_LAYER_NOT_PRESENT": "a requested validation layer is not installed: unset "
     "TVM_VULKAN_ENABLE_VALIDATION_LAYERS or install the Vulkan SDK's layers",
-    "VK_ERROR_OUT_OF_DEVICE_MEMORY": "the GPU ran out of memory: smaller batches or models",
+    "VK_ERROR_OUT_OF_DEVICE_MEMORY": "the GPU ran out of memory: what was placed on it (a "
+    "model's weights and KV cache, a batch's buffers) needs more device memory than it has - "
+    "use a smaller model (fewer parameters, fewer bits per weight), a shorter context or "
+    "smaller batches, or a GPU with more memory",
     "VK_ERROR_OUT_OF_HOST_MEMORY": "the host ran out of memory",
     "VK_ERROR_DEVICE_LOST": "the GPU reset or a kernel faulted (out-of-bounds access, a "
     "watchdog timeout on a display GPU): rerun with validation layers, shorter kernels",
