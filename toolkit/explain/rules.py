@@ -1169,6 +1169,32 @@ RULES: list[Rule] = [
         toolchain.stale_dependency,
     ),
     Rule(
+        "runtime-off-source-module", "build", "not enabled, return a source module",
+        r"(?P<rt>\w+) runtime (?:is )?not enabled, return a source module",
+        "TVM was built without this target's runtime",
+        "the runtime is off in this build, so the module is source only.",
+        "turn the runtime's USE_ option on and rebuild TVM.",
+        "TVM's src/target/opt/build_*_off.cc (src/codegen/opt/ before v0.7): "
+        "LOG(WARNING) << \"OpenCL runtime not enabled, return a source module...\"",
+        toolchain.runtime_off,
+        rank=50,
+        one_line=True,
+    ),
+    Rule(
+        "make-library-not-built-first", "build", "No rule to make target",
+        r"No rule to make target [`'‘\"](?P<lib>[^`'’\"\s]+\.(?:a|so|dylib|lib))[`'’\"], needed by "
+        r"[`'‘\"](?P<out>[^`'’\"\s]+)[`'’\"]",
+        "A library is linked before anything builds it",
+        "make links a library that another target builds, with no dependency on that target.",
+        "build that target first, or use Ninja.",
+        "GNU make's 'No rule to make target X, needed by Y'; CMake's Unix Makefiles generator, "
+        "which orders a link after a library only through target dependencies (add_dependencies"
+        " or linking the target by name); apache/tvm#6524 (host_standalone_crt, v0.7.0)",
+        toolchain.library_not_built_first,
+        rank=50,
+        one_line=True,
+    ),
+    Rule(
         "cxx11-abi-mismatch", "library", "undefined symbol: ",
         r"(?P<lib>[^\s:'\"]+\.so[.\d]*)?:? undefined symbol: (?P<sym>_Z\w+)",
         "The two libraries use different libstdc++ ABIs",

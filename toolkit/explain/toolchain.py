@@ -1557,6 +1557,44 @@ def ffi_registered_twice(groups: dict[str, str], text: str) -> tuple[str, str] |
 _VENDORED_DIR = re.compile(r"(?:^|/)(?P<dir>3rdparty/[\w.-]+|dmlc-core|dlpack|HalideIR|dmlc|tvm-ffi)/")
 
 
+def library_not_built_first(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """``No rule to make target 'host_standalone_crt/libutvm_rpc_common.a', needed by
+    'libtvm_runtime.dylib'``: a library file linked by path, built by another target."""
+    lib, out = groups["lib"], groups["out"]
+    folder = lib.rsplit("/", 1)[0] if "/" in lib else ""
+    made = f" (the target of {folder}/)" if folder else ""
+    tvm = ""
+    if "standalone_crt" in lib:
+        # CMakeLists.txt before apache/tvm#6524 (v0.7.0): libtvm and libtvm_runtime linked
+        # host_standalone_crt's libraries with no add_dependencies on that target.
+        tvm = (" Here it is TVM's standalone CRT, built with USE_MICRO: before v0.7.0 "
+               "(apache/tvm#6524) CMakeLists.txt linked tvm and tvm_runtime with "
+               "host_standalone_crt's libraries without add_dependencies(tvm "
+               "host_standalone_crt).")
+    return (f"make links {out} with {lib}, which no rule make knows builds: a library file "
+            f"linked by path that another target builds{made} with no dependency saying that "
+            "target comes first (CMake's Unix Makefiles generator orders a link after a "
+            "library only through target dependencies: add_dependencies, or linking the "
+            f"target by name), or a path where nothing is built.{tvm}",
+            ("update TVM to v0.7.0 or newer, or " if tvm else "") +
+            "build the target that makes it first (make <that target>, then make), or "
+            "configure with the Ninja generator (cmake -G Ninja); in your own CMake, link the "
+            "target by name or add_dependencies on it")
+
+
+def runtime_off(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """``OpenCL runtime not enabled, return a source module...``: TVM's build_X_off.cc."""
+    runtime = groups["rt"]
+    option = f"USE_{runtime.upper()}"
+    saved = ("; exporting it (export_library, PackImportsToC) then fails, as a source module "
+             "has no SaveToBinary" if "SaveToBinary" in text else "")
+    return (f"this TVM library was built without the {runtime} runtime ({option} OFF), so "
+            f"building for {runtime} returned a source module - the generated kernel source "
+            f"only, which cannot run or be saved as a binary{saved}.",
+            f"set({option} ON) in config.cmake and rebuild TVM (with the {runtime} SDK "
+            "installed), then build the module again")
+
+
 def stale_dependency(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
     """make/ninja have no rule for a file an object depends on: stale dependency records, or
     (for a file of a vendored tree) a submodule that is not checked out."""
