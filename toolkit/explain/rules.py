@@ -956,14 +956,15 @@ RULES: list[Rule] = [
     ),
     # --- CUDA driver and toolchain.
     Rule(
-        "cuda-no-binary", "cuda", "NO_BINARY_FOR_GPU",
+        "cuda-no-binary", "cuda", ("NO_BINARY_FOR_GPU", "no kernel image is available"),
         r"CUDA_ERROR_NO_BINARY_FOR_GPU|no kernel image is available for execution on the device",
         "Kernel not compiled for this GPU",
         "the module holds cubin/PTX for another architecture than the GPU it runs on.",
         "compile for this GPU's arch: {\"kind\": \"cuda\", \"arch\": \"sm_XY\"} with "
         "XY from nvidia-smi --query-gpu=compute_cap.",
         "src/runtime/cuda/cuda_module.cc (cuModuleLoadData via CUDA_DRIVER_CALL); "
-        "as in apache/tvm#205",
+        "as in apache/tvm#205; the runtime API's cudaErrorNoKernelImageForDevice wording",
+        toolchain.no_kernel_image,
     ),
     Rule(
         "cuda-invalid-ptx", "cuda", "CUDA_ERROR_INVALID_PTX",

@@ -1582,6 +1582,28 @@ def library_not_built_first(groups: dict[str, str], _text: str) -> tuple[str, st
             "target by name or add_dependencies on it")
 
 
+# A library that names itself before CUDA's words: "TVMError: FlashInfer ParallelTopP...
+# error no kernel image is available for execution on the device".
+_KERNEL_LIB = re.compile(r"(?:^|:\s)(?P<lib>[A-Z][A-Za-z0-9]+)\b[^\n:]*?\berror:? no kernel "
+                         r"image is available")
+
+
+def no_kernel_image(_groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A kernel with no code for the GPU: TVM's module (the rule's own words), or a library
+    that names itself."""
+    m = _KERNEL_LIB.search(text)
+    if m is None:
+        return None
+    lib = m["lib"]
+    return (f"{lib}'s CUDA kernels have no code for this GPU's compute capability "
+            f"(cudaErrorNoKernelImageForDevice): {lib} was built for other architectures, or "
+            "does not support this GPU (some libraries ship kernels only from compute "
+            "capability 8.0, sm_80, on).",
+            f"compare the GPU's compute capability (nvidia-smi --query-gpu=compute_cap) with "
+            f"the architectures {lib} supports and was built for: build it for this one, or "
+            f"turn {lib} off in the program that uses it")
+
+
 def runtime_off(groups: dict[str, str], text: str) -> tuple[str, str]:
     """``OpenCL runtime not enabled, return a source module...``: TVM's build_X_off.cc."""
     runtime = groups["rt"]
