@@ -874,3 +874,38 @@ def test_a_windows_path_read_as_escapes_by_cmake_names_where_the_path_came_from(
     f = best(escape(r"C:\Users\me\build"))
     assert "FindLLVM" not in f.cause and "TVM_SOURCE_DIR" not in f.cause
     assert "forward slashes" in f.fix
+
+
+def _top_alternatives(regex: str) -> list[str]:
+    """The alternatives of ``regex`` at its top level (outside groups and classes)."""
+    out, depth, cur, i = [], 0, "", 0
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            cur, i = cur + regex[i:i + 2], i + 2
+            continue
+        if c == "[":
+            end = regex.index("]", i + 2)
+            cur, i = cur + regex[i:end + 1], end + 1
+            continue
+        depth += (c == "(") - (c == ")")
+        if c == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += c
+        i += 1
+    return [*out, cur]
+
+
+def test_every_alternative_of_a_rule_holds_one_of_its_needles() -> None:
+    """A rule is tried only where a needle occurs, so an alternative of its pattern that holds
+    none can never fire (cuda-no-binary's runtime-API words, once). Alternatives with a
+    character class are not read here."""
+    for rule in RULES:
+        for alt in _top_alternatives(rule.regex):
+            if "[" in alt:
+                continue
+            bare = re.sub(r"(?<!\\)\(\?(?:P<\w+>|:)|(?<!\\)[()?+*]", "", alt)  # groups, quantifiers
+            literal = re.sub(r"\\(.)", r"\1", bare)
+            assert any(n in literal for n in rule.needles()), (rule.id, alt)

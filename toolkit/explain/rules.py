@@ -674,7 +674,7 @@ RULES: list[Rule] = [
         "Error); captured with 0.27.0.post1",
     ),
     Rule(
-        "sch-affine-binding", "schedule", "to have an affine binding",
+        "sch-affine-binding", "schedule", "affine binding",
         r"is required to have an (?:partial )?affine binding",
         "Block bindings are not affine",
         "the primitive needs the block's iter bindings to be affine in the outer loops; an "
@@ -777,7 +777,7 @@ RULES: list[Rule] = [
         "apache/tvm (TE schedule removal, 0.19); captured with 0.27.0.post1",
     ),
     Rule(
-        "api-struct-info-names", "api-move", "has no attribute 'TensorStructInfo'",
+        "api-struct-info-names", "api-move", "StructInfo'",
         r"module 'tvm\.relax' has no attribute '(?P<name>\w+StructInfo)'",
         "Relax struct-info classes moved",
         "the StructInfo classes are no longer re-exported from tvm.relax in this version.",
@@ -989,7 +989,7 @@ RULES: list[Rule] = [
         "src/runtime/library_module.cc (ProcessLibraryBin); as in apache/tvm#13595",
     ),
     Rule(
-        "cuda-unsupported-ptx", "cuda", "UNSUPPORTED_PTX_VERSION",
+        "cuda-unsupported-ptx", "cuda", ("UNSUPPORTED_PTX_VERSION", "unsupported toolchain"),
         r"CUDA_ERROR_UNSUPPORTED_PTX_VERSION|the provided PTX was compiled with an unsupported "
         r"toolchain",
         "PTX newer than the driver",
@@ -999,7 +999,7 @@ RULES: list[Rule] = [
         "src/runtime/cuda/cuda_module.cc (cuModuleLoadData via CUDA_DRIVER_CALL)",
     ),
     Rule(
-        "cuda-illegal-address", "cuda", "illegal",
+        "cuda-illegal-address", "cuda", ("ILLEGAL_ADDRESS", "illegal memory access"),
         r"CUDA_ERROR_ILLEGAL_ADDRESS|an illegal memory access was encountered",
         "Kernel read or wrote out of bounds",
         "a kernel accessed memory outside its buffers (a wrong index, a missing bound check "
@@ -1010,7 +1010,7 @@ RULES: list[Rule] = [
         "libtvm_runtime_cuda.so 0.27)",
     ),
     Rule(
-        "cuda-out-of-memory", "cuda", "out of memory",
+        "cuda-out-of-memory", "cuda", ("out of memory", "OUT_OF_MEMORY", "MemoryAllocation"),
         r"CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUDA(?: Runtime Error)?: out of "
         r"memory",
         "GPU out of memory",
