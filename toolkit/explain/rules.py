@@ -2346,6 +2346,21 @@ RULES: list[Rule] = [
         rank=45,
     ),
     Rule(
+        "posix-only-module", "packaging", "No module named",
+        r"No module named '(?P<mod>fcntl|termios|pwd|grp|resource|crypt|pty|tty|syslog|posix|"
+        r"readline)'",
+        "A POSIX-only Python module imported on Windows",
+        "the code imports a standard-library module that Python has only on POSIX systems "
+        "(Linux, macOS, the BSDs); Windows' Python has none.",
+        "run it on Linux or macOS (or WSL on Windows), or use a version of the code that "
+        "imports that module only off Windows.",
+        "the Python standard library's Unix-only modules (docs.python.org/3/library/unix.html);"
+        " TVM's python/tvm/contrib/util.py imported fcntl at the top in 2018",
+        toolchain.posix_only_module,
+        rank=52,
+        one_line=True,
+    ),
+    Rule(
         "tvm-backend-package-missing", "packaging", "No module named",
         r"No module named '(?P<pkg>[\w.]+)'",
         "A TVM backend's own package is not installed",

@@ -1019,6 +1019,31 @@ CMAKE_MODULE_FUNCTIONS = {
     "check_linker_flag": ("CheckLinkerFlag", "3.18"),
     "check_compiler_flag": ("CheckCompilerFlag", "3.19"),
     "check_source_compiles": ("CheckSourceCompiles", "3.19"),
+    "fetchcontent_declare": ("FetchContent", "3.11"),
+    "check_ipo_supported": ("CheckIPOSupported", "3.9"),
+    # Modules of every CMake 3.x (cmake.org/cmake/help/v3.0/manual/cmake-modules.7.html): a
+    # call fails only where the file forgot to include() them.
+    "find_package_handle_standard_args": ("FindPackageHandleStandardArgs", ""),
+    "check_cxx_compiler_flag": ("CheckCXXCompilerFlag", ""),
+    "check_c_compiler_flag": ("CheckCCompilerFlag", ""),
+    "check_include_file": ("CheckIncludeFile", ""),
+    "check_include_files": ("CheckIncludeFiles", ""),
+    "check_include_file_cxx": ("CheckIncludeFileCXX", ""),
+    "check_function_exists": ("CheckFunctionExists", ""),
+    "check_symbol_exists": ("CheckSymbolExists", ""),
+    "check_cxx_symbol_exists": ("CheckCXXSymbolExists", ""),
+    "check_library_exists": ("CheckLibraryExists", ""),
+    "check_c_source_compiles": ("CheckCSourceCompiles", ""),
+    "check_cxx_source_compiles": ("CheckCXXSourceCompiles", ""),
+    "check_cxx_source_runs": ("CheckCXXSourceRuns", ""),
+    "check_type_size": ("CheckTypeSize", ""),
+    "check_struct_has_member": ("CheckStructHasMember", ""),
+    "cmake_dependent_option": ("CMakeDependentOption", ""),
+    "write_basic_package_version_file": ("CMakePackageConfigHelpers", ""),
+    "configure_package_config_file": ("CMakePackageConfigHelpers", ""),
+    "externalproject_add": ("ExternalProject", ""),
+    "pkg_check_modules": ("FindPkgConfig", ""),
+    "select_library_configurations": ("SelectLibraryConfigurations", ""),
 }
 # <LANG>_STANDARD values and the first CMake that compiles that language at that standard with
 # any compiler (cmake.org prop_tgt/<LANG>_STANDARD: an older CMake reports "<LANG>_STANDARD is
@@ -1065,6 +1090,11 @@ def cmake_command(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
                 "cmake first on PATH), then reconfigure from a clean build directory.")
     if name in CMAKE_MODULE_FUNCTIONS:
         module, since = CMAKE_MODULE_FUNCTIONS[name]
+        if not since:
+            return (f"{name} is a function of CMake's {module} module{where}, which every CMake "
+                    f"3 has: the file calling it did not include({module}) first (where it works, "
+                    "another file included it before).",
+                    f"add include({module}) before the call (in that file), then reconfigure.")
         return (f"{name} is a function of CMake's {module} module (CMake {since} and later)"
                 f"{where}: the CMake that ran is older, or the file did not include({module}).",
                 f"use CMake {since} or newer (pip install 'cmake>={since}'), and include({module}) "
@@ -1602,6 +1632,19 @@ def no_kernel_image(_groups: dict[str, str], text: str) -> tuple[str, str] | Non
             f"compare the GPU's compute capability (nvidia-smi --query-gpu=compute_cap) with "
             f"the architectures {lib} supports and was built for: build it for this one, or "
             f"turn {lib} off in the program that uses it")
+
+
+def posix_only_module(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """``No module named 'fcntl'``: a Unix-only standard module, on Windows."""
+    mod = groups["mod"]
+    # the importing file: the traceback frame above the error
+    frames = re.findall(r'File "([^"]+)", line \d+', text)
+    where = f" ({frames[-1]} imports it)" if frames else ""
+    return (f"{mod} is a module of Python's standard library that exists only on POSIX systems "
+            f"(Linux, macOS; Unix), not on Windows, and the code imports it unconditionally"
+            f"{where}: that code does not run on Windows as it is.",
+            f"run it on Linux or macOS (or in WSL on Windows), or use a version of the code that "
+            f"imports {mod} only where it exists (guarded by sys.platform or a try/except)")
 
 
 def runtime_off(groups: dict[str, str], text: str) -> tuple[str, str]:
