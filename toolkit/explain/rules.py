@@ -2546,13 +2546,16 @@ RULES: list[Rule] = [
         rank=45,
     ),
     Rule(
-        "llvm-system-lib-not-found", "build", "cannot find -l",
-        r"cannot find -l(?P<lib>edit|tinfo|ncurses|terminfo|xml2|z|zstd|ffi)\b",
+        "llvm-system-lib-not-found", "build", ("cannot find -l", "library not found for -l"),
+        # GNU ld's words, and Apple ld's
+        r"(?:cannot find|library not found for) -l(?P<lib>edit|tinfo|ncurses|terminfo|xml2|z|"
+        r"zstd|ffi)\b",
         "The link of libtvm misses a library LLVM depends on",
         "a library of `llvm-config --system-libs` has no development package here.",
         "install its -dev package.",
         "TVM's cmake/utils/FindLLVM.cmake (llvm-config --system-libs); LLVM's LLVM_ENABLE_* "
-        "options for libedit, terminfo, libxml2, zlib, zstd, libffi",
+        "options for libedit, terminfo, libxml2, zlib, zstd (LLVM 15 on), libffi; GNU ld's and "
+        "Apple ld's words",
         llvm_link.system_lib_missing,
         rank=52,
     ),
