@@ -1791,6 +1791,18 @@ RULES: list[Rule] = [
         rank=55,
     ),
     Rule(
+        "cmake-target-no-sources", "build", "No SOURCES given to target: ",
+        r"No SOURCES given to target: (?P<target>[\w.+-]+)",
+        "A CMake target's list of sources is empty",
+        "the list of sources given to the target is empty.",
+        "check the file(GLOB) pattern that fills it.",
+        "CMake's add_executable/add_library error; TVM's cmake/modules/OpenCL.cmake "
+        "(opencl-cpptest: ${CMAKE_SOURCE_DIR}/tests/cpp-runtime/opencl up to v0.15.0)",
+        toolchain.cmake_no_sources,
+        rank=55,
+        one_line=True,
+    ),
+    Rule(
         "cmake-unknown-command", "build", 'Unknown CMake command "',
         r'Unknown CMake command "(?P<command>\w+)"',
         "CMake does not know a command the project uses",

@@ -1634,6 +1634,37 @@ def no_kernel_image(_groups: dict[str, str], text: str) -> tuple[str, str] | Non
             f"turn {lib} off in the program that uses it")
 
 
+_CMAKE_AT = re.compile(r"CMake Error at (?P<file>\S+):\d+ \((?:add_executable|add_library)\)")
+
+
+def cmake_no_sources(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """``No SOURCES given to target: opencl-cpptest``: the list a glob filled is empty."""
+    target = groups["target"]
+    at = _CMAKE_AT.search(text)
+    where = f" ({at['file']})" if at else ""
+    nested = ""
+    if at and "3rdparty/" in at["file"].replace("\\", "/"):
+        nested = (" The file is in a project included by another (under 3rdparty/): there "
+                  "CMAKE_SOURCE_DIR is the outer project's folder, so a pattern built from it "
+                  "looks in the wrong tree.")
+    tvm, fix = "", ""
+    if target == "opencl-cpptest":
+        # cmake/modules/OpenCL.cmake: globbed ${CMAKE_SOURCE_DIR}/tests/cpp-runtime/opencl up
+        # to v0.15.0, a path relative to TVM's tree from v0.16.0 (git show TAG:...)
+        tvm = (" opencl-cpptest is TVM's OpenCL C++ test binary, built when USE_OPENCL_GTEST is "
+               "set; up to v0.15.0 cmake/modules/OpenCL.cmake looked for its sources under "
+               "${CMAKE_SOURCE_DIR}/tests/cpp-runtime/opencl.")
+        fix = "unset USE_OPENCL_GTEST (the tests are not needed to use TVM), or update TVM to " \
+              "v0.16.0 or newer; otherwise "
+    return (f"the list of sources given to {target}{where} is empty: most often the file(GLOB) "
+            "that fills it matched nothing, its pattern naming a folder where the files are "
+            f"not (or the variable is unset).{nested}"
+            f"{tvm}",
+            f"{fix}check the glob's folder (message(STATUS ...) the variable), and build the "
+            "path from the including file's own folder (CMAKE_CURRENT_SOURCE_DIR or "
+            "PROJECT_SOURCE_DIR), not CMAKE_SOURCE_DIR")
+
+
 def posix_only_module(groups: dict[str, str], text: str) -> tuple[str, str]:
     """``No module named 'fcntl'``: a Unix-only standard module, on Windows."""
     mod = groups["mod"]
