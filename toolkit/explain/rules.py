@@ -1791,6 +1791,23 @@ RULES: list[Rule] = [
         rank=55,
     ),
     Rule(
+        "ffi-function-arity", "library", ("arguments, but", "Mismatched number of arguments"),
+        # TVM's TypedPackedFunc (include/tvm/runtime/packed_func.h) and tvm-ffi's
+        # (include/tvm/ffi/function_details.h) words
+        r"Function (?P<name>[\w.$]+)[^\n]*? expects (?P<want>\d+) arguments, but (?P<got>\d+) "
+        r"(?:were|was) provided|Mismatched number of arguments when calling: `(?P<name2>[\w.$]+)"
+        r"[^`\n]*`\. Expected (?P<want2>\d+) but got (?P<got2>\d+) arguments",
+        "A registered function called with another number of arguments",
+        "the caller passes another number of arguments than the function's registration takes.",
+        "use a caller and a library of the same version.",
+        "TVM's TypedPackedFunc::AssignTypedLambda (include/tvm/runtime/packed_func.h: \"Function "
+        "X expects N arguments, but M were provided\") and tvm-ffi's unpacked call "
+        "(include/tvm/ffi/function_details.h: \"Mismatched number of arguments when calling\")",
+        toolchain.ffi_arity,
+        rank=50,
+        one_line=True,
+    ),
+    Rule(
         "cmake-target-no-sources", "build", "No SOURCES given to target: ",
         r"No SOURCES given to target: (?P<target>[\w.+-]+)",
         "A CMake target's list of sources is empty",

@@ -1634,6 +1634,25 @@ def no_kernel_image(_groups: dict[str, str], text: str) -> tuple[str, str] | Non
             f"turn {lib} off in the program that uses it")
 
 
+def ffi_arity(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """``Function tvmjs.array.decode_storage(...) expects 4 arguments, but 3 were provided``."""
+    name = groups.get("name") or groups.get("name2") or ""
+    want = groups.get("want") or groups.get("want2")
+    got = groups.get("got") or groups.get("got2")
+    web = ""
+    if name.startswith("tvmjs."):
+        web = (" tvmjs.* functions belong to TVM's web runtime: its JavaScript (web/src) calls "
+               "them in the wasm runtime built from TVM's C++, and the two are out of step - "
+               "built from different TVM commits.")
+    return (f"{name} is registered (in C++) to take {want} arguments and was called with {got}: "
+            "the caller was written for another version of the function than the library "
+            f"that registers it (the two are out of step), or the call is wrong.{web}",
+            ("rebuild TVM's web runtime and its JavaScript from one TVM commit (web-llm: "
+             "scripts/prep_deps.sh), and rebuild the model libraries with it" if web else
+             "use the caller and the library of one version (reinstall or rebuild the one "
+             f"that is behind), or pass {want} arguments as this library's {name} takes"))
+
+
 _CMAKE_AT = re.compile(r"CMake Error at (?P<file>\S+):\d+ \((?:add_executable|add_library)\)")
 
 
