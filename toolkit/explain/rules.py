@@ -1791,6 +1791,19 @@ RULES: list[Rule] = [
         rank=55,
     ),
     Rule(
+        "cute-atom-not-enabled", "cuda", "without CUTE_ARCH_",
+        r"Attempting to use (?P<atom>\w+) without (?P<macro>CUTE_ARCH_\w+_ENABLED)",
+        "A CuTe instruction used where CUTLASS did not enable it",
+        "CUTLASS compiled the atom's body out: the arch macro it needs was not defined.",
+        "compile for the architecture the atom needs, with an nvcc that supports it.",
+        "CUTLASS's cute/arch/mma_sm*.hpp and copy_sm*.hpp (the atom's fallback: "
+        "CUTE_INVALID_CONTROL_PATH(\"Attempting to use X without CUTE_ARCH_..._ENABLED\"); "
+        "_ENABLED from __CUDA_ARCH__ and the nvcc version's _SUPPORTED)",
+        toolchain.cute_atom_not_enabled,
+        rank=55,
+        one_line=True,
+    ),
+    Rule(
         "ffi-function-arity", "library", ("arguments, but", "Mismatched number of arguments"),
         # TVM's TypedPackedFunc (include/tvm/runtime/packed_func.h) and tvm-ffi's
         # (include/tvm/ffi/function_details.h) words

@@ -1634,6 +1634,28 @@ def no_kernel_image(_groups: dict[str, str], text: str) -> tuple[str, str] | Non
             f"turn {lib} off in the program that uses it")
 
 
+def cute_atom_not_enabled(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """``Attempting to use SM89_16x8x32_F32E4M3E4M3F32_TN without
+    CUTE_ARCH_MMA_F32_SM89_ENABLED``: CuTe's fallback for an atom compiled out."""
+    atom, macro = groups["atom"], groups["macro"]
+    supported = macro.removesuffix("_ENABLED") + "_SUPPORTED"
+    sm = re.search(r"SM(\d{2,3})(A?)(?:_|$)", macro)
+    if sm and sm.group(2):  # sm_90a's features exist only on the a-target, not on newer ones
+        arch, newer = f"sm_{sm.group(1)}a", " (compiled with that exact target)"
+    else:
+        arch, newer = (f"sm_{sm.group(1)}" if sm else "the architecture it names"), " or newer"
+    return (f"the kernel uses CuTe's {atom}, whose body CUTLASS compiles only where {macro} is "
+            f"defined, and it was not: CUTLASS defines it in the device pass for {arch}{newer} "
+            f"when {supported} is defined too, which CUTLASS sets from "
+            "the nvcc version (a new enough CUDA for the instruction); the kernel was compiled "
+            "for an older architecture, or by an nvcc (or a CUTLASS copy) that does not set "
+            f"{supported}, so the atom's fallback asserts when it runs.",
+            f"compile the kernel for {arch}{newer} (-arch / the target's arch) with a CUDA "
+            f"that has the instruction; where the nvcc has it but this CUTLASS does not say so, "
+            f"define the macro for the compile (NVCC_APPEND_FLAGS=-D{supported}, or the "
+            "compiler's flags)")
+
+
 def ffi_arity(groups: dict[str, str], _text: str) -> tuple[str, str]:
     """``Function tvmjs.array.decode_storage(...) expects 4 arguments, but 3 were provided``."""
     name = groups.get("name") or groups.get("name2") or ""
