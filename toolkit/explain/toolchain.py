@@ -27,6 +27,7 @@ import posixpath
 import re
 from functools import cache
 
+from toolkit.explain.refine import NOT_THIS
 from toolkit.explain.tables import table
 
 # (name, what it is, path or name patterns, the fix) - the first whose pattern is in the
@@ -301,9 +302,18 @@ def llvm_support(major: int | None) -> str:
 # does not name a type, no member named 'X', use of undeclared identifier 'X', unknown type
 # name 'X', identifier "X" is undefined.
 _MISSING_NAME = re.compile(
-    r"[‘'\"](?:[\w:]+::)?(?P<name>\w+)[’'\"] (?:was not declared|is not a member of|(?:in namespace "
+    r"[‘'\"](?:[\w:]+::)?(?P<name>\w+)[’'\"] (?:was not declared|has not been declared|"
+    r"is not a member of|(?:in namespace "
     r"[‘'][\w:]+[’'] )?does not name a type|is undefined)|(?:no member named|undeclared "
     r"identifier|unknown type name|no type named) [‘'](?P<name2>\w+)[’']")
+
+
+# What TVM's FFI refactor put in place of the runtime's calling types (apache/tvm#17923,
+# "PackedFunc => ffi::Function", v0.21.0; NDArray became ffi::Tensor in v0.22.0): the names
+# tvm-ffi's headers declare (include/tvm/ffi/function.h, any.h, container/tensor.h).
+FFI_REPLACEMENTS = {"PackedFunc": "tvm::ffi::Function", "TypedPackedFunc": "tvm::ffi::TypedFunction",
+                    "TVMArgs": "tvm::ffi::PackedArgs", "TVMRetValue": "tvm::ffi::Any",
+                    "TVMArgValue": "tvm::ffi::AnyView", "NDArray": "tvm::ffi::Tensor"}
 
 
 def tvm_name(message: str) -> tuple[str, str] | None:
@@ -323,12 +333,16 @@ def tvm_name(message: str) -> tuple[str, str] | None:
     v = history.versions
     gone = v.after_last(mask)
     if gone:
+        instead = FFI_REPLACEMENTS.get(name)
+        now = f" ({instead} in its place)" if instead else ""
         return (f"{name} is TVM's own: {header} declares it in {v.span(mask)}, and it was removed "
-                f"in {gone} (TVM's history). This source was written for an older TVM than the "
-                "headers it is compiled against (a contrib file or a project on TVM that was not "
-                "updated).",
-                f"port the code to the API of the TVM in use (what replaced {name}: the TVM "
-                f"release notes of {gone}), or build against a TVM of {v.span(mask)}")
+                f"in {gone}{now} (TVM's history). This source was written for an older TVM than "
+                "the headers it is compiled against (a contrib file, deployment code or a "
+                "project on TVM that was not updated).",
+                "port the code to the API of the TVM in use ("
+                + (f"{instead} for {name}" if instead else
+                   f"what replaced {name}: the TVM release notes of {gone}")
+                + f"), or build against a TVM of {v.span(mask)}")
     first = v.first(mask)
     if first != v.labels[0]:
         return (f"{name} is TVM's own: {header} declares it from {first} on (TVM's history); the "
@@ -382,6 +396,20 @@ def _tvm_directory(path: str) -> bool:
     """Whether ``path`` (relative to a tree) lies in a directory of TVM's own sources - a
     user's ``src/my_pass.cc`` does not (TVM keeps no source file in ``src/`` itself)."""
     return "/" in path and path.rsplit("/", 1)[0] in _tvm_directories()
+
+
+def user_code_tvm_name(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A compile error in code that is not TVM's (a deployment program, a project's C++ on
+    TVM's headers) missing a name TVM's headers declared in other versions."""
+    file, message = groups.get("file") or "", groups.get("msg", "")
+    if "tvm::" not in text and "tvm/" not in text:
+        return NOT_THIS  # nothing says the code is built on TVM
+    if _tvm_directory(_tree_path(file.split("/3rdparty/tvm/")[-1])):
+        return NOT_THIS  # TVM's own source: tvm-source-compile-error answers it
+    known = tvm_name(message)
+    if known is None:
+        return NOT_THIS
+    return f"{file} does not compile: {message.strip()[:160]}. " + known[0], known[1]
 
 
 def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
