@@ -1804,6 +1804,19 @@ RULES: list[Rule] = [
         rank=55,
     ),
     Rule(
+        "tvm-ffi-builtin-type-unregistered", "library", "Cannot find type info for type_index=",
+        r"Cannot find type info for type_index=(?P<index>\d+)",
+        "tvm-ffi has no type info for one of its own builtin types",
+        "a value of a builtin tvm-ffi type reached code that looks up its type info, and this "
+        "apache-tvm-ffi's type table has no entry for it.",
+        "update apache-tvm-ffi.",
+        "apache/tvm-ffi include/tvm/ffi/c_api.h (TVMFFITypeIndex) and src/ffi/object.cc "
+        "(TypeTable: ReserveBuiltinTypeIndex; kTVMFFIDLTensorPtr from v0.1.2, apache/tvm-ffi#239)",
+        toolchain.ffi_builtin_type,
+        rank=50,
+        one_line=True,
+    ),
+    Rule(
         "cute-atom-not-enabled", "cuda", "without CUTE_ARCH_",
         r"Attempting to use (?P<atom>\w+) without (?P<macro>CUTE_ARCH_\w+_ENABLED)",
         "A CuTe instruction used where CUTLASS did not enable it",

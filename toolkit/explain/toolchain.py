@@ -1662,6 +1662,36 @@ def no_kernel_image(_groups: dict[str, str], text: str) -> tuple[str, str] | Non
             f"turn {lib} off in the program that uses it")
 
 
+# tvm-ffi's builtin type indexes (include/tvm/ffi/c_api.h, TVMFFITypeIndex, v0.1.0 on): the
+# values a TVMFFIAny carries without an object; 64 and on are its static object types.
+FFI_BUILTIN_TYPES = {0: "None", 1: "int", 2: "bool", 3: "float", 4: "void* (OpaquePtr)",
+                     5: "DataType", 6: "Device", 7: "DLTensor* (kTVMFFIDLTensorPtr)",
+                     8: "const char* (RawStr)", 9: "TVMFFIByteArray* (ByteArrayPtr)",
+                     10: "ObjectRValueRef", 11: "SmallStr", 12: "SmallBytes"}
+# Builtin indexes the TypeTable of early releases did not reserve (src/ffi/object.cc: git
+# show v0.1.1 / v0.1.2): DLTensor* from v0.1.2 (apache/tvm-ffi#239).
+FFI_TYPE_RESERVED_FROM = {7: "v0.1.2"}
+
+
+def ffi_builtin_type(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+    """``Cannot find type info for type_index=7``: a builtin type the TypeTable lacks."""
+    index = int(groups["index"])
+    name = FFI_BUILTIN_TYPES.get(index)
+    if name is None:
+        return NOT_THIS  # an object type's index: which library registers it, the log does not say
+    since = FFI_TYPE_RESERVED_FROM.get(index)
+    fixed = (f"; apache-tvm-ffi registers it from {since} on (older releases never reserved "
+             "it, so any message that names the type of such a value fails)" if since else "")
+    return (f"type_index={index} is tvm-ffi's builtin type {name}: a value of that type reached "
+            "code that looks up its type info (building a type-mismatch message, a "
+            "conversion), and the TypeTable of the apache-tvm-ffi in use has no entry for it"
+            f"{fixed}.",
+            (f"update apache-tvm-ffi to {since} or newer (pip install -U apache-tvm-ffi); the "
+             "message the lookup was building is then shown" if since
+             else "update apache-tvm-ffi, and report it to apache/tvm-ffi with the call that "
+             "passes that value"))
+
+
 def cute_atom_not_enabled(groups: dict[str, str], _text: str) -> tuple[str, str]:
     """``Attempting to use SM89_16x8x32_F32E4M3E4M3F32_TN without
     CUTE_ARCH_MMA_F32_SM89_ENABLED``: CuTe's fallback for an atom compiled out."""
