@@ -786,6 +786,8 @@ def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
             continue  # its parameters changed, but not in a way that explains this call
         module = function.rsplit(".", 1)[0] if len(parts) < 2 else function.rsplit(".", 2)[0]
         shown = module.replace(".", "/") in log or module in log
+        if not (history.project.own or shown or history.project.called_in(log, parts[-1])):
+            continue  # another project's function of that name: only where the log shows it
         key = (shown, bool(version and version.mask & bad), bad.bit_length())
         if best is None or key > best[0]:
             best = (key, function, shapes, ok, bad)
