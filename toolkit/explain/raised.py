@@ -89,8 +89,11 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
     seen = frames.read(lines)
     found: list[Raised] = []
     # TVM's sites, then those of the projects built on it (a check TileLang's own C++ makes);
-    # the log's TVM version says nothing of those projects' releases.
-    for index in (sites(), *ecosystem_sites()):
+    # the log's TVM version says nothing of those projects' releases. A log that shows which
+    # TVM it ran and does not name the project is TVM's: a project's copy of a check TVM has
+    # since changed must not answer it.
+    others = [i for i in ecosystem_sites() if version is None or i.project.shown_in(text)]
+    for index in (sites(), *others):
         theirs = version if index.project.own else None
         at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
         for i in candidates:
