@@ -1098,3 +1098,14 @@ def test_a_private_name_imported_without_its_module_is_found_among_registered_gl
     # a name many globals end with names none of them
     common = "ImportError: cannot import name 'tanh'\n"
     assert not any("is compiled only with" in f.title for f in explain(common))
+
+
+def test_a_check_of_what_the_simplifier_proves_says_so() -> None:
+    # src/op/tensorize.cc (v0.2-v0.5): is_one holds only for what TVM's analyzer reduces to 1
+    f = best("TVMError: Check failed: is_one(e.region[i]->extent): Tensorize tensor_intrin: "
+             "Input dimension mismatch with tensor intrin\n")
+    assert f.origin == "error-site index" and "TensorIntrinMatcher" in f.title
+    assert "arithmetic analyzer can prove" in f.cause
+    # a check of another kind says nothing of the analyzer
+    f = best("Check failed: (load->indices.size() == ndim) is false:\n")
+    assert "analyzer" not in f.cause

@@ -355,6 +355,12 @@ def _retyped(index: SiteIndex, cond: str) -> list[int]:
     return found if len(places) == 1 else []
 
 
+# Checks that hold only for what the simplifier proves (tir::is_one, is_zero, is_const_int,
+# Analyzer::CanProve*): a true fact TVM cannot prove fails them as a false one does.
+_PROVED = re.compile(r"\b(?:is_one|is_zero|is_const_int|is_positive_const|is_negative_const|"
+                     r"CanProve\w*|CanProveEqual)\s*\(")
+
+
 def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]:
     """(title, cause, fix) of a matched site."""
     site, index = raised.site, raised.index or sites()
@@ -399,6 +405,11 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
         placed += f"; the log shows {raised.shown_as}, a file of that name at another path"
     cause = (f"raised in {where} ({placed}){copies}"
              f"{' ' + when if when else ''}; {history}{yours}.")
+    if site.kind == "check" and _PROVED.search(site.condition):
+        cause += (" The condition holds only when TVM's arithmetic analyzer can prove it: an "
+                  "expression that equals the constant but that the simplifier does not reduce "
+                  "to it (bounds of its variables unknown, a division or modulo it cannot "
+                  "simplify) fails it too.")
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
     if site.kind in ("check", "fatal") or site.kind.endswith("InternalError"):
         fix = (f"an invariant of {function} does not hold for what reached it: look at the pass "
