@@ -57,6 +57,9 @@ def main() -> int:
         if missing and args.verbose:
             for f in findings:
                 print(f"         [{f.origin}] {f.title} / {f.cause} / {f.fix}")
+    if not totals:
+        print("no logs in this set (a held-out half becomes development data once measured: "
+              "tests/fixtures/explain/corpus/SOURCES.md)")
     for split, (ok, n) in sorted(totals.items()):
         print(f"{split}: {ok}/{n} named ({100 * ok / n:.0f}%)")
     if len(totals) > 1:

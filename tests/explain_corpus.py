@@ -20,7 +20,9 @@ class Case:
     terms: tuple[tuple[str, ...], ...]  # every group must match; any term of a group does
     split: str  # DEV or HELD_OUT
     round: int  # the collection round (1: c01-c44, 2: c45-c71, 3: c72-c92, 4: c93-c116, 5: c117-c141,
-    # 6: c142-c165, 7: c166-c189, 8: c190-c213, 9: c214-c238, 10: c239-c258)
+    # 6: c142-c165, 7: c166-c189, 8: c190-c213, 9: c214-c238, 10: c239-c258, 11: c259-c270,
+    # 12: c271-c289)
+    measured: bool = False  # held out in its round and measured: now development data
 
 
 def cases() -> list[Case]:
@@ -42,7 +44,7 @@ def cases() -> list[Case]:
         split = HELD_OUT if label.startswith(HELD_OUT) else DEV
         got = re.search(r"round (\d+)", label)  # a log held out in round N was collected then
         out.append(Case(CORPUS / log, thread, cause, groups, split,
-                        int(got.group(1)) if got else 1))
+                        int(got.group(1)) if got else 1, "held out in round" in label))
     return out
 
 
