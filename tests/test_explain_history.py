@@ -286,6 +286,10 @@ def test_a_project_built_on_tvm_is_answered_from_its_own_history():
     f = best("Compilation Error -- Check failed: (load->indices.size() == ndim) is false:\n")
     assert f.title == "Raised in TileLang: src/op/op.cc, RegionOp::RegionOp"
     assert "present in TileLang v0.1.0–v0.1.3" in f.cause and "TVM" not in f.cause
+    # ... and a raise of TileLang's Python in Python's own words answers only where the log
+    # shows TileLang (a Relax script's TypeError is not TileLang's JIT binder's)
+    py = "Error: pad() got multiple values for argument 'pad_width'\n"
+    assert not [f for f in explain(py) if "TileLang" in f.title]
     # ... but a log that says which TVM it ran, and names no TileLang, is TVM's
     tvm_log = "TVM version 0.18.0\nCheck failed: (load->indices.size() == ndim) is false:\n"
     assert not [f for f in explain(tvm_log) if "TileLang" in f.title]

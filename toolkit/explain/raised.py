@@ -98,6 +98,11 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
         at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
         for i in candidates:
             hit = _match_line(index, _unwrapped(lines, i)[:MAX_LINE], i, seen, theirs, at_place)
+            if hit is not None and not index.project.own and hit.site.kind.startswith(
+                    ("raise ", "assert")) and not index.project.shown_in(text):
+                # a project's Python raise in Python's own words ("got multiple values for
+                # argument"): only where the log shows the project
+                continue
             if hit is not None:
                 hit.line, hit.excerpt, hit.index = i + 1, lines[i].strip()[:300], index
                 found.append(hit)
