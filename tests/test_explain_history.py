@@ -1115,3 +1115,20 @@ def test_a_check_of_what_the_simplifier_proves_says_so() -> None:
     # a check of another kind says nothing of the analyzer
     f = best("Check failed: (load->indices.size() == ndim) is false:\n")
     assert "analyzer" not in f.cause
+
+
+def test_a_module_type_no_loader_knows_is_read_from_the_loaders_history() -> None:
+    # relax.Executable: loaded by TVM v0.16.0-v0.19.0 (runtime.module.loadbinary_relax.Executable),
+    # relax.VMExecutable from v0.20.0 (git show v0.20.0:src/runtime/vm/executable.cc)
+    f = best("TVMError: Binary was created using {relax.Executable} but a loader of that name is "
+             "not registered. Available loaders are opencl, relax.VMExecutable. Perhaps you "
+             "need to recompile with this runtime enabled.\n")
+    assert f.id == "module-loader-not-registered"
+    assert "v0.16.0–v0.19.0" in f.cause and "relax.VMExecutable" in f.cause
+    assert f.fix.startswith("recompile the library")
+    # a type no release registers: an extension's
+    f = best("Binary was created using myaccel_json but a loader of that name is not registered\n")
+    assert "no Apache TVM release" in f.cause
+    # a device runtime main still loads: the rule's own words (runtime not built or loaded)
+    f = best("Binary was created using cuda but a loader of that name is not registered\n")
+    assert "libtvm_runtime_cuda" in f.cause

@@ -979,14 +979,18 @@ RULES: list[Rule] = [
     ),
     Rule(
         "module-loader-not-registered", "library", "but a loader of that name is not registered",
-        r"Binary was created using (?P<kind>\w+) but a loader of that name is not registered",
+        r"Binary was created using \{?(?P<kind>[\w.]+)\}? but a loader of that name is not "
+        r"registered",
         "Runtime for the module's device not loaded",
         "the exported library holds a device module (e.g. cuda) and this process's TVM "
         "runtime has no loader for it: built without that runtime, or its library (e.g. "
         "libtvm_runtime_cuda.so, which needs libcuda.so.1) did not load.",
         "load the module where a TVM with that runtime is installed (tk doctor shows which "
         "runtimes load), or compile for a target this runtime has.",
-        "src/runtime/library_module.cc (ProcessLibraryBin); as in apache/tvm#13595",
+        "src/runtime/library_module.cc (ProcessLibraryBin); as in apache/tvm#13595; TVM's history "
+        "of its loaders (module.loadbinary_X, runtime.module.loadbinary_X, "
+        "ffi.Module.load_from_bytes.X)",
+        toolchain.module_loader,
     ),
     Rule(
         "cuda-unsupported-ptx", "cuda", ("UNSUPPORTED_PTX_VERSION", "unsupported toolchain"),

@@ -1714,6 +1714,54 @@ def cute_atom_not_enabled(groups: dict[str, str], _text: str) -> tuple[str, str]
             "compiler's flags)")
 
 
+_AVAILABLE = re.compile(r"Available loaders are (?P<avail>.*?)(?:\.\s|\.?$)", re.M)
+# The global a TVM registers to load a module of type key X, by generation: v0.2-v0.6,
+# v0.7-v0.21, and since the FFI refactor.
+_LOADERS = ("module.loadbinary_{}", "runtime.module.loadbinary_{}", "ffi.Module.load_from_bytes.{}")
+
+
+def _loader_versions(history, kind: str) -> int:
+    mask = 0
+    for form in _LOADERS:
+        mask |= (history.get("F", form.format(kind)) or (0, ""))[0]
+    return mask
+
+
+def module_loader(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """``Binary was created using {relax.Executable} but a loader of that name is not
+    registered``: a device runtime not loaded (the rule's own words), or a module type of
+    another TVM version, or of no TVM release."""
+    from toolkit.explain.history import api
+
+    kind = groups["kind"]
+    history = api()
+    v = history.versions
+    mask = _loader_versions(history, kind)
+    newest = len(v.labels) - 1
+    if mask >> newest & 1:
+        return None  # main still loads it: a runtime not built or not loaded, as the rule says
+    avail = _AVAILABLE.search(text)
+    here = [a.strip() for a in avail["avail"].split(",")] if avail else []
+    if not mask:
+        return (f"no Apache TVM release from {v.labels[0]} on registers a loader for module type "
+                f"{kind}: the library holds a module of an extension or of a project built on "
+                "TVM (or a fork), whose library registers its loader and was not loaded first.",
+                "load the library or package that defines that module type before loading this "
+                "one, or rebuild the library without it")
+    # A loader this runtime has for the kind's successor: the same last word, another name
+    # (relax.Executable -> relax.VMExecutable)
+    last = kind.rsplit(".", 1)[-1].lower()
+    near = [a for a in here if a != kind and last in a.lower()]
+    now = (f"; this runtime loads {near[0]} (TVM {v.span(_loader_versions(history, near[0]))}),"
+           " the same kind under its newer name" if near and _loader_versions(history, near[0])
+           else "")
+    return (f"TVM registers a loader for module type {kind} only in {v.span(mask)}{now}: the "
+            "library was compiled by a TVM of another version than the runtime loading it, "
+            "and the module type was renamed or dropped in between (out of step).",
+            f"recompile the library (the model library) with the TVM of the runtime that loads "
+            f"it, or load it with a TVM of {v.span(mask)}")
+
+
 def ffi_arity(groups: dict[str, str], _text: str) -> tuple[str, str]:
     """``Function tvmjs.array.decode_storage(...) expects 4 arguments, but 3 were provided``."""
     name = groups.get("name") or groups.get("name2") or ""
@@ -1773,8 +1821,9 @@ def posix_only_module(groups: dict[str, str], text: str) -> tuple[str, str]:
     return (f"{mod} is a module of Python's standard library that exists only on POSIX systems "
             f"(Linux, macOS; Unix), not on Windows, and the code imports it unconditionally"
             f"{where}: that code does not run on Windows as it is.",
-            f"run it on Linux or macOS (or in WSL on Windows), or use a version of the code that "
-            f"imports {mod} only where it exists (guarded by sys.platform or a try/except)")
+            f"run it on Linux or macOS (or in WSL on Windows), or update the code that imports it:"
+            f" a newer version may import {mod} only where it exists (guarded by sys.platform or "
+            "a try/except)")
 
 
 def runtime_off(groups: dict[str, str], text: str) -> tuple[str, str]:
