@@ -669,9 +669,10 @@ def test_a_missing_header_of_tvms_own_says_where_tvm_has_it() -> None:
     old = _said("/w/ext/src/my_op.cc:3:10: fatal error: tvm/runtime/packed_func.h: No such "
                 "file or directory\n")
     assert "include/tvm/runtime/packed_func.h" in old and "removed in" in old
-    # not TVM's: the generic answer stays
+    # not TVM's: the generic answer, naming the header and the file that wants it
     other = _said("/w/m.cc:1:10: fatal error: tk_absent_header.h: No such file or directory\n")
-    assert "not installed or not on the include path" in other
+    assert "tk_absent_header.h is not on the include path" in other and "/w/m.cc" in other
+    assert "TVM" not in other
 
 
 def _site_named(log: str):

@@ -955,18 +955,35 @@ def installed_version(package: str, text: str) -> str | None:
     return m.group(1) if m else None
 
 
-def header(groups: dict[str, str], text: str) -> tuple[str, str] | None:
-    """A header the compiler does not find that is one of TVM's own files: included by a
-    path where it is not (a file that moved; an includer not updated), or one that only other
-    TVM versions have (code written for another TVM)."""
-    from toolkit.explain.history import api
-
+def header(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """A header the compiler does not find: what TVM's history says of it, else which file
+    wants it and where it is not."""
     name = groups.get("header") or groups.get("header2") or ""
     m = re.search(r"(?P<file>[^\s:\"'(]+\.(?:cc|cpp|cu|h|hpp|mm)):\d+(?::\d+)?: fatal error: '?"
                   + re.escape(name), text) or re.search(
         r"(?P<file>[^\s:\"'(]+\.(?:cc|cpp|cu|h|hpp|mm|m)):\d+(?::\d+)?\b[^\n]*\n(?:[^\n]*\n){0,3}"
         r"[^\n]*'" + re.escape(name) + "' file not found", text)
     includer = _tree_path(m.group("file")) if m else ""
+    known = _tvm_header(name, includer, m)
+    if known is not None:
+        return known
+    wants = f" ({m.group('file')} includes it)" if m else ""
+    local = ' (by "quotes": looked for beside the includer, then on the include path)' \
+        if f'"{name}"' in text else ""
+    return (f"{name} is not on the include path of this compile{wants}{local}: the package or "
+            "tree that provides it is not installed or not checked out (a missing -dev package, "
+            "a submodule not checked out), or the build does not pass its folder (-I).",
+            f"find which project ships {posixpath.basename(name)} (a -dev package, a submodule, "
+            "a generated file a step before this one writes) and put its folder on the include "
+            "path, or run the step that makes it first")
+
+
+def _tvm_header(name: str, includer: str, m: re.Match[str] | None) -> tuple[str, str] | None:
+    """A missing header that is one of TVM's own files: included by a path where it is not (a
+    file that moved; an includer not updated), or one that only other TVM versions have (code
+    written for another TVM); None when TVM's history says nothing of it."""
+    from toolkit.explain.history import api
+
     history = api()
     files = history.facts.get("P", {})
     if name.startswith("."):  # relative: resolve it against the includer in the tree
