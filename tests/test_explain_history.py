@@ -1133,3 +1133,13 @@ def test_a_module_type_no_loader_knows_is_read_from_the_loaders_history() -> Non
     # a device runtime main still loads: the rule's own words (runtime not built or loaded)
     f = best("Binary was created using cuda but a loader of that name is not registered\n")
     assert "libtvm_runtime_cuda" in f.cause
+
+
+def test_an_undefined_tvm_symbol_names_the_source_file_that_defines_it() -> None:
+    log = ("jni/org_apache_tvm_native_c_api.cc:12: undefined reference to "
+           "`tvm::runtime::threading::ThreadGroup::~ThreadGroup()'\n")
+    f = best(log)
+    assert f.id == "undefined-reference" and "src/runtime/threading_backend.cc" in f.cause
+    assert "tvm_runtime.h" in f.fix  # an Android JNI build: the app's one-file runtime
+    f = best(log.replace("jni/org_apache_tvm_native_c_api.cc", "app/main.cc"))
+    assert "src/runtime/threading_backend.cc" in f.fix and "tvm_runtime.h" not in f.fix

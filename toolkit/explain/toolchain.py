@@ -491,7 +491,41 @@ def missing_symbol(groups: dict[str, str], _text: str) -> tuple[str, str] | None
                         f"it), or rebuild the library against the older CUDA here")
             return (f"{whose} {sym}, a symbol of {owner}, and nothing loaded or linked defines "
                     f"it in that version.", fix)
+    if sym.startswith("tvm::"):
+        lower = _text.lower()
+        return _tvm_symbol_file(sym, any(w in lower for w in ("jni/", "ndk", "android",
+                                                               "ios_rpc", "xcode")))
     return None
+
+
+def _tvm_symbol_file(sym: str, mobile: bool) -> tuple[str, str] | None:
+    """``tvm::runtime::threading::ThreadGroup::~ThreadGroup()``: the TVM source file that
+    defines its class or function, from the functions TVM's error sites stand in."""
+    from toolkit.explain.history import sites
+
+    bare = re.sub(r"<[^<>]*>", "", sym.split("(", 1)[0])
+    parts = [p for p in bare.split("::") if p]
+    # the first component named like a class or function (namespaces are lower case)
+    head = next((p.lstrip("~") for p in parts[1:] if p[:1].isupper() or p.startswith("~")), None)
+    if head is None:
+        return None
+    index = sites()
+    files: dict[str, int] = {}
+    for site in index.sites:
+        if site.function == head or site.function.startswith(head + "::"):
+            if "/sgx/" not in site.file:  # SGX enclaves keep copies of runtime files
+                files[site.file] = files.get(site.file, 0) | site.mask
+    if not files:
+        return None
+    file = max(files, key=lambda f: files[f].bit_length())
+    v = index.versions
+    return (f"the link needs {sym}, TVM's own, defined in {file} (TVM {v.span(files[file])}), and "
+            "no object or library in the link defines it: the build compiles TVM's runtime from "
+            f"a list of its sources that lacks {file}, or does not link libtvm_runtime.",
+            f"add {file} to what the build compiles (or link libtvm_runtime)"
+            + ("; a mobile app that compiles the runtime from one file (the Android/iOS apps' "
+               "tvm_runtime.h, which #includes TVM's runtime sources one by one) needs an "
+               f"#include of {file} there" if mobile else ""))
 
 
 def distribution(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
