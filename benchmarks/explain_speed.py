@@ -90,6 +90,10 @@ def megabyte_logs(size: int) -> dict[str, str]:
         "a different object's missing attribute on every line": "".join(
             f"AttributeError: 'Node{i}' object has no attribute 'x{i}'\n"
             for i in range(size // 56)),
+        # a link of TVM sources that lacks a file: each symbol is looked up for its file
+        "a different undefined TVM symbol on every line": "".join(
+            f"jni/api.cc:{i}: undefined reference to `tvm::runtime::threading::ThreadGroup::"
+            f"Run{i}(int)'\n" for i in range(size // 90)),
     }
 
 

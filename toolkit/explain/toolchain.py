@@ -492,36 +492,60 @@ def missing_symbol(groups: dict[str, str], _text: str) -> tuple[str, str] | None
             return (f"{whose} {sym}, a symbol of {owner}, and nothing loaded or linked defines "
                     f"it in that version.", fix)
     if sym.startswith("tvm::"):
-        lower = _text.lower()
-        return _tvm_symbol_file(sym, any(w in lower for w in ("jni/", "ndk", "android",
-                                                               "ios_rpc", "xcode")))
+        return _tvm_symbol_file(sym, _text)
     return None
 
 
-def _tvm_symbol_file(sym: str, mobile: bool) -> tuple[str, str] | None:
-    """``tvm::runtime::threading::ThreadGroup::~ThreadGroup()``: the TVM source file that
-    defines its class or function, from the functions TVM's error sites stand in."""
+def _mobile(text: str, sym: str) -> bool:
+    """Whether the line that quotes ``sym`` is a mobile app's build (its paths: jni/, the
+    NDK, Xcode); one line, as a log of thousands of undefined references asks for each."""
+    at = text.find(sym)
+    line = text[text.rfind("\n", 0, at) + 1:text.find("\n", at) % (len(text) + 1)]
+    return any(w in line for w in ("jni/", "ndk", "NDK", "android", "Android", "ios_rpc",
+                                   "xcode", "Xcode"))
+
+
+@cache
+def _files_by_function() -> dict[str, dict[str, int]]:
+    """The first part of each function an error site of TVM's stands in (``ThreadGroup`` of
+    ``ThreadGroup::Impl::Impl``) -> {file: versions}; built once."""
     from toolkit.explain.history import sites
 
-    bare = re.sub(r"<[^<>]*>", "", sym.split("(", 1)[0])
-    parts = [p for p in bare.split("::") if p]
+    out: dict[str, dict[str, int]] = {}
+    for site in sites().sites:
+        if site.function and "/sgx/" not in site.file:  # SGX enclaves keep runtime copies
+            files = out.setdefault(site.function.split("::", 1)[0], {})
+            files[site.file] = files.get(site.file, 0) | site.mask
+    return out
+
+
+def _tvm_symbol_file(sym: str, text: str) -> tuple[str, str] | None:
+    """``tvm::runtime::threading::ThreadGroup::~ThreadGroup()``: the TVM source file that
+    defines its class or function, from the functions TVM's error sites stand in."""
+    bare = sym.split("(", 1)[0]
+    parts = [p for p in re.sub(r"<[^<>]*>", "", bare).split("::") if p]
     # the first component named like a class or function (namespaces are lower case)
     head = next((p.lstrip("~") for p in parts[1:] if p[:1].isupper() or p.startswith("~")), None)
-    if head is None:
+    if head is None or head not in _files_by_function():
         return None
-    index = sites()
-    files: dict[str, int] = {}
-    for site in index.sites:
-        if site.function == head or site.function.startswith(head + "::"):
-            if "/sgx/" not in site.file:  # SGX enclaves keep copies of runtime files
-                files[site.file] = files.get(site.file, 0) | site.mask
+    return _defined_in(head, _mobile(text, sym))
+
+
+@cache
+def _defined_in(head: str, mobile: bool) -> tuple[str, str] | None:
+    """The answer for TVM's ``head`` (a class or function), once per head: a link that
+    misses a file misses many of its symbols, and they make one answer."""
+    from toolkit.explain.history import sites
+
+    files = _files_by_function().get(head)
     if not files:
         return None
     file = max(files, key=lambda f: files[f].bit_length())
-    v = index.versions
-    return (f"the link needs {sym}, TVM's own, defined in {file} (TVM {v.span(files[file])}), and "
-            "no object or library in the link defines it: the build compiles TVM's runtime from "
-            f"a list of its sources that lacks {file}, or does not link libtvm_runtime.",
+    v = sites().versions
+    return (f"the link needs TVM's own {head} (as the symbol the log quotes), defined in {file} "
+            f"(TVM {v.span(files[file])}), and no object or library in the link defines it: "
+            f"the build compiles TVM's runtime from a list of its sources that lacks {file}, or "
+            "does not link libtvm_runtime.",
             f"add {file} to what the build compiles (or link libtvm_runtime)"
             + ("; a mobile app that compiles the runtime from one file (the Android/iOS apps' "
                "tvm_runtime.h, which #includes TVM's runtime sources one by one) needs an "
