@@ -1511,6 +1511,7 @@ RULES: list[Rule] = [
         "gcc/clang/nvcc diagnostics (FILE:LINE:COL: error: ...); captured with g++ 12 here",
         lambda groups, text: toolchain.compile_error(groups, text) or NOT_THIS,
         rank=48,  # below rules that know the exact message (stale-dlpack, missing-header)
+        one_line=True,
     ),
     Rule(
         "llvm-crash", "toolchain", ("free(): ", "double free", "Segmentation fault", "SIGSEGV",
@@ -1657,6 +1658,7 @@ RULES: list[Rule] = [
         "Python's subprocess (FileNotFoundError) and the shell; captured here (emcc)",
         toolchain.tool,
         rank=52,
+        one_line=True,
     ),
     Rule(
         "cuda-arch-undetected", "cuda", "Unable to detect CUDA version",
