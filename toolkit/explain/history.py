@@ -151,8 +151,8 @@ class Project:
         return self.package == "tvm"
 
     def shown_in(self, text: str) -> bool:
-        """Whether a log names the project's package."""
-        return self.package in text
+        """Whether a log names the project: its package, or its name (TileLang)."""
+        return self.package in text or self.name in text
 
     def called_in(self, text: str, function: str) -> bool:
         """Whether a log shows ``function`` called through the conventional alias (T.gemm()."""

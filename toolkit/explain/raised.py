@@ -363,7 +363,7 @@ def _retyped(index: SiteIndex, cond: str) -> list[int]:
 # Checks that hold only for what the simplifier proves (tir::is_one, is_zero, is_const_int,
 # Analyzer::CanProve*): a true fact TVM cannot prove fails them as a false one does.
 _PROVED = re.compile(r"\b(?:is_one|is_zero|is_const_int|is_positive_const|is_negative_const|"
-                     r"CanProve\w*|CanProveEqual)\s*\(")
+                     r"CanProve\w*)\s*\(")
 
 
 def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]:
@@ -418,7 +418,7 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
     if site.kind in ("check", "fatal") or site.kind.endswith("InternalError"):
         fix = (f"an invariant of {function} does not hold for what reached it: look at the pass "
-               f"or schedule step that called it in the traceback; if the input is valid this is "
+               "or schedule step that called it in the traceback; if the input is valid this is "
                f"a {project} bug - report it with a script that reproduces it"
                + (" (tk bisect can find the commit that introduced it)" if index.project.own
                   else ""))
