@@ -1487,21 +1487,10 @@ RULES: list[Rule] = [
     ),
     # --- Toolchains, vendored code, packaging: the tables are in toolkit/explain/toolchain.py.
     Rule(
-        "tvm-name-of-another-version", "build", (": error: ", "): error: "),
-        r"(?P<file>[^\s:\"'(]+\.(?:cc|cpp|cxx|h|hpp|cu|mm))(?::\d+(?::\d+)?: |\(\d+\): )"
-        r"(?:fatal )?error: (?P<msg>[^\n]*)",
-        "Code built on TVM uses a name of another TVM version",
-        "the code uses a name TVM's headers declare only in other versions.",
-        "port the code to the TVM in use, or build against the TVM it was written for.",
-        "gcc/clang diagnostics; TVM's history of the names its public headers declare "
-        "(scripts/explain_index.py, H facts)",
-        toolchain.user_code_tvm_name,
-        rank=49,  # a deployment program's error: tvm-source-compile-error reads TVM's own files
-        one_line=True,
-    ),
-    Rule(
         "tvm-source-compile-error", "build", (": error: ", "): error: "),
-        r"(?P<file>[^\s:\"'(]*(?:src|include|3rdparty)/[^\s:\"'(]+\.(?:cc|h|cpp|cu|cuh|hpp|mm|inc))"
+        # any C/C++ file: TVM's sources, or a program built on TVM's headers (compile_error
+        # answers the latter only from TVM's history of the names its headers declare)
+        r"(?P<file>[^\s:\"'(]+\.(?:cc|h|cpp|cxx|cu|cuh|hpp|mm|inc))"
         r"(?::(?P<line>\d+)(?::\d+)?: |\((?P<line2>\d+)\): )(?:fatal )?error: (?P<msg>[^\n]*)",
         "Does not compile against the headers found",
         "a compile error in TVM's sources (or a header they include): a dependency's API or a "

@@ -398,32 +398,23 @@ def _tvm_directory(path: str) -> bool:
     return "/" in path and path.rsplit("/", 1)[0] in _tvm_directories()
 
 
-def user_code_tvm_name(groups: dict[str, str], text: str) -> tuple[str, str] | None:
-    """A compile error in code that is not TVM's (a deployment program, a project's C++ on
-    TVM's headers) missing a name TVM's headers declared in other versions."""
-    file, message = groups.get("file") or "", groups.get("msg", "")
-    if "tvm::" not in text and "tvm/" not in text:
-        return NOT_THIS  # nothing says the code is built on TVM
-    if _tvm_directory(_tree_path(file.split("/3rdparty/tvm/")[-1])):
-        return NOT_THIS  # TVM's own source: tvm-source-compile-error answers it
-    known = tvm_name(message)
-    if known is None:
-        return NOT_THIS
-    return f"{file} does not compile: {message.strip()[:160]}. " + known[0], known[1]
-
-
 def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
-    """A compile error in TVM's sources: a TVM name of another version, or which dependency's
-    API or vendored code moved; None when the file is not one of TVM's and nothing names the
-    dependency (the user's own code)."""
+    """A compile error in TVM's sources, or in code built on TVM's headers (a deployment
+    program): a TVM name of another version, or (in a source tree) which dependency's API or
+    vendored code moved; None when nothing names TVM or the dependency (the user's own code)."""
     file, message = groups.get("file") or groups.get("file2") or "", groups.get("msg", "")
     # The path inside the TVM tree: a TVM vendored by another project (mlc-llm/3rdparty/tvm)
     # is still TVM's own source, not a vendored library.
     in_tree = file.split("/3rdparty/tvm/")[-1]
-    where = _tree_path(in_tree) or file
+    tree = _tree_path(in_tree)
+    if not tree and "tvm::" not in text and "tvm/" not in text:
+        return None  # a file of no source tree, in a log that shows nothing of TVM
     known = tvm_name(message)
     if known is not None:
-        return f"{where} does not compile: {message.strip()[:160]}. " + known[0], known[1]
+        return f"{tree or file} does not compile: {message.strip()[:160]}. " + known[0], known[1]
+    if not tree:
+        return None  # what follows reads a source tree's layout
+    where = tree
     gated = _gated_name(message)
     if gated is not None and _tvm_directory(where):
         name, option, backend = gated
