@@ -8,27 +8,16 @@ import re
 
 from toolkit.explain.refine import NOT_THIS
 from toolkit.explain.tables import table
+from toolkit.explain.toolchain import llvm_shown, missing_name
 
-# The LLVM the build was configured with: CMake passes it to every compile command.
-_CONFIGURED = re.compile(r"-DTVM_LLVM_VERSION=(\d+)")
 _QUALIFIED = re.compile(r"\bllvm::(?:\w+::)*(?P<name>\w+)")
-# The compilers' words for a name the headers do not declare (GCC, Clang, MSVC).
-_MISSING = re.compile(r"has not been declared|is not a member of|no member named|undeclared "
-                      r"identifier|does not name a type|is not a class|C2039|C2065")
-
-
-def _llvm_in_log(text: str) -> int | None:
-    from toolkit.explain.toolchain import llvm_shown
-
-    m = _CONFIGURED.search(text)
-    return int(m.group(1)) // 10 if m else llvm_shown(text)
 
 
 def changed_api(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """``error C2660: 'llvm::IRBuilderBase::CreateAtomicRMW': function does not take 4
     arguments``, ``'llvm::FixedVectorType' has not been declared``."""
     names = table("llvm_guards")["names"]
-    missing = _MISSING.search(groups["rest"]) is not None
+    missing = missing_name(groups["rest"]) is not None
     # A name the headers lack is answered by what one side of a test uses; a call they reject,
     # by a function both sides call with other arguments. The first LLVM name on the line
     # that has such a fact ("cannot convert 'llvm::Value*'" names a type no test changed).
@@ -40,7 +29,7 @@ def changed_api(groups: dict[str, str], text: str) -> tuple[str, str] | None:
             break
     if hit is None:
         return NOT_THIS  # APIs TVM calls the same way for every LLVM: not this answer
-    shown = _llvm_in_log(text)
+    shown = llvm_shown(text)
     seen = f"; the log shows LLVM {shown}" if shown is not None else ""
 
     def where(chosen: list[list]) -> str:

@@ -270,10 +270,17 @@ def dependency(file: str, message: str) -> tuple[str, str, str] | None:
 
 
 _LLVM_SHOWN = re.compile(r"(?:llvm[-/]|LLVM[ _]?(?:version )?|llvm-config-|libLLVM-?)(\d{2})\b")
+# The LLVM the build was configured with: CMake passes it to every compile command (201 is
+# LLVM 20.1).
+_LLVM_CONFIGURED = re.compile(r"-DTVM_LLVM_VERSION=(\d{2,3})\b")
 
 
 def llvm_shown(text: str) -> int | None:
-    """The LLVM major version a build log shows (``/usr/lib/llvm-20/include``, ``LLVM 20.1``)."""
+    """The LLVM major version a build log shows (``-DTVM_LLVM_VERSION=201`` on a compile
+    command, ``/usr/lib/llvm-20/include``, ``LLVM 20.1``)."""
+    m = _LLVM_CONFIGURED.search(text)
+    if m:
+        return int(m.group(1)) // 10
     m = _LLVM_SHOWN.search(text)
     return int(m.group(1)) if m and 7 <= int(m.group(1)) <= 40 else None
 
@@ -303,9 +310,17 @@ def llvm_support(major: int | None) -> str:
 # name 'X', identifier "X" is undefined.
 _MISSING_NAME = re.compile(
     r"[‘'\"](?:[\w:]+::)?(?P<name>\w+)[’'\"] (?:was not declared|has not been declared|"
-    r"is not a member of|(?:in namespace "
+    r"is not a member of|is not a class|(?:in namespace "
     r"[‘'][\w:]+[’'] )?does not name a type|is undefined)|(?:no member named|undeclared "
-    r"identifier|unknown type name|no type named) [‘'](?P<name2>\w+)[’']")
+    r"identifier|unknown type name|no type named) [‘'](?P<name2>\w+)[’']|"
+    # MSVC: "error C2039: 'X': is not a member of 'Y'", "error C2065: 'X': undeclared identifier"
+    r"[‘'](?:[\w:]+::)?(?P<name3>\w+)[’']: (?:is not a member of|undeclared identifier)")
+
+
+def missing_name(message: str) -> str | None:
+    """The name a compile error says the headers do not declare, if it says so."""
+    m = _MISSING_NAME.search(message)
+    return m and (m.group("name") or m.group("name2") or m.group("name3"))
 
 
 # What TVM's FFI refactor put in place of the runtime's calling types (apache/tvm#17923,
@@ -321,8 +336,7 @@ def tvm_name(message: str) -> tuple[str, str] | None:
     some versions and not in others: code written for another TVM than the headers in use."""
     from toolkit.explain.history import api
 
-    m = _MISSING_NAME.search(message)
-    name = m and (m.group("name") or m.group("name2"))
+    name = missing_name(message)
     if not name:
         return None
     history = api()
@@ -364,8 +378,7 @@ _GATED_TOKENS = [("LLVM", "USE_LLVM", "LLVM"), ("CUDA", "USE_CUDA", "CUDA"),
 def _gated_name(message: str) -> tuple[str, str, str] | None:
     """(name, option, backend) when the name a compile error misses is a backend's code by its
     name (a CamelCase part such as ``LLVM`` in ``CreateLLVMCrtMetadataModule``)."""
-    m = _MISSING_NAME.search(message)
-    name = m and (m.group("name") or m.group("name2"))
+    name = missing_name(message)
     if not name:
         return None
     for token, option, backend in _GATED_TOKENS:
