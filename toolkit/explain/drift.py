@@ -799,8 +799,8 @@ def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
                      key=lambda pk: pk[1].bit_length())[0]
     what = (f"the keyword {kw}" if kw else f"without {', '.join(missing)}" if missing else
             f"{given} positional arguments")
-    own = "" if history.project.own else f"{history.project.name} "
-    title = f"{function}() takes {what} only in {own}{v.span(ok)}"
+    whose = "" if history.project.own else f"{history.project.name} "
+    title = f"{function}() takes {what} only in {whose}{v.span(ok)}"
     cause = (f"the call was written for another version of {function}: in {v.span(bad)} it "
              f"takes ({', '.join(newest_bad)}), in {v.span(ok)} ({', '.join(newest_ok)})"
              f"{_yours(version)}.")

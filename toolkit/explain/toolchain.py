@@ -26,9 +26,13 @@ from __future__ import annotations
 import posixpath
 import re
 from functools import cache
+from typing import TYPE_CHECKING
 
 from toolkit.explain.refine import NOT_THIS
 from toolkit.explain.tables import table
+
+if TYPE_CHECKING:  # the history loads on first use, not with the rules
+    from toolkit.explain.history import ApiHistory
 
 # (name, what it is, path or name patterns, the fix) - the first whose pattern is in the
 # error's file path or message names the dependency. Vendored code comes first: a header of
@@ -503,8 +507,9 @@ def missing_symbol(groups: dict[str, str], _text: str) -> tuple[str, str] | None
 def _mobile(text: str, sym: str) -> bool:
     """Whether the line that quotes ``sym`` is a mobile app's build (its paths: jni/, the
     NDK, Xcode); one line, as a log of thousands of undefined references asks for each."""
-    at = text.find(sym)
-    line = text[text.rfind("\n", 0, at) + 1:text.find("\n", at) % (len(text) + 1)]
+    at = max(text.find(sym), 0)
+    end = text.find("\n", at)
+    line = text[text.rfind("\n", 0, at) + 1:end if end >= 0 else len(text)]
     return any(w in line for w in ("jni/", "ndk", "NDK", "android", "Android", "ios_rpc",
                                    "xcode", "Xcode"))
 
@@ -536,14 +541,12 @@ def _tvm_symbol_file(sym: str, text: str) -> tuple[str, str] | None:
 
 
 @cache
-def _defined_in(head: str, mobile: bool) -> tuple[str, str] | None:
+def _defined_in(head: str, mobile: bool) -> tuple[str, str]:
     """The answer for TVM's ``head`` (a class or function), once per head: a link that
     misses a file misses many of its symbols, and they make one answer."""
     from toolkit.explain.history import sites
 
-    files = _files_by_function().get(head)
-    if not files:
-        return None
+    files = _files_by_function()[head]
     file = max(files, key=lambda f: files[f].bit_length())
     v = sites().versions
     return (f"the link needs TVM's own {head} (as the symbol the log quotes), defined in {file} "
@@ -1799,7 +1802,9 @@ _AVAILABLE = re.compile(r"Available loaders are (?P<avail>.*?)(?:\.\s|\.?$)", re
 _LOADERS = ("module.loadbinary_{}", "runtime.module.loadbinary_{}", "ffi.Module.load_from_bytes.{}")
 
 
-def _loader_versions(history, kind: str) -> int:
+def _loader_versions(history: ApiHistory, kind: str) -> int:
+    """The versions that register a loader for module type ``kind``, under any generation's
+    name."""
     mask = 0
     for form in _LOADERS:
         mask |= (history.get("F", form.format(kind)) or (0, ""))[0]
@@ -1831,9 +1836,9 @@ def module_loader(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     # (relax.Executable -> relax.VMExecutable)
     last = kind.rsplit(".", 1)[-1].lower()
     near = [a for a in here if a != kind and last in a.lower()]
-    now = (f"; this runtime loads {near[0]} (TVM {v.span(_loader_versions(history, near[0]))}),"
-           " the same kind under its newer name" if near and _loader_versions(history, near[0])
-           else "")
+    since = _loader_versions(history, near[0]) if near else 0
+    now = (f"; this runtime loads {near[0]} (TVM {v.span(since)}), the same kind under its "
+           "newer name" if since else "")
     return (f"TVM registers a loader for module type {kind} only in {v.span(mask)}{now}: the "
             "library was compiled by a TVM of another version than the runtime loading it, "
             "and the module type was renamed or dropped in between (out of step).",
