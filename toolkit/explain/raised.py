@@ -89,19 +89,20 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
     seen = frames.read(lines)
     found: list[Raised] = []
     # TVM's sites, then those of the projects built on it (a check TileLang's own C++ makes);
-    # the log's TVM version says nothing of those projects' releases. A log that shows which
-    # TVM it ran and does not name the project is TVM's: a project's copy of a check TVM has
-    # since changed must not answer it.
-    others = [i for i in ecosystem_sites() if version is None or i.project.shown_in(text)]
-    for index in (sites(), *others):
+    # the log's TVM version says nothing of those projects' releases. Where the log does not
+    # name a project, its sites answer only a log that does not show which TVM it ran (else
+    # the log is TVM's, and a project's copy of a check TVM has since changed must not answer
+    # it), and never with a Python raise (in Python's own words, "got multiple values for
+    # argument", it could be anyone's).
+    for index in (sites(), *ecosystem_sites()):
+        named = index.project.own or index.project.shown_in(text)
+        if not named and version is not None:
+            continue
         theirs = version if index.project.own else None
         at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
         for i in candidates:
             hit = _match_line(index, _unwrapped(lines, i)[:MAX_LINE], i, seen, theirs, at_place)
-            if hit is not None and not index.project.own and hit.site.kind.startswith(
-                    ("raise ", "assert")) and not index.project.shown_in(text):
-                # a project's Python raise in Python's own words ("got multiple values for
-                # argument"): only where the log shows the project
+            if hit is not None and not named and hit.site.kind.startswith(("raise ", "assert")):
                 continue
             if hit is not None:
                 hit.line, hit.excerpt, hit.index = i + 1, lines[i].strip()[:300], index
