@@ -76,9 +76,19 @@ class Project:
     alias: str = ""  # ALIAS:MODULE its users import a module as, by convention
     sites: bool = True  # whether to write its error sites (TVM's index holds tvm-ffi's already)
 
+    @property
+    def own(self) -> bool:
+        """TVM itself (its CMake files, requirements and vendored tvm-ffi are read too)."""
+        return self.key == "tvm"
+
+    @property
+    def package_dir(self) -> str:
+        """The package's folder in the repository: ``python/tvm/``, ``tilelang/``."""
+        return f"{self.python}{self.package}/"
+
     def header(self) -> str:
         """The line that opens each file of a project built on TVM (none for TVM's own)."""
-        return "" if self.key == "tvm" else f"@\t{self.name}\t{self.package}\t{self.alias}\n"
+        return "" if self.own else f"@\t{self.name}\t{self.package}\t{self.alias}\n"
 
 
 POST = r"v\d+\.\d+\.\d+(?:[.-]post\d+)?"  # a release, or a post release standing for it
@@ -1406,13 +1416,13 @@ def version_files(git: Git, ffi: Git | None, rev: str, project: Project
     tvm-ffi's python/tvm_ffi, src and include."""
     out = []
     submodule = None
-    tvm = project.key == "tvm"
+    tvm = project.own
     for kind, sha, path in git.tree(rev):
         if kind == "commit" and path == SUBMODULE:
             submodule = sha
         if kind != "blob":
             continue
-        if path.startswith(f"{project.python}{project.package}/") and path.endswith(".py") or \
+        if path.startswith(project.package_dir) and path.endswith(".py") or \
                 path.startswith(("src/", "include/")) and path.endswith(CPP_EXT) or \
                 tvm and (path == "CMakeLists.txt" or path.startswith("cmake/") and
                          path.endswith(".cmake") or path in REQUIREMENT_FILES):
@@ -1566,7 +1576,7 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int, project: Pro
                 mod, _pkg = python_module(path, project.python)
                 if mod is not None:
                     modules[mod] = facts
-                if path.startswith(f"{project.python}{project.package}/"):
+                if path.startswith(project.package_dir):
                     every[path[len(project.python):-3].removesuffix("/__init__")
                           .replace("/", ".")] = facts
                 for name, func in facts.unset:
@@ -1576,7 +1586,7 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int, project: Pro
                 for name, func in facts.undefined:
                     masks[("U", f"{path}:{name}")] |= bit
                     extra[("U", f"{path}:{name}")] = func
-                for chain, func in facts.tvm_reads if project.key == "tvm" else ():
+                for chain, func in facts.tvm_reads if project.own else ():
                     reads[f"{path}:{chain}"] |= bit
                     extra[("X", f"{path}:{chain}")] = func
                 if mod is not None:
@@ -1823,7 +1833,7 @@ def main() -> int:
     api, sites, summary = build(args.git_dir, args.ffi_git_dir, args.since or project.since,
                                 args.jobs, project)
     data = Path(__file__).resolve().parent.parent / "toolkit" / "data" / "explain"
-    out = Path(args.out) if args.out else data if project.key == "tvm" else data / project.key
+    out = Path(args.out) if args.out else data if project.own else data / project.key
     out.mkdir(parents=True, exist_ok=True)
     written = [("api.txt.gz", api)] + [("sites.txt.gz", sites)] * project.sites
     for name, text in written:
