@@ -34,21 +34,19 @@ def system_lib_missing(groups: dict[str, str], text: str) -> tuple[str, str]:
     if name not in LLVM_SYSTEM_LIBS:
         return NOT_THIS
     package, option = LLVM_SYSTEM_LIBS[name]
+    since = "; LLVM 15 and newer can use zstd" if name == "zstd" else ""
+    why = (f"lib{name} is one of LLVM's own dependencies ({option} in LLVM's build{since}): "
+           "TVM's FindLLVM.cmake links libtvm with what `llvm-config --system-libs` names")
     if f"library not found for -l{name}" in text:  # Apple's ld: macOS, LLVM from Homebrew
-        return (f"lib{name} is one of LLVM's own dependencies ({option} in LLVM's build"
-                f"{'; LLVM 15 and newer can use zstd' if name == 'zstd' else ''}): TVM's "
-                "FindLLVM.cmake links libtvm with what `llvm-config --system-libs` names (with "
-                "`llvm-config --link-static`, LLVM's static libraries need them all), and "
-                f"Apple's linker finds no lib{name} on its search path: it is not installed, or "
-                "it is where the link is not told to look (Homebrew's prefix, /opt/homebrew/lib "
-                "or /usr/local/lib).",
+        return (f"{why} (with `llvm-config --link-static`, LLVM's static libraries need them "
+                f"all), and Apple's linker finds no lib{name} on its search path: it is not "
+                "installed, or it is where the link is not told to look (Homebrew's prefix, "
+                "/opt/homebrew/lib or /usr/local/lib).",
                 f"brew install {name}, and give the link its folder (cmake "
                 "-DCMAKE_SHARED_LINKER_FLAGS=-L$(brew --prefix)/lib, or LDFLAGS), or link LLVM "
                 "dynamically (USE_LLVM=llvm-config without --link-static), then rebuild")
-    return (f"lib{name} is one of LLVM's own dependencies ({option} in LLVM's build): "
-            "TVM's FindLLVM.cmake links libtvm with what `llvm-config --system-libs` names, "
-            f"and the linker finds no lib{name}.so because its development package is not "
-            "installed (the runtime package has only the versioned lib{name}.so.N).",
+    return (f"{why}, and the linker finds no lib{name}.so because its development package is "
+            f"not installed (the runtime package has only the versioned lib{name}.so.N).",
             f"install it ({package} on Debian/Ubuntu; TVM's install-from-source page lists "
             "libtinfo-dev, zlib1g-dev, libedit-dev and libxml2-dev for LLVM), or point USE_LLVM "
             "at an LLVM whose --system-libs this machine has, then rebuild")
