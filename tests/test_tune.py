@@ -127,7 +127,9 @@ def test_tune_then_apply_database(tk, tmp_path):
     # Cut inside a line: half of two records of one length is a whole first record, a
     # shorter database and no damage.
     cut_at = len(records) // 2
-    while records[cut_at - 1:cut_at] == b"\n":
+    # ... and not on a line's newline either: a whole first line without its "\n" is a valid
+    # database too (when the second record is one byte shorter than the first).
+    while b"\n" in (records[cut_at - 1:cut_at], records[cut_at:cut_at + 1]):
         cut_at += 1
     (db / tune.RECORD_FILE).write_bytes(records[:cut_at])
     for command in (("run", source), ("compile", source), ("profile", "builtin:mlp")):
