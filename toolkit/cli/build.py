@@ -127,6 +127,9 @@ def ls_cmd(term: Terminal, as_json: bool) -> None:
     from toolkit import paths
     from toolkit.builds import gc, report, store
 
+    # A build just stored leaves the others packing in the background: list what they are
+    # once that is done, not a half-packed state (sizes and "packed" mid-way).
+    gc.wait_for_packing()
     builds = [report.summary(r, gc.usage(r)) for r in store.all_builds()]
     total = gc.store_usage()
     if as_json:
