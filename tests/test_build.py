@@ -843,12 +843,20 @@ def ffi_project(root: Path) -> Path:
 
 
 def running(pid: int) -> bool:
-    """Alive and not a zombie (a killed child whose parent died is reaped by init, later)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    """Alive and not a zombie (a killed child whose parent died is reaped by init, later),
+    a few seconds given for SIGKILL to land: killpg returns before a process in the group has
+    been scheduled to die (on a busy machine the backend still read as running, in CI)."""
+    import time
+
+    for _ in range(100):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return False
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def started(src: Path) -> list[str]:
