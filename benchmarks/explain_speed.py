@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from toolkit.explain import (  # noqa: E402
     explain,
     first_cause,
+    fixes,
     hint,
     history,  # noqa: E402
 )
@@ -94,11 +95,17 @@ def megabyte_logs(size: int) -> dict[str, str]:
         "a different undefined TVM symbol on every line": "".join(
             f"jni/api.cc:{i}: undefined reference to `tvm::runtime::threading::ThreadGroup::"
             f"Run{i}(int)'\n" for i in range(size // 90)),
+        # words a fix's quote holds on every line: each line finds candidates to compare
+        "a fix's quoted words, otherwise, on every line": "".join(
+            f"x.cc:{i}: error: no matching function for call to 'tvm::IntImm::IntImm(tvm::"
+            f"runtime::DataType, mlir::presburger::MPInt{i}&)' beside _xxsubinterpreters\n"
+            for i in range(size // 140)),
     }
 
 
 def index_load() -> None:
-    for name, load in (("API history", history.api), ("error sites", history.sites)):
+    for name, load in (("API history", history.api), ("error sites", history.sites),
+                       ("fix history", fixes.index)):
         load.cache_clear()
         cpu, wall = time.process_time(), time.perf_counter()
         load()

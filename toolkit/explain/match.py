@@ -3,7 +3,8 @@
 Each rule's needle is found with ``str.find`` and its regex runs only near it
 (:mod:`toolkit.explain.scan`), so no input makes a rule cost more than a constant per
 occurrence. Beside the rules, the answers from TVM's own history (:mod:`toolkit.explain.drift`:
-API drift; :mod:`toolkit.explain.raised`: where TVM raises an error) join the findings, and,
+API drift; :mod:`toolkit.explain.raised`: where TVM raises an error; :mod:`toolkit.explain.fixes`:
+a fix whose commit message quotes the error) join the findings, and,
 when nothing else answers, the log's own traceback (its innermost TVM frame); every finding
 says which source it came from (``origin``).
 """
@@ -54,6 +55,9 @@ TYPOGRAPHIC_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '
 # library not on the loader path): what TVM's history says is more specific than those.
 HISTORY_RANK, SITE_RANK = 46, 44
 HISTORY, SITES = "API history", "error-site index"
+# A fix whose message quotes the error: what to get, beside where the error is raised (which
+# it does not replace: a quote can be incidental to what the fix did).
+FIX_RANK, FIXES = 43, "fix history"
 # Below the judging rules and the history; above the generic rules. The log's own traceback
 # only says where, when nothing at rank TRACEBACK_RANK + 10 or more answers.
 TRACEBACK_RANK, TRACEBACK = 30, "traceback"
@@ -100,8 +104,9 @@ def explain(text: str) -> list[Finding]:
 
 
 def from_history(text: str, version: LogVersion | None) -> list[Finding]:
-    """The answers TVM's own history gives: API drift, and where TVM raises the error."""
-    from toolkit.explain import drift, raised
+    """The answers TVM's own history gives: API drift, where TVM raises the error, and a fix
+    whose message quotes it."""
+    from toolkit.explain import drift, fixes, raised
 
     out = []
     for a in drift.answers(text, version):
@@ -126,6 +131,12 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
                            {"file": r.site.file, "function": r.site.function,
                             "line": str(r.site.line), "condition": r.site.condition,
                             "needle": needle}, origin=SITES))
+    for found in fixes.find(text, version):
+        title, cause, fix = fixes.describe(found, version)
+        out.append(Finding("fixed-upstream", "version", title, cause, fix, found.line,
+                           found.excerpt, f"{found.fix.repo}{found.fix.ref}", FIX_RANK,
+                           {"repo": found.fix.repo, "ref": found.fix.ref,
+                            "first": found.fix.first}, origin=FIXES))
     return out
 
 

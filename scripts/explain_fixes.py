@@ -1,0 +1,158 @@
+"""Regenerate the index of fixes whose commit messages quote an error, for ``tk explain``.
+
+    python scripts/explain_fixes.py REPO=GIT_DIR [REPO=GIT_DIR ...] [--out FILE]
+
+e.g. ``apache/tvm=/path/tvm.git tile-ai/tilelang=/path/tilelang.git``. Reads every commit of
+each repository (``git log``, first parents and side branches alike; merges left out) and
+keeps the fixes (a title that says fix, bug, error, crash, regression, ...) whose title or
+description quotes an error message: a line with an exception's name, ``Check failed``, a
+compiler's ``error:``, ``undefined reference``, ``CMake Error``, ``No such file``, ... For
+each such line it writes, into one gzip'd text file (default
+``toolkit/data/explain/fixes.txt.gz``), one row::
+
+    REPO<TAB>REF<TAB>FIRST<TAB>DATE<TAB>TITLE<TAB>SUMMARY<TAB>QUOTE<TAB>RARE
+
+REF is the pull request (``#19617``, from the squashed title) or the commit's first 12 hex
+digits; FIRST the first release tag that contains the commit (the project's own release tags,
+as ``scripts/explain_index.py`` reads them; empty when no release has it yet or the project
+has no releases); DATE the commit date; SUMMARY the description's first paragraph of prose (at
+most 300 characters); QUOTE the quoted line, normalised as ``toolkit/explain/fixes.py``
+normalises a log's line; RARE the words and runs of three words of QUOTE that at most
+``RARE_DF`` commit messages of all the repositories read use, joined by ``|`` (what makes a
+quote this fix's and not any failure's). The format is read by ``toolkit/explain/fixes.py``;
+only titles, a summary and the quoted lines are kept, no code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from explain_index import POST, Git  # noqa: E402
+
+from toolkit.explain.fixes import ERRORISH, normalise, typename, words  # noqa: E402
+
+# The release tags of the projects tk knows; another repository's first release is not told.
+RELEASES = {"apache/tvm": r"v\d+\.\d+(?:\.0)?", "apache/tvm-ffi": POST, "tile-ai/tilelang": POST}
+FIXLIKE = re.compile(r"fix|bug|error|fail|crash|broken|regress|workaround|compat|missing|"
+                     r"correct|hotfix", re.I)
+RARE_DF = 3  # commit messages a word may appear in and still tell one fix from another
+MIN_QUOTE, MAX_QUOTE = 24, 400  # characters of a normalised quote
+# Lines of a traceback the description pasted: every failure prints them, none tells a fix.
+FRAME = re.compile(r'^\s*(?:File "|Traceback|\d+: |#\d+ |\[bt\]|at )')
+# A line of code the description shows (the check that fails, a patch), not what was printed.
+CODE = re.compile(r"^\s*(?:[-+]\s*)?(?:assert|raise|if|elif|return|def|throw|[A-Z_]*CHECK\w*\(|"
+                  r"LOG\(|TVM_FFI_THROW|ICHECK)\b")
+PR = re.compile(r"\(#(\d+)\)\s*$")
+
+
+@dataclass
+class Commit:
+    sha: str
+    date: str
+    title: str
+    body: str
+
+
+def commits(git: Git) -> list[Commit]:
+    out = git.run("log", "--no-merges", "--format=%x00%H%x01%cs%x01%s%x01%b")
+    found = []
+    for block in out.split("\0")[1:]:
+        sha, date, title, body = block.split("\x01", 3)
+        found.append(Commit(sha, date, title.strip(), body.strip()))
+    return found
+
+
+def first_releases(git: Git, pattern: str | None) -> dict[str, str]:
+    """Each commit's first release tag: the oldest release whose history holds it."""
+    if pattern is None:
+        return {}
+    tags = [t for t in git.tags() if re.fullmatch(pattern, t)]
+    tags.sort(key=lambda t: tuple(int(x) for x in re.findall(r"\d+", t.partition("post")[0])))
+    first: dict[str, str] = {}
+    for tag in tags:
+        for sha in git.run("rev-list", f"refs/tags/{tag}").split():
+            first.setdefault(sha, tag)
+    return first
+
+
+def summary(body: str) -> str:
+    """The description's first paragraph of prose (not a quote, a list of checks or code)."""
+    for para in re.split(r"\n\s*\n", body):
+        text = " ".join(line.strip() for line in para.splitlines())
+        if len(text) > 40 and not FRAME.match(text) and not text.startswith(("```", "|", "cc ",
+                                                                            "Co-authored")):
+            text = text.lstrip("#").strip()
+            return text[:297] + "..." if len(text) > 300 else text
+    return ""
+
+
+def quotes(commit: Commit) -> list[str]:
+    """The lines of the message that quote an error, normalised."""
+    title = re.sub(r"^(?:\[[^\]]*\]\s*)+", "", PR.sub("", commit.title))
+    found = []
+    for line in [title, *commit.body.splitlines()]:
+        if FRAME.match(line) or CODE.match(line) or not ERRORISH.search(line):
+            continue
+        quote = normalise(line)
+        if MIN_QUOTE <= len(quote) <= MAX_QUOTE and quote not in found:
+            found.append(quote)
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repos", nargs="+", help="OWNER/NAME=GIT_DIR")
+    parser.add_argument("--out", default=str(ROOT / "toolkit" / "data" / "explain" /
+                                             "fixes.txt.gz"))
+    args = parser.parse_args()
+    started = time.time()
+    read: list[tuple[str, Commit, dict[str, str]]] = []
+    df: Counter[str] = Counter()
+    for spec in args.repos:
+        repo, _, git_dir = spec.partition("=")
+        if not git_dir or not Path(git_dir).exists():
+            print(f"explain_fixes: not OWNER/NAME=GIT_DIR with a git directory: {spec}",
+                  file=sys.stderr)
+            return 2
+        git = Git(git_dir)
+        releases = first_releases(git, RELEASES.get(repo))
+        for commit in commits(git):
+            df.update(set(words(normalise(f"{commit.title}\n{commit.body}"))))
+            read.append((repo, commit, releases))
+    # A fix later reverted is not in the project (and the revert quotes its title again).
+    reverted = {PR.sub("", m.group(1)).strip() for _, c, _ in read
+                if (m := re.match(r'Revert "(.*)"', c.title))}
+    rows = []
+    for repo, commit, releases in read:
+        if not FIXLIKE.search(commit.title) or commit.title.startswith("Revert") or \
+                PR.sub("", commit.title).strip() in reverted:
+            continue
+        pr = PR.search(commit.title)
+        ref = f"#{pr.group(1)}" if pr else commit.sha[:12]
+        about = summary(commit.body)
+        for quote in quotes(commit):
+            rare = sorted({w for w in words(quote) if df[w] <= RARE_DF and not typename(w)})
+            if rare:
+                rows.append("\t".join((repo, ref, releases.get(commit.sha, ""), commit.date,
+                                       commit.title.replace("\t", " "), about.replace("\t", " "),
+                                       quote, "|".join(rare))))
+    Path(args.out).write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(),
+                                             compresslevel=9, mtime=0))
+    print(f"{len(read)} commits, {len(rows)} quoted lines; {Path(args.out).stat().st_size / 1e3:.0f}"
+          f" KB; {time.time() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

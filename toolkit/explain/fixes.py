@@ -1,0 +1,200 @@
+"""Fixes in TVM's history (and its ecosystem's) whose commit message quotes the log's error.
+
+A fix's pull request often quotes the failure it fixes (``error: pointer type must have
+explicit address space qualifier``, ``TypeError: expected Array<ir.PrimExpr> but got ...``).
+``scripts/explain_fixes.py`` keeps those quotes, with the fix's title, the first paragraph of
+its description and the first release that has it (``data/explain/fixes.txt.gz``). A log line
+names a fix when it shares with one of its quotes a run of at least ``MIN_SHARED`` characters
+(normalised: case, quotes and spacing do not count), most of the shorter of the two, that
+holds the quote's own words: two words that at most a few commit messages of all the
+histories use, or one such name (``tvm_rpc``, ``dot_4x4_i8i8s32_sdot``, ``mlir::presburger``);
+or, for a message of common words told only by their order (runs of three words that few
+messages use), the whole of both and at least ``MIN_WHOLE`` characters. A generic message
+(``module 'tvm' has no attribute``) shared with a fix never names it. Where the log says
+which TVM it ran and that TVM already has the fix, the fix is not the answer (a regression,
+or another failure with the same words), and it is left out.
+
+The cost is linear in the log: only the lines that look like errors are read (the first and
+the last ``MAX_LINES``, each cut at ``MAX_LINE`` characters), candidates come from a word
+index, and at most ``MAX_PAIRS`` pairs of a line and a quote are compared.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import cache
+from pathlib import Path
+
+from toolkit.explain.tables import DATA
+from toolkit.explain.tvm_version import LogVersion
+
+# (no ``\w*`` before "Error": on a line of 40,000 word characters it made the search quadratic)
+ERRORISH = re.compile(r"(?:Error|Exception)\b:|Check failed|\berror\b|undefined (?:reference|"
+                      r"symbol)|CMake Error|[Ff]atal|No such file|no member named|no matching|"
+                      r"not (?:found|registered|supported|defined)|[Cc]annot |[Uu]nsupported|"
+                      r"[Ff]ailed")
+# where a compiler says it stopped (/tmp/x/src/a.cc:12:3:): the file names differ, the message not
+_LOCATION = re.compile(r"^\s*\S+?:\d+(?::\d+)?:\s+")
+_QUOTES = re.compile(r"[\s`'\"‘’“”]+")
+_WORD = re.compile(r"[a-z_][a-z0-9_.:]*[a-z0-9_]")
+_TOKEN = re.compile(r"[a-z0-9_][a-z0-9_.:-]*[a-z0-9_]|[a-z0-9]")
+MIN_SHARED = 24
+# ... and most of the quote or of the log's line: a fix whose quote goes on with other words
+# than the log's ("type_code_ == kDLFloat" where the log says kDLInt) fixed another failure.
+COVER = 0.6
+# A message of common words only ("pointer type must have explicit address space qualifier"),
+# told by their order: the whole of both, and long.
+MIN_WHOLE, WHOLE = 50, 0.8
+MAX_LINES, MAX_LINE, MAX_PAIRS, MAX_CANDIDATES = 80, 400, 120, 6
+# A quote's words that index it: rarer ones first, at most this many looked up per log line.
+LOOKUPS = 12
+
+
+def normalise(line: str) -> str:
+    """Lower case, quotes and backticks gone, runs of spacing one space, a list's or a test
+    log's marker (``- ``, ``> ``, ``E   ``) and a compiler's file:line: off the front."""
+    line = _LOCATION.sub("", re.sub(r"^\s*(?:[-*>]|E )\s+", "", line))
+    return _QUOTES.sub(" ", line).strip().lower()
+
+
+def words(text: str) -> list[str]:
+    """What can tell a fix in a normalised text: its words of four characters or more (not a
+    number or an address), and each run of three words (``explicit address space``: a
+    message of common words is told by their order)."""
+    tokens = _TOKEN.findall(text)
+    single = [w for w in tokens if len(w) >= 4 and _WORD.fullmatch(w) and
+              not re.fullmatch(r"0x[0-9a-f]+", w)]
+    return single + [" ".join(tokens[i:i + 3]) for i in range(len(tokens) - 2)]
+
+
+def typename(word: str) -> bool:
+    """An exception's name (``tvm._ffi.base.tvmerror``): every failure of its kind prints it."""
+    return word.endswith(("error", "exception", "warning"))
+
+
+def _named(word: str) -> bool:
+    """A name in code (``tvm_rpc``, ``mlir::presburger``, ``tir.lowerintrin``), not a word
+    (nor a run of words)."""
+    return " " not in word and (any(c in word for c in "_.:") or any(c.isdigit() for c in word))
+
+
+@dataclass(frozen=True)
+class Fix:
+    repo: str  # apache/tvm
+    ref: str  # #19617, or a commit's hex
+    first: str  # the first release with it, or ""
+    date: str
+    title: str
+    summary: str
+    quote: str
+    rare: frozenset[str]
+
+    def where(self) -> str:
+        ref = f"{self.repo}{self.ref}" if self.ref.startswith("#") else \
+            f"{self.repo} commit {self.ref}"
+        when = f"first in {self.first}" if self.first else \
+            f"merged {self.date}, in no release {self.repo} had tagged by then"
+        title = re.sub(r"\s*\(#\d+\)$", "", self.title)
+        return f'{ref} "{title}" ({when})'
+
+
+@dataclass
+class Fixed:
+    """A fix whose quote a log line shares, and what they share."""
+
+    fix: Fix
+    line: int  # 1-based line of the log
+    excerpt: str
+    shared: str
+
+
+class FixIndex:
+    def __init__(self, fixes: list[Fix]) -> None:
+        self.fixes = fixes
+        self.by_word: dict[str, list[int]] = defaultdict(list)
+        for i, fix in enumerate(fixes):
+            for w in fix.rare:
+                self.by_word[w].append(i)
+
+
+@cache
+def index(data: Path = DATA) -> FixIndex:
+    fixes = []
+    with gzip.open(data / "fixes.txt.gz", "rt") as f:
+        for row in f:
+            repo, ref, first, date, title, about, quote, rare = row.rstrip("\n").split("\t")
+            fixes.append(Fix(repo, ref, first, date, title, about, quote,
+                             frozenset(rare.split("|"))))
+    return FixIndex(fixes)
+
+
+def find(text: str, version: LogVersion | None) -> list[Fixed]:
+    """The fix whose quote the log's error lines share most (none when nothing specific is
+    shared)."""
+    fixes = index()
+    lines = text.splitlines()
+    # not a line of source a Python traceback shows under its frame: the raise, not its message
+    errors = [i for i, line in enumerate(lines) if ERRORISH.search(line) and not (
+        i and lines[i - 1].lstrip().startswith('File "'))]
+    if len(errors) > 2 * MAX_LINES:
+        errors = errors[:MAX_LINES] + errors[-MAX_LINES:]
+    best: Fixed | None = None
+    pairs = 0
+    for i in errors:
+        said = normalise(lines[i][:MAX_LINE])
+        found: dict[int, int] = defaultdict(int)
+        for w in sorted(set(words(said)), key=lambda w: len(fixes.by_word.get(w, ())))[:LOOKUPS]:
+            for k in fixes.by_word.get(w, ()):
+                found[k] += 1
+        for k in sorted(found, key=found.__getitem__, reverse=True)[:MAX_CANDIDATES]:
+            if pairs >= MAX_PAIRS:
+                break
+            pairs += 1
+            fix = fixes.fixes[k]
+            if _has_it(fix, version):
+                continue
+            m = SequenceMatcher(None, said, fix.quote, autojunk=False).find_longest_match(
+                0, len(said), 0, len(fix.quote))
+            shared = said[m.a:m.a + m.size]
+            own = [w for w in words(shared) if w in fix.rare]
+            told = sum(" " not in w for w in own) >= 2 or any(map(_named, own))
+            if told and m.size >= max(MIN_SHARED, COVER * min(len(fix.quote), len(said))) or \
+                    len(own) >= 3 and m.size >= max(MIN_WHOLE, WHOLE * max(len(fix.quote),
+                                                                            len(said))):
+                if best is not None and m.size <= len(best.shared):
+                    continue
+                best = Fixed(fix, i + 1, lines[i].strip()[:300], shared)
+    return [best] if best else []
+
+
+def _has_it(fix: Fix, version: LogVersion | None) -> bool:
+    """The log's TVM is known, and every version it may be has the fix."""
+    if version is None or fix.repo != "apache/tvm" or not fix.first:
+        return False
+    labels = version.versions.labels
+    if fix.first not in labels:
+        return False
+    lowest = (version.mask & -version.mask).bit_length() - 1
+    return lowest >= labels.index(fix.first)
+
+
+def describe(found: Fixed, version: LogVersion | None) -> tuple[str, str, str]:
+    """(title, cause, fix) of a fix the log's error is quoted in."""
+    fix = found.fix
+    what = f" It says: {fix.summary}" if fix.summary else ""
+    yours = f" The TVM in this log is {version.describe()} ({version.why})." \
+        if version is not None and fix.repo == "apache/tvm" else \
+        " The log does not say whether its build has the fix."
+    cause = (f"Fixed in {fix.where()}, whose message quotes this error "
+             f"(\"{found.shared.strip()}\").{what}{yours}")
+    if fix.first:
+        remedy = f"use {fix.repo} {fix.first} or newer, or apply the fix ({fix.ref}) to your tree"
+    else:
+        remedy = f"use a {fix.repo} built after {fix.date}, or apply the fix ({fix.ref})"
+    return (f"A fix in {fix.repo}'s history quotes this error", cause,
+            remedy + "; if your build already has it, this is another failure with the same "
+            "message")
