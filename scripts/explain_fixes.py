@@ -4,7 +4,8 @@
 
 e.g. ``apache/tvm=/path/tvm.git tile-ai/tilelang=/path/tilelang.git``. Reads every commit of
 each repository (``git log``, first parents and side branches alike; merges left out) and
-keeps the fixes (a title that says fix, bug, error, crash, regression, ...) whose title or
+keeps the fixes (a title, or a description's first paragraph, that says fix, bug, error,
+crash, regression, ...) whose title or
 description quotes an error message: a line with an exception's name, ``Check failed``, a
 compiler's ``error:``, ``undefined reference``, ``CMake Error``, ``No such file``, ... For
 each such line it writes, into one gzip'd text file (default
@@ -40,12 +41,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from explain_index import POST, Git  # noqa: E402
 
-from toolkit.explain.fixes import ERRORISH, normalise, typename, words  # noqa: E402
+from toolkit.explain.fixes import ERRORISH, continued, normalise, typename, words  # noqa: E402
 
 # The release tags of the projects tk knows; another repository's first release is not told.
 RELEASES = {"apache/tvm": r"v\d+\.\d+(?:\.0)?", "apache/tvm-ffi": POST, "tile-ai/tilelang": POST}
 FIXLIKE = re.compile(r"fix|bug|error|fail|crash|broken|regress|workaround|compat|missing|"
                      r"correct|hotfix", re.I)
+# ... and in a description's first paragraph, where "error" is any quote's word
+FIXES = re.compile(r"\bfix(?:es|ed)?\b|\bbug\b|regression|crash|workaround", re.I)
 RARE_DF = 3  # commit messages a word may appear in and still tell one fix from another
 MIN_QUOTE, MAX_QUOTE = 24, 400  # characters of a normalised quote
 # Lines of a traceback the description pasted: every failure prints them, none tells a fix.
@@ -86,27 +89,38 @@ def first_releases(git: Git, pattern: str | None) -> dict[str, str]:
     return first
 
 
+CAUSE_HEADING = re.compile(r"^#*\s*\**\s*(?:root cause|cause|why|problem|the problem)\b[^\n]{0,20}$",
+                           re.I | re.M)
+
+
 def summary(body: str) -> str:
-    """The description's first paragraph of prose (not a quote, a list of checks or code)."""
-    for para in re.split(r"\n\s*\n", body):
-        text = " ".join(line.strip() for line in para.splitlines())
-        if len(text) > 40 and not FRAME.match(text) and not text.startswith(("```", "|", "cc ",
-                                                                            "Co-authored")):
-            text = text.lstrip("#").strip()
-            return text[:297] + "..." if len(text) > 300 else text
+    """What the description says of the cause: the first paragraph of prose (not a quote, a
+    list of checks or code) under a "Root Cause" (or "Cause", "Problem", "Why") heading, else
+    its first paragraph of prose; at most 300 characters."""
+    heading = CAUSE_HEADING.search(body)
+    for start in ([heading.end()] if heading else []) + [0]:
+        for para in re.split(r"\n\s*\n", body[start:]):
+            text = " ".join(line.strip() for line in para.splitlines()).lstrip("#* ").strip()
+            if len(text) > 40 and not FRAME.match(text) and not text.startswith(
+                    ("```", "|", "cc ", "Co-authored")):
+                return text[:297] + "..." if len(text) > 300 else text
     return ""
 
 
 def quotes(commit: Commit) -> list[str]:
-    """The lines of the message that quote an error, normalised."""
+    """The lines of the message that quote an error, normalised: each alone, and with the
+    lines that go on with it."""
     title = re.sub(r"^(?:\[[^\]]*\]\s*)+", "", PR.sub("", commit.title))
     found = []
-    for line in [title, *commit.body.splitlines()]:
+    lines = commit.body.splitlines()
+    for i, line in [(-1, title), *enumerate(lines)]:
         if FRAME.match(line) or CODE.match(line) or not ERRORISH.search(line):
             continue
-        quote = normalise(line)
-        if MIN_QUOTE <= len(quote) <= MAX_QUOTE and quote not in found:
-            found.append(quote)
+        # the line, and the message as it goes on in the description (wrapped as a paste is)
+        goes_on = continued(lines, i) if i >= 0 else [line]
+        for quote in (normalise(line), normalise(" ".join(goes_on))):
+            if MIN_QUOTE <= len(quote) <= MAX_QUOTE and quote not in found:
+                found.append(quote)
     return found
 
 
@@ -135,12 +149,14 @@ def main() -> int:
                 if (m := re.match(r'Revert "(.*)"', c.title))}
     rows = []
     for repo, commit, releases in read:
-        if not FIXLIKE.search(commit.title) or commit.title.startswith("Revert") or \
-                PR.sub("", commit.title).strip() in reverted:
+        about = summary(commit.body)
+        # a fix by its title, or by the first paragraph of its description ("... fixes for
+        # tvm_rpc backend pickups")
+        if not (FIXLIKE.search(commit.title) or FIXES.search(about)) or commit.title.startswith(
+                "Revert") or PR.sub("", commit.title).strip() in reverted:
             continue
         pr = PR.search(commit.title)
         ref = f"#{pr.group(1)}" if pr else commit.sha[:12]
-        about = summary(commit.body)
         for quote in quotes(commit):
             rare = sorted({w for w in words(quote) if df[w] <= RARE_DF and not typename(w)})
             if rare:

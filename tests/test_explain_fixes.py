@@ -85,15 +85,22 @@ def test_generator_keeps_quoted_fixes_with_their_first_release(tmp_path: Path):
            " on the remote RPC server\n")
     git(root, "tag", "v0.2.0")
     commit("[Fix] Fix TensorIntrin frob_4x4_sdot is not registered (#3)")
+    commit("[TIR] Fix LowerFrob check failed frob_info_.size() == new_size (#6)\n\nHi "
+           "Reviewers, this tries to fix an issue; suggestions are welcome if you have time.\n\n"
+           "### Root Cause:\nThe recovery of each frob context assumed its vector kept its size."
+           "\n")
     commit('Revert "[Fix] Fix TensorIntrin frob_4x4_sdot is not registered" (#4)')
-    commit("[Docs] Say how to build (#5)\n\nerror: this quoted error is not in a fix at all\n")
+    commit("[Docs] Say how to build (#5)\n\nerror: this quoted error belongs to no repair at all\n")
     out = tmp_path / "fixes.txt.gz"
     run = subprocess.run([sys.executable, str(GENERATOR), f"apache/tvm={root / '.git'}", "--out", str(out)],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     rows = [r.split("\t") for r in gzip.open(out, "rt").read().splitlines()]
-    assert [(r[0], r[1], r[2]) for r in rows] == [("apache/tvm", "#2", "v0.2.0")]
-    _, _, _, _, title, summary, quote, rare = rows[0]
+    assert [(r[0], r[1], r[2]) for r in rows] == [("apache/tvm", "#6", ""),
+                                                  ("apache/tvm", "#2", "v0.2.0")]
+    # what a description says under its "Root Cause" heading, before its greeting
+    assert rows[0][5].startswith("The recovery of each frob context")
+    _, _, _, _, title, summary, quote, rare = rows[1]
     assert title.startswith("[Fix] Link tvm_rpc") and summary.startswith("The RPC server missed")
     assert quote.startswith("attributeerror: unable to find function tvm.contrib.random")
     assert "tvm.contrib.random.random_fill_for_measure" in rare.split("|")

@@ -39,6 +39,10 @@ ERRORISH = re.compile(r"(?:Error|Exception)\b:|Check failed|\berror\b|undefined 
                       r"[Ff]ailed")
 # where a compiler says it stopped (/tmp/x/src/a.cc:12:3:): the file names differ, the message not
 _LOCATION = re.compile(r"^\s*\S+?:\d+(?::\d+)?:\s+")
+_FRAME = re.compile(r'\s*(?:File "|Traceback|\d+: |#\d+ |\[bt\])')
+# what TVM prints under every error: it tells no fix from another
+_BOILERPLATE = re.compile(r"An error occurred during the execution of TVM\.|For more information, "
+                          r"please see: https://tvm\.apache\.org/docs/errors\.html", re.I)
 _QUOTES = re.compile(r"[\s`'\"‘’“”]+")
 _WORD = re.compile(r"[a-z_][a-z0-9_.:]*[a-z0-9_]")
 _TOKEN = re.compile(r"[a-z0-9_][a-z0-9_.:-]*[a-z0-9_]|[a-z0-9]")
@@ -58,7 +62,7 @@ def normalise(line: str) -> str:
     """Lower case, quotes and backticks gone, runs of spacing one space, a list's or a test
     log's marker (``- ``, ``> ``, ``E   ``) and a compiler's file:line: off the front."""
     line = _LOCATION.sub("", re.sub(r"^\s*(?:[-*>]|E )\s+", "", line))
-    return _QUOTES.sub(" ", line).strip().lower()
+    return _BOILERPLATE.sub(" ", _QUOTES.sub(" ", line)).strip().lower()
 
 
 def words(text: str) -> list[str]:
@@ -137,18 +141,20 @@ def find(text: str, version: LogVersion | None) -> list[Fixed]:
     shared)."""
     fixes = index()
     lines = text.splitlines()
-    # not a line of source a Python traceback shows under its frame: the raise, not its message
-    errors = [i for i, line in enumerate(lines) if ERRORISH.search(line) and not (
-        i and lines[i - 1].lstrip().startswith('File "'))]
+    # not a frame of a traceback, nor the line of source a Python traceback shows under it
+    errors = [i for i, line in enumerate(lines) if ERRORISH.search(line) and not _FRAME.match(
+        line) and not (i and _FRAME.match(lines[i - 1]))]
     if len(errors) > 2 * MAX_LINES:
         errors = errors[:MAX_LINES] + errors[-MAX_LINES:]
     best: Fixed | None = None
     pairs = 0
     for i in errors:
-        said = normalise(lines[i][:MAX_LINE])
+        # the line, and the message as it goes on over the next lines (a paste wraps it)
+        said = [normalise(lines[i][:MAX_LINE]), normalise(" ".join(continued(lines, i))[:MAX_LINE])]
         found: dict[int, int] = defaultdict(int)
-        for w in sorted(set(words(said)), key=lambda w: len(fixes.by_word.get(w, ())))[:LOOKUPS]:
-            for k in fixes.by_word.get(w, ()):
+        indexed = [w for w in set(words(said[1])) if w in fixes.by_word]
+        for w in sorted(indexed, key=lambda w: len(fixes.by_word[w]))[:LOOKUPS]:
+            for k in fixes.by_word[w]:
                 found[k] += 1
         for k in sorted(found, key=found.__getitem__, reverse=True)[:MAX_CANDIDATES]:
             if pairs >= MAX_PAIRS:
@@ -157,18 +163,35 @@ def find(text: str, version: LogVersion | None) -> list[Fixed]:
             fix = fixes.fixes[k]
             if _has_it(fix, version):
                 continue
-            m = SequenceMatcher(None, said, fix.quote, autojunk=False).find_longest_match(
-                0, len(said), 0, len(fix.quote))
-            shared = said[m.a:m.a + m.size]
-            own = [w for w in words(shared) if w in fix.rare]
-            told = sum(" " not in w for w in own) >= 2 or any(map(_named, own))
-            if told and m.size >= max(MIN_SHARED, COVER * min(len(fix.quote), len(said))) or \
-                    len(own) >= 3 and m.size >= max(MIN_WHOLE, WHOLE * max(len(fix.quote),
-                                                                            len(said))):
-                if best is not None and m.size <= len(best.shared):
-                    continue
-                best = Fixed(fix, i + 1, lines[i].strip()[:300], shared)
+            for text in dict.fromkeys(said):
+                shared = _shared(text, fix)
+                if shared and (best is None or len(shared) > len(best.shared)):
+                    best = Fixed(fix, i + 1, lines[i].strip()[:300], shared)
     return [best] if best else []
+
+
+def continued(lines: list[str], i: int, more: int = 2) -> list[str]:
+    """Line ``i`` and up to ``more`` lines that go on with its message: not blank, not a code
+    fence, not a frame of a traceback."""
+    out = [lines[i]]
+    for line in lines[i + 1:i + 1 + more]:
+        if not line.strip() or line.lstrip().startswith("```") or _FRAME.match(line):
+            break
+        out.append(line.strip())
+    return out
+
+
+def _shared(said: str, fix: Fix) -> str:
+    """What a log's message shares with a fix's quote, when that tells the fix: "" if not."""
+    m = SequenceMatcher(None, said, fix.quote, autojunk=False).find_longest_match(
+        0, len(said), 0, len(fix.quote))
+    shared = said[m.a:m.a + m.size]
+    own = [w for w in words(shared) if w in fix.rare]
+    told = sum(" " not in w for w in own) >= 2 or any(map(_named, own))
+    if told and m.size >= max(MIN_SHARED, COVER * min(len(fix.quote), len(said))) or \
+            len(own) >= 3 and m.size >= max(MIN_WHOLE, WHOLE * max(len(fix.quote), len(said))):
+        return shared
+    return ""
 
 
 def _has_it(fix: Fix, version: LogVersion | None) -> bool:

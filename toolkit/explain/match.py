@@ -89,7 +89,8 @@ def explain(text: str) -> list[Finding]:
     # error's message), the specific one (highest rank) speaks for it.
     top: dict[int, int] = {}
     for f in findings:
-        top[f.line] = max(top.get(f.line, f.rank), f.rank)
+        if f.origin != FIXES:  # a fix that quotes the line stands beside its explanation
+            top[f.line] = max(top.get(f.line, f.rank), f.rank)
     spans = {rule.id: rule.span for rule in RULES}
     findings = [f for f in findings if all(top.get(line, 0) <= f.rank for line in range(
         f.line, f.line + 1 + spans.get(f.id, 0))) or f.id not in spans]
