@@ -11,7 +11,7 @@ compiler's ``error:``, ``undefined reference``, ``CMake Error``, ``No such file`
 each such line it writes, into one gzip'd text file (default
 ``toolkit/data/explain/fixes.txt.gz``), one row::
 
-    REPO<TAB>REF<TAB>FIRST<TAB>DATE<TAB>TITLE<TAB>SUMMARY<TAB>QUOTE<TAB>RARE
+    REPO<TAB>REF<TAB>FIRST<TAB>DATE<TAB>TITLE<TAB>SUMMARY<TAB>QUOTE<TAB>RARE<TAB>LEAD
 
 REF is the pull request (``#19617``, from the squashed title) or the commit's first 12 hex
 digits; FIRST the first release tag that contains the commit (the project's own release tags,
@@ -20,8 +20,9 @@ has no releases); DATE the commit date; SUMMARY the description's first paragrap
 most 300 characters); QUOTE the quoted line, normalised as ``toolkit/explain/fixes.py``
 normalises a log's line; RARE the words and runs of three words of QUOTE that at most
 ``RARE_DF`` commit messages of all the repositories read use, joined by ``|`` (what makes a
-quote this fix's and not any failure's). The format is read by ``toolkit/explain/fixes.py``;
-only titles, a summary and the quoted lines are kept, no code.
+quote this fix's and not any failure's); LEAD the prose right above the quote ("otherwise
+linking fails with the following error:"), unless it is the SUMMARY. The format is read by
+``toolkit/explain/fixes.py``; only titles, prose and the quoted lines are kept, no code.
 """
 
 from __future__ import annotations
@@ -107,11 +108,11 @@ def summary(body: str) -> str:
     return ""
 
 
-def quotes(commit: Commit) -> list[str]:
-    """The lines of the message that quote an error, normalised: each alone, and with the
-    lines that go on with it."""
+def quotes(commit: Commit) -> list[tuple[str, str]]:
+    """The lines of the message that quote an error, normalised (each alone, and with the
+    lines that go on with it), each with the prose that leads to it."""
     title = re.sub(r"^(?:\[[^\]]*\]\s*)+", "", PR.sub("", commit.title))
-    found = []
+    found: dict[str, str] = {}
     lines = commit.body.splitlines()
     for i, line in [(-1, title), *enumerate(lines)]:
         if FRAME.match(line) or CODE.match(line) or not ERRORISH.search(line):
@@ -120,8 +121,27 @@ def quotes(commit: Commit) -> list[str]:
         goes_on = continued(lines, i) if i >= 0 else [line]
         for quote in (normalise(line), normalise(" ".join(goes_on))):
             if MIN_QUOTE <= len(quote) <= MAX_QUOTE and quote not in found:
-                found.append(quote)
-    return found
+                found[quote] = leading(lines, i)
+    return list(found.items())
+
+
+def leading(lines: list[str], i: int) -> str:
+    """The prose right above line ``i`` ("... otherwise linking fails with the following
+    error:"): the lines of its paragraph above it, else the paragraph before; "" for none."""
+    above: list[str] = []
+    for line in reversed(lines[:max(i, 0)]):
+        text = line.strip()
+        if not text:
+            if above:
+                break
+            continue
+        if text.startswith("```") or FRAME.match(line):
+            if above:
+                break
+            continue
+        above.insert(0, text)
+    text = " ".join(above).lstrip("#* ").strip()
+    return "" if len(text) < 40 else text[:297] + "..." if len(text) > 300 else text
 
 
 def main() -> int:
@@ -157,12 +177,12 @@ def main() -> int:
             continue
         pr = PR.search(commit.title)
         ref = f"#{pr.group(1)}" if pr else commit.sha[:12]
-        for quote in quotes(commit):
+        for quote, lead in quotes(commit):
             rare = sorted({w for w in words(quote) if df[w] <= RARE_DF and not typename(w)})
             if rare:
-                rows.append("\t".join((repo, ref, releases.get(commit.sha, ""), commit.date,
-                                       commit.title.replace("\t", " "), about.replace("\t", " "),
-                                       quote, "|".join(rare))))
+                rows.append("\t".join(x.replace("\t", " ") for x in (
+                    repo, ref, releases.get(commit.sha, ""), commit.date, commit.title, about,
+                    quote, "|".join(rare), "" if lead == about else lead)))
     Path(args.out).write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(),
                                              compresslevel=9, mtime=0))
     print(f"{len(read)} commits, {len(rows)} quoted lines; {Path(args.out).stat().st_size / 1e3:.0f}"

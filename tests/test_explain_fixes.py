@@ -57,7 +57,7 @@ def test_a_quote_that_goes_on_otherwise_is_another_failure():
 
 def test_shipped_fixes_are_fixes_with_their_quotes_and_no_code():
     rows = gzip.open(DATA / "fixes.txt.gz", "rt").read().splitlines()
-    assert len(rows) > 100 and all(len(r.split("\t")) == 8 for r in rows)
+    assert len(rows) > 100 and all(len(r.split("\t")) == 9 for r in rows)
     fixes = index().fixes
     assert {f.repo for f in fixes} == {"apache/tvm", "apache/tvm-ffi", "tile-ai/tilelang",
                                        "mlc-ai/mlc-llm"}
@@ -81,8 +81,9 @@ def test_generator_keeps_quoted_fixes_with_their_first_release(tmp_path: Path):
     commit("[Runtime] Add the frobnicator (#1)")
     commit("[Fix] Link tvm_rpc with libtvm_runtime_extra (#2)\n\nThe RPC server missed the "
            "contrib modules, which moved to their own library in the split of the runtime.\n\n"
-           "    AttributeError: Unable to find function tvm.contrib.random.random_fill_for_measure"
-           " on the remote RPC server\n")
+           "Without the library a tuning session on the server fails with this error:\n```\n"
+           "    AttributeError: Unable to find function\n"
+           "    tvm.contrib.random.random_fill_for_measure on the remote RPC server\n```\n")
     git(root, "tag", "v0.2.0")
     commit("[Fix] Fix TensorIntrin frob_4x4_sdot is not registered (#3)")
     commit("[TIR] Fix LowerFrob check failed frob_info_.size() == new_size (#6)\n\nHi "
@@ -96,14 +97,17 @@ def test_generator_keeps_quoted_fixes_with_their_first_release(tmp_path: Path):
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     rows = [r.split("\t") for r in gzip.open(out, "rt").read().splitlines()]
-    assert [(r[0], r[1], r[2]) for r in rows] == [("apache/tvm", "#6", ""),
-                                                  ("apache/tvm", "#2", "v0.2.0")]
+    assert list(dict.fromkeys((r[0], r[1], r[2]) for r in rows)) == [
+        ("apache/tvm", "#6", ""), ("apache/tvm", "#2", "v0.2.0")]
     # what a description says under its "Root Cause" heading, before its greeting
     assert rows[0][5].startswith("The recovery of each frob context")
-    _, _, _, _, title, summary, quote, rare = rows[1]
+    # the message wrapped over two lines is read whole, and the prose above it kept
+    [whole] = [r for r in rows if r[1] == "#2" and "random_fill_for_measure" in r[6]]
+    _, _, _, _, title, summary, quote, rare, lead = whole
     assert title.startswith("[Fix] Link tvm_rpc") and summary.startswith("The RPC server missed")
     assert quote.startswith("attributeerror: unable to find function tvm.contrib.random")
     assert "tvm.contrib.random.random_fill_for_measure" in rare.split("|")
+    assert lead == "Without the library a tuning session on the server fails with this error:"
     bad = subprocess.run([sys.executable, str(GENERATOR), f"apache/tvm={tmp_path / 'absent'}"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "GIT_DIR" in bad.stderr

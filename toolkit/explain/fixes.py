@@ -96,6 +96,7 @@ class Fix:
     summary: str
     quote: str
     rare: frozenset[str]
+    lead: str  # the description's prose right above the quote ("" when it is the summary)
 
     def where(self) -> str:
         ref = f"{self.repo}{self.ref}" if self.ref.startswith("#") else \
@@ -130,9 +131,9 @@ def index(data: Path = DATA) -> FixIndex:
     fixes = []
     with gzip.open(data / "fixes.txt.gz", "rt") as f:
         for row in f:
-            repo, ref, first, date, title, about, quote, rare = row.rstrip("\n").split("\t")
+            repo, ref, first, date, title, about, quote, rare, lead = row.rstrip("\n").split("\t")
             fixes.append(Fix(repo, ref, first, date, title, about, quote,
-                             frozenset(rare.split("|"))))
+                             frozenset(rare.split("|")), lead))
     return FixIndex(fixes)
 
 
@@ -209,6 +210,8 @@ def describe(found: Fixed, version: LogVersion | None) -> tuple[str, str, str]:
     """(title, cause, fix) of a fix the log's error is quoted in."""
     fix = found.fix
     what = f" It says: {fix.summary}" if fix.summary else ""
+    if fix.lead:
+        what += f" Above the quote: {fix.lead}"
     yours = f" The TVM in this log is {version.describe()} ({version.why})." \
         if version is not None and fix.repo == "apache/tvm" else \
         " The log does not say whether its build has the fix."
