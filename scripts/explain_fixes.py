@@ -11,7 +11,7 @@ compiler's ``error:``, ``undefined reference``, ``CMake Error``, ``No such file`
 each such line it writes, into one gzip'd text file (default
 ``toolkit/data/explain/fixes.txt.gz``), one row::
 
-    REPO<TAB>REF<TAB>FIRST<TAB>DATE<TAB>TITLE<TAB>SUMMARY<TAB>QUOTE<TAB>RARE<TAB>LEAD
+    REPO<TAB>REF<TAB>FIRST<TAB>DATE<TAB>TITLE<TAB>SUMMARY<TAB>QUOTE<TAB>RARE<TAB>LEAD<TAB>SCOPE
 
 REF is the pull request (``#19617``, from the squashed title) or the commit's first 12 hex
 digits; FIRST the first release tag that contains the commit (the project's own release tags,
@@ -21,7 +21,9 @@ most 300 characters); QUOTE the quoted line, normalised as ``toolkit/explain/fix
 normalises a log's line; RARE the words and runs of three words of QUOTE that at most
 ``RARE_DF`` commit messages of all the repositories read use, joined by ``|`` (what makes a
 quote this fix's and not any failure's); LEAD the prose right above the quote ("otherwise
-linking fails with the following error:"), unless it is the SUMMARY. The format is read by
+linking fails with the following error:"), unless it is the SUMMARY; SCOPE ``outside`` for a
+change of the project's CI, tests and docs only (the error is met there, the project the
+user runs is not changed). The format is read by
 ``toolkit/explain/fixes.py``; only titles, prose and the quoted lines are kept, no code.
 """
 
@@ -66,14 +68,26 @@ class Commit:
     date: str
     title: str
     body: str
+    files: list[str]
+
+    def outside(self) -> bool:
+        """It changed only the project's CI, tests and docs, nothing a user builds or runs: it
+        did not fix the project for its users (a test script that ran ``python`` 2)."""
+        return bool(self.files) and all(OUTSIDE.match(f) for f in self.files)
+
+
+# what a build or a wheel of the project does not hold
+OUTSIDE = re.compile(r"(?:tests?|testing|docker|ci|\.ci|\.github|docs?|jenkins|conda)/|"
+                     r"Jenkinsfile|[^/]*\.md$|\.[^/]*$")
 
 
 def commits(git: Git) -> list[Commit]:
-    out = git.run("log", "--no-merges", "--format=%x00%H%x01%cs%x01%s%x01%b")
+    out = git.run("log", "--no-merges", "--name-only", "--format=%x00%H%x01%cs%x01%s%x01%b%x02")
     found = []
     for block in out.split("\0")[1:]:
-        sha, date, title, body = block.split("\x01", 3)
-        found.append(Commit(sha, date, title.strip(), body.strip()))
+        sha, date, title, rest = block.split("\x01", 3)
+        body, _, files = rest.partition("\x02")
+        found.append(Commit(sha, date, title.strip(), body.strip(), files.split()))
     return found
 
 
@@ -101,6 +115,7 @@ def summary(body: str) -> str:
     heading = CAUSE_HEADING.search(body)
     for start in ([heading.end()] if heading else []) + [0]:
         for para in re.split(r"\n\s*\n", body[start:]):
+            para = para.partition("```")[0]  # the prose, not the quote it leads to
             text = " ".join(line.strip() for line in para.splitlines()).lstrip("#* ").strip()
             if len(text) > 40 and not FRAME.match(text) and not text.startswith(
                     ("```", "|", "cc ", "Co-authored")):
@@ -182,7 +197,8 @@ def main() -> int:
             if rare:
                 rows.append("\t".join(x.replace("\t", " ") for x in (
                     repo, ref, releases.get(commit.sha, ""), commit.date, commit.title, about,
-                    quote, "|".join(rare), "" if lead == about else lead)))
+                    quote, "|".join(rare), "" if lead == about else lead,
+                    "outside" if commit.outside() else "")))
     Path(args.out).write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(),
                                              compresslevel=9, mtime=0))
     print(f"{len(read)} commits, {len(rows)} quoted lines; {Path(args.out).stat().st_size / 1e3:.0f}"

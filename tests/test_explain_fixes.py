@@ -39,6 +39,13 @@ def test_a_log_whose_tvm_has_the_fix_is_not_answered_by_it():
     assert older and "The TVM in this log is v0.13.0" in older[0].cause
 
 
+def test_a_change_of_ci_or_tests_only_is_no_fix_of_the_tvm_in_use():
+    # apache/tvm#9415 met TVM's own Python check in a test script that ran Python 2
+    [f] = fixed("Exception: The minimal Python requirement is Python 3.6\n")
+    assert f.title == "A change in apache/tvm's history met this error"
+    assert "python3" in f.cause and "does not change this" in f.fix and "newer" not in f.cause
+
+
 def test_a_generic_message_a_fix_also_quotes_names_no_fix():
     # Python's and TVM's own wording, quoted by fixes about other names
     for log in ("AttributeError: module 'tvm' has no attribute 'context'\n",
@@ -57,7 +64,7 @@ def test_a_quote_that_goes_on_otherwise_is_another_failure():
 
 def test_shipped_fixes_are_fixes_with_their_quotes_and_no_code():
     rows = gzip.open(DATA / "fixes.txt.gz", "rt").read().splitlines()
-    assert len(rows) > 100 and all(len(r.split("\t")) == 9 for r in rows)
+    assert len(rows) > 100 and all(len(r.split("\t")) == 10 for r in rows)
     fixes = index().fixes
     assert {f.repo for f in fixes} == {"apache/tvm", "apache/tvm-ffi", "tile-ai/tilelang",
                                        "mlc-ai/mlc-llm"}
@@ -73,9 +80,10 @@ def test_generator_keeps_quoted_fixes_with_their_first_release(tmp_path: Path):
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
 
-    def commit(message: str) -> None:
-        (root / "f").write_text(message)
-        git(root, "add", "f")
+    def commit(message: str, path: str = "src/f.cc") -> None:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(message)
+        git(root, "add", path)
         git(root, "commit", "-q", "-m", message)
 
     commit("[Runtime] Add the frobnicator (#1)")
@@ -91,19 +99,22 @@ def test_generator_keeps_quoted_fixes_with_their_first_release(tmp_path: Path):
            "### Root Cause:\nThe recovery of each frob context assumed its vector kept its size."
            "\n")
     commit('Revert "[Fix] Fix TensorIntrin frob_4x4_sdot is not registered" (#4)')
+    commit("[CI] Fix the frob tests (#7)\n\nThey ran python 2:\nException: The minimal Python "
+           "requirement is Python 3.6\n", "tests/scripts/task_frob.sh")
     commit("[Docs] Say how to build (#5)\n\nerror: this quoted error belongs to no repair at all\n")
     out = tmp_path / "fixes.txt.gz"
     run = subprocess.run([sys.executable, str(GENERATOR), f"apache/tvm={root / '.git'}", "--out", str(out)],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     rows = [r.split("\t") for r in gzip.open(out, "rt").read().splitlines()]
-    assert list(dict.fromkeys((r[0], r[1], r[2]) for r in rows)) == [
-        ("apache/tvm", "#6", ""), ("apache/tvm", "#2", "v0.2.0")]
+    assert list(dict.fromkeys((r[0], r[1], r[2], r[9]) for r in rows)) == [
+        ("apache/tvm", "#7", "", "outside"), ("apache/tvm", "#6", "", ""),
+        ("apache/tvm", "#2", "v0.2.0", "")]
     # what a description says under its "Root Cause" heading, before its greeting
-    assert rows[0][5].startswith("The recovery of each frob context")
+    assert [r[5] for r in rows if r[1] == "#6"][0].startswith("The recovery of each frob context")
     # the message wrapped over two lines is read whole, and the prose above it kept
     [whole] = [r for r in rows if r[1] == "#2" and "random_fill_for_measure" in r[6]]
-    _, _, _, _, title, summary, quote, rare, lead = whole
+    _, _, _, _, title, summary, quote, rare, lead, scope = whole
     assert title.startswith("[Fix] Link tvm_rpc") and summary.startswith("The RPC server missed")
     assert quote.startswith("attributeerror: unable to find function tvm.contrib.random")
     assert "tvm.contrib.random.random_fill_for_measure" in rare.split("|")

@@ -97,6 +97,7 @@ class Fix:
     quote: str
     rare: frozenset[str]
     lead: str  # the description's prose right above the quote ("" when it is the summary)
+    outside: bool  # it changed the project's CI, tests or docs only, not what users run
 
     def where(self) -> str:
         ref = f"{self.repo}{self.ref}" if self.ref.startswith("#") else \
@@ -131,9 +132,10 @@ def index(data: Path = DATA) -> FixIndex:
     fixes = []
     with gzip.open(data / "fixes.txt.gz", "rt") as f:
         for row in f:
-            repo, ref, first, date, title, about, quote, rare, lead = row.rstrip("\n").split("\t")
+            repo, ref, first, date, title, about, quote, rare, lead, scope = row.rstrip(
+                "\n").split("\t")
             fixes.append(Fix(repo, ref, first, date, title, about, quote,
-                             frozenset(rare.split("|")), lead))
+                             frozenset(rare.split("|")), lead, scope == "outside"))
     return FixIndex(fixes)
 
 
@@ -212,15 +214,21 @@ def describe(found: Fixed, version: LogVersion | None) -> tuple[str, str, str]:
     what = f" It says: {fix.summary}" if fix.summary else ""
     if fix.lead:
         what += f" Above the quote: {fix.lead}"
+    quoted = f"whose message quotes this error (\"{found.shared.strip()}\").{what}"
+    if fix.outside:
+        # a change of CI, tests or docs met the error: its words say why, a release does not
+        return (f"A change in {fix.repo}'s history met this error",
+                f"{fix.where()} changed only the project's CI, tests or docs, {quoted}",
+                "read how that change avoided it (what it says above); a newer release "
+                f"of {fix.repo} does not change this")
     yours = f" The TVM in this log is {version.describe()} ({version.why})." \
         if version is not None and fix.repo == "apache/tvm" else \
         " The log does not say whether its build has the fix."
-    cause = (f"Fixed in {fix.where()}, whose message quotes this error "
-             f"(\"{found.shared.strip()}\").{what}{yours}")
     if fix.first:
         remedy = f"use {fix.repo} {fix.first} or newer, or apply the fix ({fix.ref}) to your tree"
     else:
         remedy = f"use a {fix.repo} built after {fix.date}, or apply the fix ({fix.ref})"
-    return (f"A fix in {fix.repo}'s history quotes this error", cause,
+    return (f"A fix in {fix.repo}'s history quotes this error",
+            f"Fixed in {fix.where()}, {quoted}{yours}",
             remedy + "; if your build already has it, this is another failure with the same "
             "message")
