@@ -278,6 +278,15 @@ def test_a_project_built_on_tvm_is_answered_from_its_own_history():
     assert "v0.1.9–main" in f.cause and "TileLang" in f.fix
     # Without the package or its users' alias in the log, TileLang's history is not asked.
     assert not [f for f in explain(log.replace("T.gemm(", "gemm(")) if "TileLang" in f.title]
+    # A log that names TileLang (a path of its examples) and calls a function only TileLang has
+    # by its bare name: autotune's `keys` went in v0.1.4 (`git show v0.1.3:tilelang/autotuner/
+    # __init__.py`)
+    bare = ('  File "/ws/tilelang/examples/flash_attention/example_mha_fwd.py", line 158, in f\n'
+            "    @autotune(\nTypeError: autotune() got an unexpected keyword argument 'keys'\n")
+    f = next(f for f in explain(bare) if f.origin == "API history")
+    assert "v0.1.0–v0.1.3" in f.title and "keys was removed in v0.1.4" in f.cause
+    # ... not where the log names no TileLang
+    assert not [f for f in explain(bare.replace("tilelang/", "x/")) if "TileLang" in f.title]
     # apache-tvm-ffi by its own releases (make_kwargs_wrapper gained the parameter in v0.1.10)
     f = best("TypeError: make_kwargs_wrapper() got an unexpected keyword argument "
              "'map_dataclass_to_tuple'\n  -> tvm_ffi.utils.kwargs_wrapper.make_kwargs_wrapper\n")
@@ -293,6 +302,13 @@ def test_a_project_built_on_tvm_is_answered_from_its_own_history():
     # ... but a log that says which TVM it ran, and names no TileLang, is TVM's
     tvm_log = "TVM version 0.18.0\nCheck failed: (load->indices.size() == ndim) is false:\n"
     assert not [f for f in explain(tvm_log) if "TileLang" in f.title]
+
+
+def test_a_name_no_release_has_is_given_similar_names_with_their_releases():
+    # tvm.runtime.load never was; tvm.module.load became tvm.runtime.load_module in v0.7.0
+    f = next(f for f in explain("AttributeError: module 'tvm.runtime' has no attribute 'load'\n")
+             if f.origin == "API history")
+    assert "tvm.runtime.load_module (v0.7.0–main)" in f.cause
 
 
 def test_api_drift_names_the_version_on_both_sides():

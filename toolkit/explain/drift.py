@@ -170,8 +170,12 @@ def _answer(history: ApiHistory, kind: str, m: re.Match[str],
         others = ecosystem_apis()
         named = [h for h in others if h.project.shown_in(m.string)]
         aliased = [h for h in others if h not in named and h.project.called_in(m.string, func)]
+        # a project the log names answers for a function only it has (TileLang's autotune)
+        # even where the log does not show the function's module: a script's bare call
+        tvms = bool(history.signatures(".".join(func.split(".")[-2:])))
         for h in (*named, history, *aliased):
-            answer = _signature(h, g, m, version if h.project.own else None)
+            answer = _signature(h, g, m, version if h.project.own else None,
+                                alone=h in named and not tvms)
             if answer is not None:
                 return answer
         return None
@@ -268,7 +272,10 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
         return _not_on_path(m, version)
     if not mask:
         near = _near(history, name)
-        hint = f" Similar names: {', '.join(near)}." if near else ""
+        # with the releases that have each: "load_module (v0.7.0–main)" says when it came
+        hint = " Similar names: " + ", ".join(
+            f"{n} ({v.span(history.python(n))})" if history.python(n) else n for n in near
+        ) + "." if near else ""
         if rename and rename.new:
             return _renamed(history, name, 0, rename, m, version)
         misread = history.reads_of(name) if own else []
@@ -746,9 +753,11 @@ def _unbound_elsewhere(ident: str, m: re.Match[str], version: LogVersion | None
 
 
 def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
-               version: LogVersion | None) -> Answer | None:
+               version: LogVersion | None, alone: bool = False) -> Answer | None:
     """``build() got an unexpected keyword argument 'params'`` (or a missing argument, or too
-    many positional ones): a call written for another version's parameters."""
+    many positional ones): a call written for another version's parameters. ``alone``: the
+    log names this project and TVM has no function of that name whose parameters changed, so
+    one function of the project by that name answers without the log showing its module."""
     v = history.versions
     parts = (g["func"] or "").split(".")
     if parts[-1] == "__init__" and len(parts) < 2:
@@ -786,7 +795,8 @@ def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
             continue  # its parameters changed, but not in a way that explains this call
         module = function.rsplit(".", 1)[0] if len(parts) < 2 else function.rsplit(".", 2)[0]
         shown = module.replace(".", "/") in log or module in log
-        if not (history.project.own or shown or history.project.called_in(log, parts[-1])):
+        if not (history.project.own or shown or history.project.called_in(log, parts[-1]) or
+                alone and len(by_function) == 1):
             continue  # another project's function of that name: only where the log shows it
         key = (shown, bool(version and version.mask & bad), bad.bit_length())
         if best is None or key > best[0]:
@@ -801,8 +811,14 @@ def _signature(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
             f"{given} positional arguments")
     whose = "" if history.project.own else f"{history.project.name} "
     title = f"{function}() takes {what} only in {whose}{v.span(ok)}"
-    cause = (f"the call was written for another version of {function}: in {v.span(bad)} it "
-             f"takes ({', '.join(newest_bad)}), in {v.span(ok)} ({', '.join(newest_ok)})"
+    # the keyword's story in one word: gone since a release, or new in one
+    story = ""
+    if kw and indexes(ok)[-1] < indexes(bad)[-1]:
+        story = f" ({kw} was removed in {v.labels[indexes(ok)[-1] + 1]})"
+    elif kw and indexes(ok)[0] > indexes(bad)[0]:
+        story = f" ({kw} was added in {v.first(ok)})"
+    cause = (f"the call was written for another version of {function}{story}: in {v.span(bad)} "
+             f"it takes ({', '.join(newest_bad)}), in {v.span(ok)} ({', '.join(newest_ok)})"
              f"{_yours(version)}.")
     p = history.project.name
     if indexes(ok)[0] > indexes(bad)[-1] if indexes(bad) else False:
