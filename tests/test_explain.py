@@ -909,3 +909,16 @@ def test_every_alternative_of_a_rule_holds_one_of_its_needles() -> None:
             bare = re.sub(r"(?<!\\)\(\?(?:P<\w+>|:)|(?<!\\)[()?+*]", "", alt)  # groups, quantifiers
             literal = re.sub(r"\\(.)", r"\1", bare)
             assert any(n in literal for n in rule.needles()), (rule.id, alt)
+
+
+def test_a_system_library_a_link_names_is_a_package_installed_without_it() -> None:
+    # GNU make in Chinese (apt.llvm.org's LLVM 18 without libpolly-18-dev)
+    zh = "make[2]: *** 没有规则可制作目标“/usr/lib/llvm-18/lib/libPolly.a”，由“libtvm.so” 需求。 停止。\n"
+    f = best(zh)
+    assert f.id == "installed-library-missing" and "libpolly-18-dev" in f.fix
+    # a library in the build tree is one no target built first, not a package's
+    tree = "make[2]: *** No rule to make target 'host_crt/libcommon.a', needed by 'libtvm.so'.\n"
+    assert best(tree).id == "make-library-not-built-first"
+    other = "make: *** No rule to make target '/usr/lib/x86_64-linux-gnu/libz3.so', needed by 'a'.\n"
+    f = best(other)
+    assert f.id == "installed-library-missing" and "apt-file search libz3.so" in f.fix

@@ -1186,9 +1186,30 @@ RULES: list[Rule] = [
         one_line=True,
     ),
     Rule(
-        "make-library-not-built-first", "build", "No rule to make target",
+        "installed-library-missing", "build", ("No rule to make target", "没有规则可制作目标"),
+        r"No rule to make target [`'‘\"](?P<lib>(?:/usr|/opt|/lib|/lib64)/[^`'’\"\s]+\.(?:a|so|dylib))"
+        r"[`'’\"], needed by [`'‘\"](?P<out>[^`'’\"\s]+)[`'’\"]"
+        # GNU make in Chinese: 没有规则可制作目标“X”，由“Y” 需求
+        r"|没有规则可制作目标[“\"'‘](?P<lib_zh>(?:/usr|/opt|/lib|/lib64)/[^”\"'’\s]+\.(?:a|so|dylib))"
+        r"[”\"'’]，由[“\"'‘](?P<out_zh>[^”\"'’\s]+)[”\"'’]",
+        "A library an installed package lists is not installed",
+        "the link names a file in the system's folders that is not there.",
+        "install the package that ships it.",
+        "GNU make's 'No rule to make target X, needed by Y' (and its Chinese translation); "
+        "LLVMExports.cmake and llvm-config --libs list every component LLVM was built with, "
+        "while Debian's and apt.llvm.org's packages ship Polly, MLIR, clang and lld apart "
+        "(libpolly-N-dev, ...)",
+        toolchain.installed_file_missing,
+        rank=55,
+        one_line=True,
+    ),
+    Rule(
+        "make-library-not-built-first", "build", ("No rule to make target", "没有规则可制作目标"),
         r"No rule to make target [`'‘\"](?P<lib>[^`'’\"\s]+\.(?:a|so|dylib|lib))[`'’\"], needed by "
-        r"[`'‘\"](?P<out>[^`'’\"\s]+)[`'’\"]",
+        r"[`'‘\"](?P<out>[^`'’\"\s]+)[`'’\"]"
+        # GNU make in Chinese: 没有规则可制作目标“X”，由“Y” 需求
+        r"|没有规则可制作目标[“\"'‘](?P<lib_zh>[^”\"'’\s]+\.(?:a|so|dylib|lib))[”\"'’]，由"
+        r"[“\"'‘](?P<out_zh>[^”\"'’\s]+)[”\"'’]",
         "A library is linked before anything builds it",
         "make links a library that another target builds, with no dependency on that target.",
         "build that target first, or use Ninja.",

@@ -1700,7 +1700,7 @@ _VENDORED_DIR = re.compile(r"(?:^|/)(?P<dir>3rdparty/[\w.-]+|dmlc-core|dlpack|Ha
 def library_not_built_first(groups: dict[str, str], _text: str) -> tuple[str, str]:
     """``No rule to make target 'host_standalone_crt/libutvm_rpc_common.a', needed by
     'libtvm_runtime.dylib'``: a library file linked by path, built by another target."""
-    lib, out = groups["lib"], groups["out"]
+    lib, out = groups.get("lib") or groups["lib_zh"], groups.get("out") or groups["out_zh"]
     folder = lib.rsplit("/", 1)[0] if "/" in lib else ""
     made = f" (the target of {folder}/)" if folder else ""
     tvm = ""
@@ -1720,6 +1720,36 @@ def library_not_built_first(groups: dict[str, str], _text: str) -> tuple[str, st
             "build the target that makes it first (make <that target>, then make), or "
             "configure with the Ninja generator (cmake -G Ninja); in your own CMake, link the "
             "target by name or add_dependencies on it")
+
+
+# LLVM's components that Debian's and apt.llvm.org's packages ship apart from libllvm-N-dev,
+# while LLVM's exported link list (LLVMExports.cmake, llvm-config --libs) still names them
+_LLVM_PARTS = {"Polly": "libpolly-{n}-dev", "MLIR": "libmlir-{n}-dev", "clang": "libclang-{n}-dev",
+               "lld": "liblld-{n}-dev"}
+
+
+def installed_file_missing(groups: dict[str, str], _text: str) -> tuple[str, str]:
+    """``No rule to make target '/usr/lib/llvm-18/lib/libPolly.a', needed by 'libtvm.so'``: a
+    library file in the system's folders that a link names and nothing builds: a package's
+    link list names a file the package installed does not hold."""
+    lib, out = groups.get("lib") or groups["lib_zh"], groups.get("out") or groups["out_zh"]
+    llvm = re.search(r"/llvm-?(\d+)/", lib)
+    base = lib.rsplit("/", 1)[-1]
+    if llvm:
+        n = llvm.group(1)
+        part = next((k for k in _LLVM_PARTS if base.lower().startswith(f"lib{k.lower()}")), None)
+        package = _LLVM_PARTS[part].format(n=n) if part else f"the LLVM {n} package that ships it"
+        return (f"{out} links {lib}, which LLVM {n}'s link list (its CMake exports, "
+                f"llvm-config --libs) names but the LLVM install does not hold: "
+                f"{'LLVM ' + part + ' is' if part else 'that part of LLVM is'} packaged apart "
+                f"(apt.llvm.org's and Debian's packages), and the package is not installed.",
+                f"install {package} (or point USE_LLVM at a complete LLVM install, such as "
+                "the llvm-config of a release tarball), then configure again")
+    return (f"{out} links {lib}, a file in the system's folders that nothing in this build "
+            "makes and that is not there: the package whose link list names it is installed "
+            "without it (another package ships that file).",
+            f"install the package that ships {base} (apt-file search {base} / dnf provides "
+            f"'*/{base}'), then configure again")
 
 
 # A library that names itself before CUDA's words: "TVMError: FlashInfer ParallelTopP...
