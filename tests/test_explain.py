@@ -922,3 +922,16 @@ def test_a_system_library_a_link_names_is_a_package_installed_without_it() -> No
     other = "make: *** No rule to make target '/usr/lib/x86_64-linux-gnu/libz3.so', needed by 'a'.\n"
     f = best(other)
     assert f.id == "installed-library-missing" and "apt-file search libz3.so" in f.fix
+
+
+def test_a_path_split_at_a_space_is_named_only_where_the_log_shows_it_whole() -> None:
+    # coreutils 8's wording (CentOS 7), the path with its space shown above it
+    log = ("libtool: install: /usr/bin/install -c .libs/libbacktrace.lai /w/b/build-GCC 9.3.1/"
+           "libbacktrace/lib/libbacktrace.la\n/usr/bin/install: target '9.3.1/libbacktrace/lib/"
+           "libbacktrace.la' is not a directory\n")
+    f = best(log)
+    assert f.id == "space-in-build-path" and "'build-GCC 9.3.1'" in f.cause
+    assert "libbacktrace" in f.cause and "build-GCC-9.3.1" in f.fix
+    # a target that is no tail of a spaced path is another failure
+    plain = "/usr/bin/install: target 'lib/x' is not a directory\n"
+    assert "space-in-build-path" not in {f.id for f in explain(plain)}

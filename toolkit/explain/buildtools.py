@@ -187,3 +187,23 @@ def cython3_exception_spec(groups: dict[str, str], _text: str) -> tuple[str, str
             "pin Cython below 3 for this TVM (pip install 'cython<3', with "
             "--no-build-isolation so the build uses it), or use a TVM whose Cython sources "
             "declare the callback for 3.0 (noexcept or a cast)")
+
+
+def space_in_path(groups: dict[str, str], text: str) -> tuple[str, str] | str:
+    """``install: target '9.3.1/libbacktrace/lib/libbacktrace.la' is not a directory``: the
+    path a tool was given was cut at a space, the tail it names is what came after it in a
+    path the log shows whole ("build-Release-GCC 9.3.1/libbacktrace/lib")."""
+    tail = groups["tail"].strip("/")
+    head = tail.split("/", 1)[0]
+    whole = re.search(r"(?P<path>/[^\s'\"]*\s" + re.escape(head) + r"(?:/|\b)[^\s'\"]*)", text)
+    if whole is None:
+        return NOT_THIS
+    path = whole.group("path")
+    spaced = path.split(" " + head, 1)[0].rsplit("/", 1)[-1] + " " + head
+    who = " (TVM's bundled libbacktrace, built as an external project by its own configure " \
+        "and libtool, cmake/libs/Libbacktrace.cmake)" if "libbacktrace" in text else ""
+    return (f"the build path holds a space ('{spaced}' in {path}): a tool of the build{who} "
+            f"was handed the path unquoted and split it at the space, so it took '{groups['tail']}'"
+            " for a directory of its own.",
+            "use a build directory (and source path) without spaces, e.g. "
+            f"'{spaced.replace(' ', '-')}', and configure again")

@@ -2155,6 +2155,23 @@ RULES: list[Rule] = [
         rank=60,
     ),
     Rule(
+        "space-in-build-path", "build", ("is not a directory", "No such file or directory",
+                                         "Not a directory"),
+        # coreutils 8 says "is not a directory", 9 "No such file or directory"
+        r"(?:install|cp|mv|ln): target [`'‘\"](?P<tail>[^`'’\"\n]+)[`'’\"](?: is not a directory|"
+        r": No such file or directory|: Not a directory)",
+        "The build path holds a space a tool split it at",
+        "a tool of the build was given a path with a space, unquoted.",
+        "build in a path without spaces.",
+        "GNU coreutils' install/cp/mv ('target X is not a directory' when given several "
+        "sources); libtool's and autoconf's install rules, which pass $(DESTDIR)$(libdir) "
+        "unquoted; TVM's cmake/libs/Libbacktrace.cmake (ExternalProject_Add of libbacktrace's "
+        "own configure)",
+        buildtools.space_in_path,
+        rank=60,
+        one_line=True,
+    ),
+    Rule(
         "linker-unknown-flag", "build",
         ("unrecognized option", "unknown option", "unknown argument", "Unknown linker flag",
          "unable to disambiguate"),
