@@ -935,3 +935,17 @@ def test_a_path_split_at_a_space_is_named_only_where_the_log_shows_it_whole() ->
     # a target that is no tail of a spaced path is another failure
     plain = "/usr/bin/install: target 'lib/x' is not a directory\n"
     assert "space-in-build-path" not in {f.id for f in explain(plain)}
+
+
+def test_a_finalizer_at_interpreter_exit_names_the_module_torn_down() -> None:
+    # Disco's process pool at exit (apache/tvm#16752): psutil gone from sys.modules
+    log = ("Exception ignored in: <function DiscoPopenWorker.__del__ at 0x7f2c922bfe20>\n"
+           "Traceback (most recent call last):\n"
+           '  File "/t/python/tvm/runtime/disco/process_pool.py", line 67, in __del__\n'
+           '  File "/e/site-packages/psutil/_common.py", line 864, in get_procfs_path\n'
+           "KeyError: 'psutil'\n")
+    f = best(log)
+    assert f.id == "finalizer-at-interpreter-exit" and "DiscoPopenWorker.__del__" in f.cause
+    assert "module 'psutil' was already removed" in f.cause and "import psutil lazily" in f.fix
+    # a KeyError that no finalizer at exit printed is another failure
+    assert "finalizer-at-interpreter-exit" not in {f.id for f in explain("KeyError: 'psutil'\n")}

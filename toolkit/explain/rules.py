@@ -25,6 +25,7 @@ from toolkit.explain import (
     frontend_attrs,
     frontend_reads,
     import_cycles,
+    interpreter_exit,
     llvm_guards,
     llvm_link,
     mlc_model_libs,
@@ -2170,6 +2171,20 @@ RULES: list[Rule] = [
         buildtools.space_in_path,
         rank=60,
         one_line=True,
+    ),
+    Rule(
+        "finalizer-at-interpreter-exit", "runtime", "Exception ignored in: <function",
+        r"Exception ignored in: <function (?P<func>[\w.]+\.__del__) at 0x[0-9a-f]+>\n"
+        r"(?:[^\n]*\n){0,40}?(?:KeyError: '(?P<key>[\w.]+)'|(?P<meta>ImportError: sys\.meta_path is "
+        r"None)|NameError: name '(?P<name>\w+)' is not defined)",
+        "A finalizer ran while Python was shutting down",
+        "a __del__ ran at interpreter exit, after a module it uses was torn down.",
+        "import what the finalizer needs lazily, and close the object before exit.",
+        "CPython's interpreter shutdown (PyImport_Cleanup / finalize_modules: modules cleared "
+        "in no promised order, then remaining objects' finalizers run; 'Exception ignored in' "
+        "is sys.unraisablehook's header); apache/tvm#16752 (psutil in Disco's process pool)",
+        interpreter_exit.finalizer,
+        rank=60,
     ),
     Rule(
         "linker-unknown-flag", "build",
