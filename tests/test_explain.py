@@ -949,3 +949,16 @@ def test_a_finalizer_at_interpreter_exit_names_the_module_torn_down() -> None:
     assert "module 'psutil' was already removed" in f.cause and "import psutil lazily" in f.fix
     # a KeyError that no finalizer at exit printed is another failure
     assert "finalizer-at-interpreter-exit" not in {f.id for f in explain("KeyError: 'psutil'\n")}
+
+
+def test_a_name_tilelang_templates_lack_or_cuda_lacks_names_the_release() -> None:
+    # __nv_fp8_e8m0 came with CUDA 12.8; TileLang guards it from v0.1.7.post2 (its cuda_fp8.h)
+    f = best('k.cu(12): error: identifier "__nv_fp8_e8m0" is undefined\n')
+    assert f.id == "tilelang-template-name"
+    assert "CUDA 12.8" in f.cause and "TileLang v0.1.7.post2 or newer" in f.fix
+    # a name TVM's own CUDA printer writes is TVM's unless the log names TileLang
+    assert "tilelang-template-name" not in {
+        g.id for g in explain('k.cu(3): error: identifier "fp8_e4_t" is undefined\n')}
+    # a name no TileLang release's templates declare stays the codegen answer
+    assert "tilelang-template-name" not in {
+        g.id for g in explain('k.cu(3): error: identifier "nothing_such_x" is undefined\n')}

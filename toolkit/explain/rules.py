@@ -39,6 +39,7 @@ from toolkit.explain import (
     stack_packages,
     tilelang_archs,
     tilelang_layouts,
+    tilelang_templates,
     toolchain,
     torch_script,
     tvmc_options,
@@ -1265,6 +1266,18 @@ RULES: list[Rule] = [
              "tag": groups.get("tag") or groups.get("tag2") or ""}, text) or NOT_THIS,
         rank=55,
         origin="PyPI wheel table",
+    ),
+    Rule(
+        "tilelang-template-name", "tilelang", "is undefined",
+        r"identifier \"(?P<ident>\w+)\" is undefined",
+        "A name TileLang's CUDA templates lack in this release",
+        "the kernel uses a name the TileLang templates (or the CUDA) in use do not declare.",
+        "use the TileLang (or CUDA) release that declares it.",
+        "tile-ai/tilelang's src/tl_templates/cuda/ headers at each release and main, and the "
+        "CUDA-version checks around the CUDA names they use (toolkit/data/explain/"
+        "tilelang_templates.json, by scripts/tilelang_templates.py)",
+        tilelang_templates.undefined,
+        rank=56,
     ),
     Rule(
         "device-compiler-rejects-generated-source", "codegen",

@@ -882,7 +882,7 @@ def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     targets = [target] if target else [t for t, _ in DEVICE_COMPILERS]
     found = []  # what TVM's history says of the name: the versions whose printer writes it
     for t in targets:
-        hit = _printed(t).get(ident)
+        hit = printed_by_tvm(t).get(ident)
         if hit:
             found.append(f"`{ident}` is in what TVM's {t} printer writes in {hit[0]} ({hit[1]})")
     special, firsts = "", []
@@ -938,7 +938,7 @@ def _printer_where(target: str) -> str:
 
 
 @cache
-def _printed(target: str) -> dict[str, tuple[str, str]]:
+def printed_by_tvm(target: str) -> dict[str, tuple[str, str]]:
     """Name -> (versions, file) of what TVM's ``target`` source printer writes (``I`` facts)."""
     from toolkit.explain.history import api
 
