@@ -962,3 +962,17 @@ def test_a_name_tilelang_templates_lack_or_cuda_lacks_names_the_release() -> Non
     # a name no TileLang release's templates declare stays the codegen answer
     assert "tilelang-template-name" not in {
         g.id for g in explain('k.cu(3): error: identifier "nothing_such_x" is undefined\n')}
+
+
+def test_a_float_stored_into_a_narrow_float_names_the_promotion_and_a_wide_store_does_not() -> None:
+    f = best('no operator "=" matches these operands / operand types are: fp8_e4_t = float\n')
+    assert f.id == "device-low-precision-store" and "no fp8_e4_t overload" in f.cause
+    # a store between two ordinary types is another failure
+    other = 'no operator "=" matches these operands / operand types are: Foo = float\n'
+    assert "device-low-precision-store" not in {g.id for g in explain(other)}
+
+
+def test_a_name_no_printer_writes_is_said_not_to_exist_in_the_kernel_headers() -> None:
+    f = best('/tmp/tmpts7207id.cu(44): error: identifier "__dfadd_rn" is undefined\n')
+    assert f.id == "device-compiler-rejects-generated-source"
+    assert "`__dfadd_rn` does not exist in the headers the kernel includes" in f.cause

@@ -142,3 +142,23 @@ def intrinsic(groups: dict[str, str], text: str) -> tuple[str, str] | None:
             f"write tir.{op} with operators the {backend} backend lowers, or register a "
             f"lowering (TVM_REGISTER_OP(\"tir.{op}\").set_attr<FLowerIntrinsic>"
             f"(\"{backend}.FLowerIntrinsic\", ...))")
+
+
+_NARROW = re.compile(r"fp8|fp4|fp6|e4m3|e5m2|e2m1|float8|float4|half|bf16|bfloat16|fp16", re.I)
+
+
+def narrow_store(groups: dict[str, str], _text: str) -> tuple[str, str] | str:
+    """nvcc's ``no operator "=" matches these operands / operand types are: fp8_e4_t = float``
+    in a printed kernel: a float stored into a narrow float type without a cast."""
+    lhs, rhs = groups["lhs"], groups["rhs"]
+    if not _NARROW.search(lhs) or rhs not in ("float", "double"):
+        return NOT_THIS
+    return (f"the kernel stores a {rhs} into a {lhs}, a narrow float type with no implicit "
+            f"conversion from {rhs}: an operation on its {lhs} operands has no {lhs} overload "
+            "(max, min, clamp, exp and arithmetic on such wrapper types promote them to "
+            f"{rhs}), so its result is a {rhs}, and the printed code stores it without a cast "
+            "back - a gap in the code generator's coverage of that type, not the kernel's "
+            "logic.",
+            f"cast the result back where the kernel computes it (T.Cast to the {lhs} type), or "
+            "compute in float16/float32 and convert once at the store; report the printed "
+            "kernel to the code generator's project (TVM, or TileLang over it)")

@@ -1268,6 +1268,19 @@ RULES: list[Rule] = [
         origin="PyPI wheel table",
     ),
     Rule(
+        "device-low-precision-store", "codegen", 'no operator "=" matches these operands',
+        r'no operator "=" matches these operands\s*(?:/\s*)?operand types are: (?P<lhs>[\w:<>]+) = '
+        r"(?P<rhs>[\w:<>]+)",
+        "A printed kernel stores a float into a narrow float type",
+        "an operation promoted narrow floats to float and the store has no cast back.",
+        "cast the result back, or compute wider and convert at the store.",
+        "nvcc's overload resolution for a struct's operator= (no implicit conversion from "
+        "float in TileLang's fp8_e4_t, CUTLASS's float_e4m3_t); C++'s usual arithmetic "
+        "conversions, which make max/min and arithmetic on such types float",
+        codegen.narrow_store,
+        rank=58,
+    ),
+    Rule(
         "tilelang-template-name", "tilelang", "is undefined",
         r"identifier \"(?P<ident>\w+)\" is undefined",
         "A name TileLang's CUDA templates lack in this release",

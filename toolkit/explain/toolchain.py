@@ -896,6 +896,11 @@ def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
                              f"{', '.join(names[:4])} from {since} (now in {file})")
                 firsts.append(since)
     history = f" TVM's history: {'; '.join(found)}." if found else ""
+    if ident and not found and "undefined" in line + groups.get("diag", ""):
+        # the compiler's "identifier is undefined", and no release's printer writes the name
+        history = (f" `{ident}` does not exist in the headers the kernel includes, and no TVM "
+                   "release's printer writes it: a name the printer composed (an intrinsic's "
+                   "name built from its type, misspelled) or one of a header it did not include.")
     named = f" `{ident}`" if ident else ""
     if len(firsts) == 1:
         upgrade = f"upgrade TVM to {firsts[0]} or newer, whose printer writes it as a constant"
