@@ -252,6 +252,16 @@ def _target_attr_fix(groups: dict[str, str], _text: str) -> tuple[str, str] | No
             f'"{attr}": ...}}), or use a tag that sets it ("nvidia/geforce-rtx-4090")')
 
 
+def _make_no_rule(lib: str) -> str:
+    """GNU make's ``No rule to make target 'LIB', needed by 'OUT'`` for a library matching
+    ``lib`` (groups lib, out), and the same in its Chinese translation (没有规则可制作目标“LIB”，
+    由“OUT” 需求: groups lib_zh, out_zh)."""
+    return (rf"No rule to make target [`'‘\"](?P<lib>{lib})[`'’\"], needed by "
+            r"[`'‘\"](?P<out>[^`'’\"\s]+)[`'’\"]"
+            rf"|没有规则可制作目标[“\"'‘](?P<lib_zh>{lib})[”\"'’]，由[“\"'‘](?P<out_zh>[^”\"'’\s]+)"
+            r"[”\"'’]")
+
+
 RULES: list[Rule] = [
     Rule(
         "target-string-refused", "target", "Cannot parse target string",
@@ -1189,11 +1199,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "installed-library-missing", "build", ("No rule to make target", "没有规则可制作目标"),
-        r"No rule to make target [`'‘\"](?P<lib>(?:/usr|/opt|/lib|/lib64)/[^`'’\"\s]+\.(?:a|so|dylib))"
-        r"[`'’\"], needed by [`'‘\"](?P<out>[^`'’\"\s]+)[`'’\"]"
-        # GNU make in Chinese: 没有规则可制作目标“X”，由“Y” 需求
-        r"|没有规则可制作目标[“\"'‘](?P<lib_zh>(?:/usr|/opt|/lib|/lib64)/[^”\"'’\s]+\.(?:a|so|dylib))"
-        r"[”\"'’]，由[“\"'‘](?P<out_zh>[^”\"'’\s]+)[”\"'’]",
+        _make_no_rule(r"(?:/usr|/opt|/lib|/lib64)/[^`'’\"”\s]+\.(?:a|so|dylib)"),
         "A library an installed package lists is not installed",
         "the link names a file in the system's folders that is not there.",
         "install the package that ships it.",
@@ -1207,11 +1213,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "make-library-not-built-first", "build", ("No rule to make target", "没有规则可制作目标"),
-        r"No rule to make target [`'‘\"](?P<lib>[^`'’\"\s]+\.(?:a|so|dylib|lib))[`'’\"], needed by "
-        r"[`'‘\"](?P<out>[^`'’\"\s]+)[`'’\"]"
-        # GNU make in Chinese: 没有规则可制作目标“X”，由“Y” 需求
-        r"|没有规则可制作目标[“\"'‘](?P<lib_zh>[^”\"'’\s]+\.(?:a|so|dylib|lib))[”\"'’]，由"
-        r"[“\"'‘](?P<out_zh>[^”\"'’\s]+)[”\"'’]",
+        _make_no_rule(r"[^`'’\"”\s]+\.(?:a|so|dylib|lib)"),
         "A library is linked before anything builds it",
         "make links a library that another target builds, with no dependency on that target.",
         "build that target first, or use Ninja.",
