@@ -16,8 +16,9 @@ each such line it writes, into one gzip'd text file (default
 REF is the pull request (``#19617``, from the squashed title) or the commit's first 12 hex
 digits; FIRST the first release tag that contains the commit (the project's own release tags,
 as ``scripts/explain_index.py`` reads them; empty when no release has it yet or the project
-has no releases); DATE the commit date; SUMMARY the description's first paragraph of prose (at
-most 300 characters); QUOTE the quoted line, normalised as ``toolkit/explain/fixes.py``
+has no releases); DATE the commit date; SUMMARY what the description says of the cause (the paragraph
+under a "Root Cause" heading, else its first paragraph of prose) and, after "The fix: ", what
+it says under a "Solution" heading; QUOTE the quoted line, normalised as ``toolkit/explain/fixes.py``
 normalises a log's line; RARE the words and runs of three words of QUOTE that at most
 ``RARE_DF`` commit messages of all the repositories read use, joined by ``|`` (what makes a
 quote this fix's and not any failure's); LEAD the prose right above the quote ("otherwise
@@ -104,23 +105,33 @@ def first_releases(git: Git, pattern: str | None) -> dict[str, str]:
     return first
 
 
-CAUSE_HEADING = re.compile(r"^#*\s*\**\s*(?:root cause|cause|why|problem|the problem)\b[^\n]{0,20}$",
-                           re.I | re.M)
+CAUSE_HEADING = re.compile(r"^#*\s*\**\s*(?:root cause|cause|why|problem|the problem|issue)\b"
+                           r"[^\n]{0,20}$", re.I | re.M)
+REMEDY_HEADING = re.compile(r"^#*\s*\**\s*(?:solution|the fix|fix|changes|how)\b[^\n]{0,20}$",
+                            re.I | re.M)
 
 
-def summary(body: str) -> str:
-    """What the description says of the cause: the first paragraph of prose (not a quote, a
-    list of checks or code) under a "Root Cause" (or "Cause", "Problem", "Why") heading, else
-    its first paragraph of prose; at most 300 characters."""
-    heading = CAUSE_HEADING.search(body)
-    for start in ([heading.end()] if heading else []) + [0]:
-        for para in re.split(r"\n\s*\n", body[start:]):
-            para = para.partition("```")[0]  # the prose, not the quote it leads to
-            text = " ".join(line.strip() for line in para.splitlines()).lstrip("#* ").strip()
-            if len(text) > 40 and not FRAME.match(text) and not text.startswith(
-                    ("```", "|", "cc ", "Co-authored")):
-                return text[:297] + "..." if len(text) > 300 else text
+def _prose(body: str, start: int, shortest: int) -> str:
+    """The first paragraph of prose from ``start`` on (not a quote, a table, a list of
+    reviewers or code), at most 300 characters; "" for none."""
+    for para in re.split(r"\n\s*\n", body[start:]):
+        para = para.partition("```")[0]  # the prose, not the quote it leads to
+        text = " ".join(line.strip() for line in para.splitlines()).lstrip("#* ").strip()
+        if len(text) >= shortest and not FRAME.match(text) and not text.startswith(
+                ("```", "|", "cc ", "Co-authored")):
+            return text[:297] + "..." if len(text) > 300 else text
     return ""
+
+
+def summary(body: str) -> tuple[str, str]:
+    """What the description says of the cause (the first paragraph of prose under a "Root
+    Cause", "Cause", "Problem", "Issue" or "Why" heading, else its first paragraph of prose),
+    and what the fix did (under a "Solution", "Fix" or "Changes" heading; "" without one)."""
+    heading = CAUSE_HEADING.search(body)
+    cause = (_prose(body, heading.end(), 40) if heading else "") or _prose(body, 0, 40)
+    remedy = REMEDY_HEADING.search(body)
+    did = _prose(body, remedy.end(), 15) if remedy else ""
+    return cause, "" if did in cause else did
 
 
 def quotes(commit: Commit) -> list[tuple[str, str]]:
@@ -184,10 +195,11 @@ def main() -> int:
                 if (m := re.match(r'Revert "(.*)"', c.title))}
     rows = []
     for repo, commit, releases in read:
-        about = summary(commit.body)
+        cause, did = summary(commit.body)
+        about = f"{cause} The fix: {did}" if did else cause
         # a fix by its title, or by the first paragraph of its description ("... fixes for
         # tvm_rpc backend pickups")
-        if not (FIXLIKE.search(commit.title) or FIXES.search(about)) or commit.title.startswith(
+        if not (FIXLIKE.search(commit.title) or FIXES.search(cause)) or commit.title.startswith(
                 "Revert") or PR.sub("", commit.title).strip() in reverted:
             continue
         pr = PR.search(commit.title)
@@ -197,7 +209,7 @@ def main() -> int:
             if rare:
                 rows.append("\t".join(x.replace("\t", " ") for x in (
                     repo, ref, releases.get(commit.sha, ""), commit.date, commit.title, about,
-                    quote, "|".join(rare), "" if lead == about else lead,
+                    quote, "|".join(rare), "" if lead == cause else lead,
                     "outside" if commit.outside() else "")))
     Path(args.out).write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(),
                                              compresslevel=9, mtime=0))

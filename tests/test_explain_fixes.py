@@ -97,7 +97,7 @@ def test_generator_keeps_quoted_fixes_with_their_first_release(tmp_path: Path):
     commit("[TIR] Fix LowerFrob check failed frob_info_.size() == new_size (#6)\n\nHi "
            "Reviewers, this tries to fix an issue; suggestions are welcome if you have time.\n\n"
            "### Root Cause:\nThe recovery of each frob context assumed its vector kept its size."
-           "\n")
+           "\n\n### Solution:\nResize the vector back when a context ends.\n")
     commit('Revert "[Fix] Fix TensorIntrin frob_4x4_sdot is not registered" (#4)')
     commit("[CI] Fix the frob tests (#7)\n\nThey ran python 2:\nException: The minimal Python "
            "requirement is Python 3.6\n", "tests/scripts/task_frob.sh")
@@ -111,7 +111,9 @@ def test_generator_keeps_quoted_fixes_with_their_first_release(tmp_path: Path):
         ("apache/tvm", "#7", "", "outside"), ("apache/tvm", "#6", "", ""),
         ("apache/tvm", "#2", "v0.2.0", "")]
     # what a description says under its "Root Cause" heading, before its greeting
-    assert [r[5] for r in rows if r[1] == "#6"][0].startswith("The recovery of each frob context")
+    about = [r[5] for r in rows if r[1] == "#6"][0]
+    assert about.startswith("The recovery of each frob context")
+    assert about.endswith("The fix: Resize the vector back when a context ends.")
     # the message wrapped over two lines is read whole, and the prose above it kept
     [whole] = [r for r in rows if r[1] == "#2" and "random_fill_for_measure" in r[6]]
     _, _, _, _, title, summary, quote, rare, lead, scope = whole

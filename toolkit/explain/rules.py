@@ -37,6 +37,7 @@ from toolkit.explain import (
     runtime_link,
     shared_output,
     stack_packages,
+    tensor_intrins,
     tilelang_archs,
     tilelang_layouts,
     tilelang_templates,
@@ -1268,6 +1269,19 @@ RULES: list[Rule] = [
              "tag": groups.get("tag") or groups.get("tag2") or ""}, text) or NOT_THIS,
         rank=55,
         origin="PyPI wheel table",
+    ),
+    Rule(
+        "tensor-intrin-not-registered", "schedule", "is not registered",
+        r"TensorIntrin [`'‘\"](?P<name>\w+)[`'’\"] is not registered",
+        "A tensor intrinsic used before its module was imported",
+        "the intrinsic is registered when its target's tensor_intrin module is imported.",
+        "import tvm.s_tir.tensor_intrin (tvm.tir.tensor_intrin before v0.24.0) first.",
+        "TVM's python/tvm/tir/tensor_intrin/ (python/tvm/s_tir/tensor_intrin/ from v0.24.0): "
+        "TensorIntrin.register at import of each target's module; TensorIntrin::Get's check "
+        "(src/tir/ir/function.cc, src/s_tir/tensor_intrin.cc); apache/tvm#17066",
+        tensor_intrins.unregistered,
+        rank=52,
+        one_line=True,
     ),
     Rule(
         "device-low-precision-store", "codegen", 'no operator "=" matches these operands',
