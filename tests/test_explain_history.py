@@ -1159,3 +1159,13 @@ def test_an_undefined_tvm_symbol_names_the_source_file_that_defines_it() -> None
     assert "tvm_runtime.h" in f.fix  # an Android JNI build: the app's one-file runtime
     f = best(log.replace("jni/org_apache_tvm_native_c_api.cc", "app/main.cc"))
     assert "src/runtime/threading_backend.cc" in f.fix and "tvm_runtime.h" not in f.fix
+
+
+def test_a_check_inside_a_frontend_converter_error_is_still_placed():
+    # the ONNX frontend wraps the check's message in its own "Error converting operator" words,
+    # which the API history reads for missing converters; CumSum exists, the check answers
+    log = ("Error converting operator CumSum when 'reverse=1': (ptr) is false: The struct_info "
+           "is not populated, check if you have normalized the expr\n")
+    f = next(f for f in explain(log) if f.origin == "error-site index")
+    assert (f.groups["file"], f.groups["function"]) == ("include/tvm/relax/struct_info.h",
+                                                        "GetStructInfo")

@@ -121,7 +121,7 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
         # A check's own site still says where the name was looked up when the history
         # says why it is missing (GetFuncFromEnv's check for a contrib function not built).
         if not r.by_condition and (r.line in explained or r.others >= 3 or any(
-                w in r.excerpt for w in drift_words)):
+                w in r.site.template for w in drift_words)):
             continue  # Python's own wording copied into TVM, or what the history answers
         title, cause, fix = raised.describe(r, version)
         if r.line in explained:  # the history's answer on this line says why it failed
