@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from explain_index import POST, Git  # noqa: E402
 
-from toolkit.explain.fixes import ERRORISH, continued, normalise, typename, words  # noqa: E402
+from toolkit.explain.fixes import ERRORISH, FRAME, continued, normalise, typename, words  # noqa: E402
 
 # The release tags of the projects tk knows; another repository's first release is not told.
 RELEASES = {"apache/tvm": r"v\d+\.\d+(?:\.0)?", "apache/tvm-ffi": POST, "tile-ai/tilelang": POST}
@@ -56,7 +56,6 @@ FIXES = re.compile(r"\bfix(?:es|ed)?\b|\bbug\b|regression|crash|workaround", re.
 RARE_DF = 3  # commit messages a word may appear in and still tell one fix from another
 MIN_QUOTE, MAX_QUOTE = 24, 400  # characters of a normalised quote
 # Lines of a traceback the description pasted: every failure prints them, none tells a fix.
-FRAME = re.compile(r'^\s*(?:File "|Traceback|\d+: |#\d+ |\[bt\]|at )')
 # A line of code the description shows (the check that fails, a patch), not what was printed.
 CODE = re.compile(r"^\s*(?:[-+]\s*)?(?:assert|raise|if|elif|return|def|throw|[A-Z_]*CHECK\w*\(|"
                   r"LOG\(|TVM_FFI_THROW|ICHECK)\b")
@@ -96,8 +95,11 @@ def first_releases(git: Git, pattern: str | None) -> dict[str, str]:
     """Each commit's first release tag: the oldest release whose history holds it."""
     if pattern is None:
         return {}
+    # every release tag, post releases too (a fix first in v0.1.7.post2 is told as that;
+    # explain_index's release_versions counts a post release under its first tag)
     tags = [t for t in git.tags() if re.fullmatch(pattern, t)]
-    tags.sort(key=lambda t: tuple(int(x) for x in re.findall(r"\d+", t.partition("post")[0])))
+    tags.sort(key=lambda t: tuple(int(x) for x in re.findall(r"\d+", t.partition("post")[0]))
+              + (int(t.rpartition("post")[2]) if "post" in t else -1,))
     first: dict[str, str] = {}
     for tag in tags:
         for sha in git.run("rev-list", f"refs/tags/{tag}").split():

@@ -274,7 +274,7 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
         near = _near(history, name)
         # with the releases that have each: "load_module (v0.7.0–main)" says when it came
         hint = " Similar names: " + ", ".join(
-            f"{n} ({v.span(history.python(n))})" if history.python(n) else n for n in near
+            f"{n} ({v.span(has)})" if (has := history.python(n)) else n for n in near
         ) + "." if near else ""
         if rename and rename.new:
             return _renamed(history, name, 0, rename, m, version)

@@ -29,6 +29,7 @@ from difflib import SequenceMatcher
 from functools import cache
 from pathlib import Path
 
+from toolkit.explain.history import indexes
 from toolkit.explain.tables import DATA
 from toolkit.explain.tvm_version import LogVersion
 
@@ -39,7 +40,8 @@ ERRORISH = re.compile(r"(?:Error|Exception)\b:|Check failed|\berror\b|undefined 
                       r"[Ff]ailed")
 # where a compiler says it stopped (/tmp/x/src/a.cc:12:3:): the file names differ, the message not
 _LOCATION = re.compile(r"^\s*\S+?:\d+(?::\d+)?:\s+")
-_FRAME = re.compile(r'\s*(?:File "|Traceback|\d+: |#\d+ |\[bt\])')
+# a frame of a traceback (Python's, a numbered C++ backtrace's, dmlc's, JavaScript's)
+FRAME = re.compile(r'\s*(?:File "|Traceback|\d+: |#\d+ |\[bt\]|at \S+ \()')
 # what TVM prints under every error: it tells no fix from another
 _BOILERPLATE = re.compile(r"An error occurred during the execution of TVM\.|For more information, "
                           r"please see: https://tvm\.apache\.org/docs/errors\.html", re.I)
@@ -145,8 +147,8 @@ def find(text: str, version: LogVersion | None) -> list[Fixed]:
     fixes = index()
     lines = text.splitlines()
     # not a frame of a traceback, nor the line of source a Python traceback shows under it
-    errors = [i for i, line in enumerate(lines) if ERRORISH.search(line) and not _FRAME.match(
-        line) and not (i and _FRAME.match(lines[i - 1]))]
+    errors = [i for i, line in enumerate(lines) if ERRORISH.search(line) and not FRAME.match(
+        line) and not (i and FRAME.match(lines[i - 1]))]
     if len(errors) > 2 * MAX_LINES:
         errors = errors[:MAX_LINES] + errors[-MAX_LINES:]
     best: Fixed | None = None
@@ -166,8 +168,8 @@ def find(text: str, version: LogVersion | None) -> list[Fixed]:
             fix = fixes.fixes[k]
             if _has_it(fix, version):
                 continue
-            for text in dict.fromkeys(said):
-                shared = _shared(text, fix)
+            for message in dict.fromkeys(said):
+                shared = _shared(message, fix)
                 if shared and (best is None or len(shared) > len(best.shared)):
                     best = Fixed(fix, i + 1, lines[i].strip()[:300], shared)
     return [best] if best else []
@@ -178,7 +180,7 @@ def continued(lines: list[str], i: int, more: int = 2) -> list[str]:
     fence, not a frame of a traceback."""
     out = [lines[i]]
     for line in lines[i + 1:i + 1 + more]:
-        if not line.strip() or line.lstrip().startswith("```") or _FRAME.match(line):
+        if not line.strip() or line.lstrip().startswith("```") or FRAME.match(line):
             break
         out.append(line.strip())
     return out
@@ -204,8 +206,7 @@ def _has_it(fix: Fix, version: LogVersion | None) -> bool:
     labels = version.versions.labels
     if fix.first not in labels:
         return False
-    lowest = (version.mask & -version.mask).bit_length() - 1
-    return lowest >= labels.index(fix.first)
+    return indexes(version.mask)[0] >= labels.index(fix.first)
 
 
 def describe(found: Fixed, version: LogVersion | None) -> tuple[str, str, str]:

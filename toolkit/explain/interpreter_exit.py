@@ -10,14 +10,10 @@ rule's groups and the text near the match (:mod:`toolkit.explain.rules`).
 
 from __future__ import annotations
 
-from toolkit.explain.refine import NOT_THIS
 
-
-def finalizer(groups: dict[str, str], _text: str) -> tuple[str, str] | str:
+def finalizer(groups: dict[str, str], _text: str) -> tuple[str, str]:
     where = groups["func"]
-    gone = groups.get("key") or groups.get("name") or ""
-    if not gone and not groups.get("meta"):
-        return NOT_THIS
+    gone = groups.get("key") or groups.get("name") or ""  # else sys.meta_path was None
     what = f"module {gone!r} was already removed" if groups.get("key") else \
         f"the global {gone!r} was already cleared" if gone else "the import system was torn down"
     return (f"{where} ran while Python was shutting down, after {what}: the finalizer uses a "

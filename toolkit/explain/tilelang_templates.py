@@ -11,26 +11,15 @@ scripts/tilelang_templates.py).
 
 from __future__ import annotations
 
+from toolkit.explain.history import Versions, parse_ranges
 from toolkit.explain.refine import NOT_THIS
 from toolkit.explain.tables import table
 from toolkit.explain.toolchain import printed_by_tvm
 
 
-def _span(versions: list[str], have: list[int]) -> str:
-    runs: list[list[int]] = []
-    for i in have:
-        if runs and i == runs[-1][-1] + 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    return ", ".join(versions[r[0]] if len(r) == 1 else f"{versions[r[0]]}–{versions[r[-1]]}"
-                     for r in runs)
-
-
 def undefined(groups: dict[str, str], text: str) -> tuple[str, str] | str:
     name = groups.get("ident") or groups.get("ident2") or ""
     data = table("tilelang_templates")
-    versions: list[str] = data["versions"]
     if name in data["cuda"]:
         needs, first = data["cuda"][name]
         return (f"{name} is in CUDA's own headers only from CUDA {needs}, and the CUDA toolkit "
@@ -44,16 +33,15 @@ def undefined(groups: dict[str, str], text: str) -> tuple[str, str] | str:
             text.lower():
         return NOT_THIS  # (a name TVM's own CUDA printer writes too: TileLang's only if named)
     header, ranges = data["names"][name]
-    have = [int(i) for i in ranges.split(",")]
-    span = _span(versions, have)
+    mask, v = parse_ranges(ranges), Versions(tuple(data["versions"]))
+    span, gone = v.span(mask), v.after_last(mask)
     where = f"TileLang's CUDA template headers (src/{header})"
-    if have[-1] == len(versions) - 1:  # main has it: it came in a release
-        first = versions[have[0]]
+    if gone is None:  # main has it: it came in a release
+        first = v.first(mask)
         return (f"{name} is declared by {where} only in TileLang {span}: the kernel TileLang "
                 f"printed uses it, and the template headers it was compiled with predate "
                 f"{first} (a gap of that release's templates, not the kernel's code).",
                 f"upgrade TileLang to {first} or newer (pip install -U tilelang)")
-    gone = versions[have[-1] + 1]
     return (f"{name} is declared by {where} in TileLang {span} and not from {gone}: the "
             "kernel source uses a name the template headers it is compiled with no longer "
             "declare (source printed by, or written for, another TileLang release).",

@@ -1702,10 +1702,16 @@ def ffi_registered_twice(groups: dict[str, str], text: str) -> tuple[str, str] |
 _VENDORED_DIR = re.compile(r"(?:^|/)(?P<dir>3rdparty/[\w.-]+|dmlc-core|dlpack|HalideIR|dmlc|tvm-ffi)/")
 
 
+def _make_target(groups: dict[str, str]) -> tuple[str, str]:
+    """(library, output) of make's 'No rule to make target' in English or Chinese (the rules'
+    regex names their groups apart: ``lib``/``out`` and ``lib_zh``/``out_zh``)."""
+    return groups.get("lib") or groups["lib_zh"], groups.get("out") or groups["out_zh"]
+
+
 def library_not_built_first(groups: dict[str, str], _text: str) -> tuple[str, str]:
     """``No rule to make target 'host_standalone_crt/libutvm_rpc_common.a', needed by
     'libtvm_runtime.dylib'``: a library file linked by path, built by another target."""
-    lib, out = groups.get("lib") or groups["lib_zh"], groups.get("out") or groups["out_zh"]
+    lib, out = _make_target(groups)
     folder = lib.rsplit("/", 1)[0] if "/" in lib else ""
     made = f" (the target of {folder}/)" if folder else ""
     tvm = ""
@@ -1737,7 +1743,7 @@ def installed_file_missing(groups: dict[str, str], _text: str) -> tuple[str, str
     """``No rule to make target '/usr/lib/llvm-18/lib/libPolly.a', needed by 'libtvm.so'``: a
     library file in the system's folders that a link names and nothing builds: a package's
     link list names a file the package installed does not hold."""
-    lib, out = groups.get("lib") or groups["lib_zh"], groups.get("out") or groups["out_zh"]
+    lib, out = _make_target(groups)
     llvm = re.search(r"/llvm-?(\d+)/", lib)
     base = lib.rsplit("/", 1)[-1]
     if llvm:
