@@ -17,7 +17,8 @@ one run, per workload:
   over calls; goal <= 10 us) and tk's timing hook's, both on thread CPU time.
 
     python benchmarks/profile_accuracy.py [--target llvm|cuda] [--repeat N] [--threads N] [--wall]
-                                          [--json FILE] [--no-cuda-bindings] [WORKLOAD ...]
+                                          [--json FILE] [--no-cuda-bindings] [--filler hold|memset]
+                                          [WORKLOAD ...]
 
 ``--target cuda`` needs a CUDA GPU and says so when there is none. On a GPU the checks are
 the issue's: kernel device time <= end to end and >= 0.85 of it, every kernel of 10 us or
@@ -26,6 +27,9 @@ more within 15% of itself alone, "unaccounted" (idle gaps) >= 0.
 which the report must name (TVM then compiles CUDA with nvcc, TVM_CUDA_COMPILE_MODE=nvcc:
 its default, NVRTC, needs cuda-bindings too). ``--json FILE`` also writes every figure, per workload and per
 timed-alone kernel, for benchmarks/gpu/run.
+``--filler memset`` times CUDA kernels behind tk's first filler, 128 MiB memsets, instead of
+the hold kernel (``toolkit/profile/in_tvm/devtimer.py``): the two side by side show what the
+filler does to the kernels behind it.
 ``--threads`` (default 1) sets TVM_NUM_THREADS: on a shared machine a worker thread that
 loses its core makes a whole parallel kernel wait for it, which turns run times bimodal.
 """
@@ -121,6 +125,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--no-cuda-bindings", action="store_true",
                         help="hide cuda-bindings, as if not installed (the host-side fallback)")
+    parser.add_argument("--filler", choices=("hold", "memset"), default="hold",
+                        help="what holds the CUDA stream while a timed run is issued")
     args = parser.parse_args()
     if args.no_cuda_bindings:
         # None in sys.modules makes every later import of the package raise ImportError,
@@ -135,7 +141,7 @@ def main() -> int:
 
     from toolkit.errors import DeviceAbsent
     from toolkit.profile import report
-    from toolkit.profile.in_tvm import timing
+    from toolkit.profile.in_tvm import devtimer, timing
     from toolkit.profile.in_tvm.measure import header_for, prepare
     from toolkit.profile.records import Measured
     from toolkit.stack import target as targets
@@ -161,10 +167,12 @@ def main() -> int:
     for workload in args.workloads:
         start = time.perf_counter()
         p = prepare(workloads.load(workload), target)
+        now, clock_name = (time.perf_counter, "wall") if args.wall else timing.clock_for(p.gpu)
         timings = timing.measure(p.make_vm, p.workload.entry, p.args, p.dev,
                                  repeat=args.repeat, warmup=args.warmup, gpu=p.gpu,
-                                 kernels=p.kernels,
-                                 clock=(time.perf_counter, "wall") if args.wall else None)
+                                 kernels=p.kernels, clock=(now, clock_name),
+                                 device_timer=devtimer.for_device(p.dev, p.gpu, now,
+                                                                  filler=args.filler))
         header = header_for(workload, args.target, p.target, p.dev, p.gpu, args.repeat,
                             args.warmup, timings.method, p.workload.entry)
         rep = report.build(Measured(timings, p.kernels, header))
@@ -218,6 +226,7 @@ def write_json(args: argparse.Namespace, records: list[dict]) -> None:
         "target": args.target, "repeat": args.repeat, "warmup": args.warmup,
         "threads": os.environ.get("TVM_NUM_THREADS"), "hidden_cuda_bindings":
         args.no_cuda_bindings, "cuda_compile_mode": os.environ.get("TVM_CUDA_COMPILE_MODE"),
+        "filler": args.filler,
         "alone_min_us": ALONE_MIN_US, "alone_tolerance": ALONE_TOLERANCE,
         "load_average": os.getloadavg()[0], "cores": os.cpu_count(), "workloads": records},
         indent=2) + "\n")

@@ -568,6 +568,46 @@ def test_cuda_kernels_timed_on_the_device(tk, tmp_path: Path) -> None:
     assert len(device) == sum(r["calls"] for r in kernels)
 
 
+@pytest.mark.gpu
+def test_cuda_hold_filler_waits_for_the_host_and_times_out_alone() -> None:
+    """The hold kernel keeps TVM's stream waiting while the host is slow to issue a run and
+    lets it go when released; never released, it ends at its own timeout (what keeps a full
+    launch queue from deadlocking the host), and after HOLD_MISSES timeouts the timer falls
+    back to memsets and its name says why."""
+    reason = _cuda_ready()
+    if reason:
+        pytest.skip(reason)
+    import tvm
+
+    from toolkit.profile.in_tvm import devtimer
+
+    dev = tvm.cuda(0)
+    timer = devtimer.CudaEventTimer(dev)
+    try:
+        assert isinstance(timer.filler, devtimer.HoldFiller), timer.name
+        assert "held by a spinning kernel" in timer.name
+        timer.size_filler(0.05)  # a 0.1 s filler: the hold times out after 0.4 s
+        timer.begin()
+        first = timer.mark()
+        time.sleep(0.15)  # longer than the filler: memsets of that length would have ended
+        second = timer.mark()
+        assert timer.issued()  # still held
+        (span,) = timer.durations([(first, second)])
+        assert span < 0.01  # both marks ran back to back, after the release
+        for _ in range(devtimer.HOLD_MISSES):
+            timer.begin()
+            time.sleep(devtimer.HOLD_SLACK * timer.filler_s + 0.2)  # past the timeout
+            assert not timer.issued()
+            dev.sync()
+        assert isinstance(timer.filler, devtimer.MemsetFiller)
+        assert f"the hold timed out {devtimer.HOLD_MISSES} times" in timer.name
+        timer.begin()
+        assert timer.issued()  # a memset filler as long as the doubled hold
+    finally:
+        dev.sync()
+        timer.close()
+
+
 def test_gpu_orchestration_runs_on_the_cpu_device() -> None:
     """The GPU path - host runs without marks, device runs with marks behind a filler, the
     filler checked and runs redone, device times merged into the host runs, kernels placed

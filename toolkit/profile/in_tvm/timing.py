@@ -297,6 +297,8 @@ def measure(
                     result.device_runs += 1
             result.runs.append(host)
             result.hooked_noop.append(wall(f_hooked))
+        if isinstance(marks, devtimer.CudaEventTimer):
+            result.device_timer = marks.name  # it may have changed its filler on the way
     finally:
         close = getattr(marks, "close", None)
         if close is not None:
