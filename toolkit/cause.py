@@ -132,7 +132,9 @@ def first_cause(text_or_exc: str | BaseException) -> Cause:
         fallback = type(text_or_exc).__name__
     else:
         text, fallback = text_or_exc, ""
-    lines = text.splitlines()
+    # NVRTC's log is a C string buffer; TVM decodes it whole, so the line after its last
+    # newline (ptxas' error, as on an H200) starts with a NUL that hides it from every pattern.
+    lines = text.replace("\0", "").splitlines()
     scored = _score(lines)
     anchor = next((i for i, (s, _) in enumerate(scored) if s >= ANCHOR), None)
     if anchor is None:
