@@ -26,6 +26,12 @@ linking fails with the following error:"), unless it is the SUMMARY; SCOPE ``out
 change of the project's CI, tests and docs only (the error is met there, the project the
 user runs is not changed). The format is read by
 ``toolkit/explain/fixes.py``; only titles, prose and the quoted lines are kept, no code.
+
+A change whose title has a name in code (fix or not; reverted ones, reverts and changes of
+CI, tests and docs only left out) also gets a row with an empty QUOTE, whose RARE are its
+title's words (``fixes.title_words``) that at most ``fixes.TITLE_DF`` titles use, and whose
+SUMMARY is kept for a fix only: ``tk explain`` gives such a title as a lead where no quote
+matches.
 """
 
 from __future__ import annotations
@@ -45,7 +51,17 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from explain_index import POST, Git  # noqa: E402
 
-from toolkit.explain.fixes import ERRORISH, FRAME, continued, normalise, typename, words  # noqa: E402
+from toolkit.explain.fixes import (  # noqa: E402
+    ERRORISH,
+    FRAME,
+    TITLE_DF,
+    continued,
+    is_name,
+    normalise,
+    title_words,
+    typename,
+    words,
+)
 
 # The release tags of the projects tk knows; another repository's first release is not told.
 RELEASES = {"apache/tvm": r"v\d+\.\d+(?:\.0)?", "apache/tvm-ffi": POST, "tile-ai/tilelang": POST}
@@ -60,6 +76,7 @@ MIN_QUOTE, MAX_QUOTE = 24, 400  # characters of a normalised quote
 CODE = re.compile(r"^\s*(?:[-+]\s*)?(?:assert|raise|if|elif|return|def|throw|[A-Z_]*CHECK\w*\(|"
                   r"LOG\(|TVM_FFI_THROW|ICHECK)\b")
 PR = re.compile(r"\(#(\d+)\)\s*$")
+EXCEPTION_NAME = re.compile(r"\b[A-Za-z_.]*(?:Error|Exception):")
 
 
 @dataclass
@@ -145,9 +162,13 @@ def quotes(commit: Commit) -> list[tuple[str, str]]:
     for i, line in [(-1, title), *enumerate(lines)]:
         if FRAME.match(line) or CODE.match(line) or not ERRORISH.search(line):
             continue
-        # the line, and the message as it goes on in the description (wrapped as a paste is)
+        # the line, and the message as it goes on in the description (wrapped as a paste is);
+        # and from an exception's name on, when words came before it ("Fix operator
+        # Transpose: TVMError: PermuteDims expects ...")
         goes_on = continued(lines, i) if i >= 0 else [line]
-        for quote in (normalise(line), normalise(" ".join(goes_on))):
+        named = EXCEPTION_NAME.search(line)
+        own = [normalise(line[named.start():])] if named and named.start() else []
+        for quote in (normalise(line), normalise(" ".join(goes_on)), *own):
             if MIN_QUOTE <= len(quote) <= MAX_QUOTE and quote not in found:
                 found[quote] = leading(lines, i)
     return list(found.items())
@@ -195,17 +216,25 @@ def main() -> int:
     # A fix later reverted is not in the project (and the revert quotes its title again).
     reverted = {PR.sub("", m.group(1)).strip() for _, c, _ in read
                 if (m := re.match(r'Revert "(.*)"', c.title))}
+    titled = Counter(w for _, c, _ in read for w in title_words(c.title))
     rows = []
     for repo, commit, releases in read:
         cause, did = summary(commit.body)
         about = f"{cause} The fix: {did}" if did else cause
+        if commit.title.startswith("Revert") or PR.sub("", commit.title).strip() in reverted:
+            continue
         # a fix by its title, or by the first paragraph of its description ("... fixes for
         # tvm_rpc backend pickups")
-        if not (FIXLIKE.search(commit.title) or FIXES.search(cause)) or commit.title.startswith(
-                "Revert") or PR.sub("", commit.title).strip() in reverted:
-            continue
+        fix = bool(FIXLIKE.search(commit.title) or FIXES.search(cause))
         pr = PR.search(commit.title)
         ref = f"#{pr.group(1)}" if pr else commit.sha[:12]
+        told = sorted(w for w in title_words(commit.title) if titled[w] <= TITLE_DF)
+        if any(map(is_name, told)) and len(told) >= 2 and not commit.outside():
+            rows.append("\t".join(x.replace("\t", " ") for x in (
+                repo, ref, releases.get(commit.sha, ""), commit.date, commit.title,
+                about if fix else "", "", "|".join(told), "", "")))
+        if not fix:
+            continue
         for quote, lead in quotes(commit):
             rare = sorted({w for w in words(quote) if df[w] <= RARE_DF and not typename(w)})
             if rare:
@@ -215,7 +244,8 @@ def main() -> int:
                     "outside" if commit.outside() else "")))
     Path(args.out).write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(),
                                              compresslevel=9, mtime=0))
-    print(f"{len(read)} commits, {len(rows)} quoted lines; {Path(args.out).stat().st_size / 1e3:.0f}"
+    print(f"{len(read)} commits, {len(rows)} rows ({sum(r.split(chr(9))[6] == '' for r in rows)} "
+          f"titles); {Path(args.out).stat().st_size / 1e3:.0f}"
           f" KB; {time.time() - started:.0f} s", file=sys.stderr)
     return 0
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from test_explain_history import git
 
 from toolkit.explain import explain
-from toolkit.explain.fixes import index
+from toolkit.explain.fixes import index, is_name
 from toolkit.explain.history import DATA
 
 GENERATOR = Path(__file__).parent.parent / "scripts" / "explain_fixes.py"
@@ -62,13 +62,39 @@ def test_a_quote_that_goes_on_otherwise_is_another_failure():
     assert not fixed(log)
 
 
+def test_a_title_that_quotes_an_error_after_its_own_words_names_the_fix():
+    # apache/tvm#18435 "[FRONTEND][ONNX] Fix operator Transpose: TVMError: PermuteDims ...":
+    # the quote starts at the exception's name, so the log's line is most of it
+    [f] = fixed("TVMError: PermuteDims expects the number of input axes to equal the ndim of "
+                "the input tensor.\n")
+    assert f.groups["ref"] == "#18435" and f.groups["by"] == "quote"
+    assert f.groups["first"] == "v0.23.0"
+
+
+def test_a_change_titled_with_the_errors_words_is_a_lead_not_an_answer():
+    # tile-ai/tilelang#1175 added tl.infinity for bfloat16; its message quotes no error
+    [f] = fixed("error: Cannot decide infinity for type bfloat16\n")
+    assert f.groups["by"] == "title" and f.groups["ref"] == "#1175"
+    assert "tile-ai/tilelang#1175" in f.cause and "(first in v0.1.7)" in f.cause
+    assert "whether it addresses this failure is not known" in f.cause
+    assert "if it is this failure, use tile-ai/tilelang v0.1.7 or newer" in f.fix
+    # words many titles use (int64, extent) are no lead, and the traceback's answer stays
+    key = ("KeyError: IterSplit(IterMark(v1, extent=T.int64(4096)), lower_factor=T.int64(1), "
+           "extent=T.int64(4096), scale=T.int64(1))\n")
+    assert not fixed(key) and [g.id for g in explain(key)] == ["ir-object-key"]
+
+
 def test_shipped_fixes_are_fixes_with_their_quotes_and_no_code():
     rows = gzip.open(DATA / "fixes.txt.gz", "rt").read().splitlines()
     assert len(rows) > 100 and all(len(r.split("\t")) == 10 for r in rows)
-    fixes = index().fixes
+    fixes = [f for f in index().fixes if f.quote]
     assert {f.repo for f in fixes} == {"apache/tvm", "apache/tvm-ffi", "tile-ai/tilelang",
                                        "mlc-ai/mlc-llm"}
     assert all(f.rare and f.quote == f.quote.lower() for f in fixes)
+    # a change kept by its title has two words or more to be matched on, one a name in code
+    titled = [f for f in index().fixes if not f.quote]
+    assert len(titled) > 1000 and all(len(f.rare) >= 2 and any(map(is_name, f.rare))
+                                      for f in titled)
     # (a line of code is what failed, not what it printed: "raise ValueError(...)")
     assert not [f for f in fixes if re.match(r"(?:assert not |raise \w+\(|i?check\()", f.quote)]
     # a fix reverted later is not one: "[ARITH] Fix InternalError: Check failed: (eval_vec_)"
@@ -102,14 +128,26 @@ def test_generator_keeps_quoted_fixes_with_their_first_release(tmp_path: Path):
     commit("[CI] Fix the frob tests (#7)\n\nThey ran python 2:\nException: The minimal Python "
            "requirement is Python 3.6\n", "tests/scripts/task_frob.sh")
     commit("[Docs] Say how to build (#5)\n\nerror: this quoted error belongs to no repair at all\n")
+    commit("[Runtime] Add frob_8x8 kernels for bfloat16 (#8)")
+    commit("[Frontend] Fix operator Frob: TVMError: FrobDims expects as many axes as the rank "
+           "(#9)", "python/frob.py")
     out = tmp_path / "fixes.txt.gz"
     run = subprocess.run([sys.executable, str(GENERATOR), f"apache/tvm={root / '.git'}", "--out", str(out)],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    rows = [r.split("\t") for r in gzip.open(out, "rt").read().splitlines()]
+    every = [r.split("\t") for r in gzip.open(out, "rt").read().splitlines()]
+    rows = [r for r in every if r[6]]
     assert list(dict.fromkeys((r[0], r[1], r[2], r[9]) for r in rows)) == [
-        ("apache/tvm", "#7", "", "outside"), ("apache/tvm", "#6", "", ""),
-        ("apache/tvm", "#2", "v0.2.0", "")]
+        ("apache/tvm", "#9", "", ""), ("apache/tvm", "#7", "", "outside"),
+        ("apache/tvm", "#6", "", ""), ("apache/tvm", "#2", "v0.2.0", "")]
+    # a title's words after its own: the quote from the exception's name on
+    assert "tvmerror: frobdims expects as many axes as the rank" in [r[6] for r in rows]
+    # changes with a name in their title, fix or not, by their title's words; not the one
+    # reverted, nor a change of CI or docs only, nor a title without a name (#1, #9)
+    titles = {r[1]: r for r in every if not r[6]}
+    assert sorted(titles) == ["#2", "#6", "#8"]
+    assert {"frob_8x8", "kernels", "bfloat16"} <= set(titles["#8"][7].split("|"))
+    assert titles["#8"][5] == "" and titles["#2"][5].startswith("The RPC server missed")
     # what a description says under its "Root Cause" heading, before its greeting
     about = [r[5] for r in rows if r[1] == "#6"][0]
     assert about.startswith("The recovery of each frob context")

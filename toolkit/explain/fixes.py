@@ -14,6 +14,14 @@ messages use), the whole of both and at least ``MIN_WHOLE`` characters. A generi
 which TVM it ran and that TVM already has the fix, the fix is not the answer (a regression,
 or another failure with the same words), and it is left out.
 
+A change that quotes no error can still name one: ``tile-ai/tilelang#1175 "Add tl.infinity
+operator for infinity handling of bfloat16"`` for ``Cannot decide infinity for type
+bfloat16``. Every change whose title has a name in code (``bfloat16``, ``float8_e5m2``,
+``aten::__lshift__``) is kept by its title's words too (``title_words``), and where no quote
+names a fix, a title that shares with a log's error line two such words, a name and a word
+that few titles use (``TITLE_RARE``), is given as a lead: its words are the error's, whether it
+addresses the failure is not known, and the answer says so.
+
 The cost is linear in the log: only the lines that look like errors are read (the first and
 the last ``MAX_LINES``, each cut at ``MAX_LINE`` characters), candidates come from a word
 index, and at most ``MAX_PAIRS`` pairs of a line and a quote are compared.
@@ -77,12 +85,41 @@ def words(text: str) -> list[str]:
     return single + [" ".join(tokens[i:i + 3]) for i in range(len(tokens) - 2)]
 
 
+# A title's words that tk keeps: ones that at most this many titles of all the histories use
+# (``infinity``, ``half_pixel_centers``; not ``support`` or ``cuda``) ...
+TITLE_DF = 60
+# ... of which a log's line must share two with a title, one a name and one used by at most
+# TITLE_RARE titles, to be given that title.
+TITLE_RARE = 3
+# Words every kind of message and title has, which tell no change from another.
+_TITLE_STOP = frozenset(
+    "with from that this when into have does should error errors failed fail fixes fixed "
+    "support supported using none true false type types value values cannot could found "
+    "unable expected expects".split())
+_TITLE_TAGS = re.compile(r"^(?:\[[^\]]*\]\s*)+|\s*\(#\d+\)\s*$")
+
+
+def title_words(text: str) -> set[str]:
+    """The words a title (its ``[Tag]``s and ``(#N)`` off) or a log's line is matched on: of
+    four characters or more, or names in code, and a dotted name's last part too
+    (``T.infinity`` is also ``infinity``)."""
+    out = set()
+    for w in _WORD.findall(normalise(_TITLE_TAGS.sub("", text))):
+        w = w.strip(".:")
+        if len(w) >= 4 or is_name(w):
+            out.add(w)
+        last = re.split(r"[.:]+", w)[-1]
+        if last != w and len(last) >= 4:
+            out.add(last)
+    return {w for w in out if w not in _TITLE_STOP and not typename(w)}
+
+
 def typename(word: str) -> bool:
     """An exception's name (``tvm._ffi.base.tvmerror``): every failure of its kind prints it."""
     return word.endswith(("error", "exception", "warning"))
 
 
-def _named(word: str) -> bool:
+def is_name(word: str) -> bool:
     """A name in code (``tvm_rpc``, ``mlir::presburger``, ``tir.lowerintrin``), not a word
     (nor a run of words)."""
     return " " not in word and (any(c in word for c in "_.:") or any(c.isdigit() for c in word))
@@ -112,21 +149,26 @@ class Fix:
 
 @dataclass
 class Fixed:
-    """A fix whose quote a log line shares, and what they share."""
+    """A fix whose quote a log line shares, and what they share (for a change found by its
+    title, the words it shares: ``by_title``)."""
 
     fix: Fix
     line: int  # 1-based line of the log
     excerpt: str
     shared: str
+    by_title: bool = False
 
 
 class FixIndex:
+    """Quotes by their rare words; changes by their titles' words (rows without a quote)."""
+
     def __init__(self, fixes: list[Fix]) -> None:
         self.fixes = fixes
         self.by_word: dict[str, list[int]] = defaultdict(list)
+        self.by_title_word: dict[str, list[int]] = defaultdict(list)
         for i, fix in enumerate(fixes):
             for w in fix.rare:
-                self.by_word[w].append(i)
+                (self.by_word if fix.quote else self.by_title_word)[w].append(i)
 
 
 @cache
@@ -172,7 +214,34 @@ def find(text: str, version: LogVersion | None) -> list[Fixed]:
                 shared = _shared(message, fix)
                 if shared and (best is None or len(shared) > len(best.shared)):
                     best = Fixed(fix, i + 1, lines[i].strip()[:300], shared)
+    if best is None:
+        best = _by_title(fixes, lines, errors, version)
     return [best] if best else []
+
+
+def _by_title(fixes: FixIndex, lines: list[str], errors: list[int],
+              version: LogVersion | None) -> Fixed | None:
+    """The change whose title shares most with an error line: two words or more, among them
+    a name and a word at most ``TITLE_RARE`` titles use; the rarer the words, the better."""
+    best: tuple[float, Fixed] | None = None
+    df = fixes.by_title_word
+    for i in errors:
+        said = title_words(lines[i][:MAX_LINE])
+        count: dict[int, int] = defaultdict(int)
+        for w in sorted((w for w in said if w in df), key=lambda w: len(df[w]))[:LOOKUPS]:
+            for k in df[w]:
+                count[k] += 1
+        for k in (k for k, n in count.items() if n >= 2):
+            fix = fixes.fixes[k]
+            shared = said & fix.rare
+            if not (any(map(is_name, shared)) and min(len(df[w]) for w in shared) <= TITLE_RARE) \
+                    or _has_it(fix, version):
+                continue
+            score = sum(1 / len(df[w]) for w in shared)
+            if best is None or score > best[0]:
+                best = (score, Fixed(fix, i + 1, lines[i].strip()[:300],
+                                     ", ".join(sorted(shared)), by_title=True))
+    return best[1] if best else None
 
 
 def continued(lines: list[str], i: int, more: int = 2) -> list[str]:
@@ -192,7 +261,7 @@ def _shared(said: str, fix: Fix) -> str:
         0, len(said), 0, len(fix.quote))
     shared = said[m.a:m.a + m.size]
     own = [w for w in words(shared) if w in fix.rare]
-    told = sum(" " not in w for w in own) >= 2 or any(map(_named, own))
+    told = sum(" " not in w for w in own) >= 2 or any(map(is_name, own))
     if told and m.size >= max(MIN_SHARED, COVER * min(len(fix.quote), len(said))) or \
             len(own) >= 3 and m.size >= max(MIN_WHOLE, WHOLE * max(len(fix.quote), len(said))):
         return shared
@@ -213,6 +282,15 @@ def describe(found: Fixed, version: LogVersion | None) -> tuple[str, str, str]:
     """(title, cause, fix) of a fix the log's error is quoted in."""
     fix = found.fix
     what = f" It says: {fix.summary}" if fix.summary else ""
+    if found.by_title:
+        yours = f" The TVM in this log is {version.describe()} ({version.why})." \
+            if version is not None and fix.repo == "apache/tvm" else ""
+        when = f"{fix.repo} {fix.first} or newer" if fix.first else \
+            f"a {fix.repo} built after {fix.date}"
+        return (f"A change in {fix.repo}'s history names what this error names",
+                f"{fix.where()} is titled with this error's words ({found.shared}); it quotes "
+                f"no error, so whether it addresses this failure is not known.{what}{yours}",
+                f"read {fix.ref}: if it is this failure, use {when}, or apply the change")
     if fix.lead:
         what += f" Above the quote: {fix.lead}"
     quoted = f"whose message quotes this error (\"{found.shared.strip()}\").{what}"

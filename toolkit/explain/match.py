@@ -83,8 +83,10 @@ def explain(text: str) -> list[Finding]:
 
     version = tvm_version.infer(text)
     findings += from_history(text, version)
-    if not any(f.rank >= TRACEBACK_RANK + 10 for f in findings):
-        findings += from_traceback(text, version, {f.line for f in findings})
+    # a change found by its title's words is a lead, not an answer to the line
+    answers = [f for f in findings if f.groups.get("by") != "title"]
+    if not any(f.rank >= TRACEBACK_RANK + 10 for f in answers):
+        findings += from_traceback(text, version, {f.line for f in answers})
     # Where several rules explain one line (or a block a generic rule spans, such as a CMake
     # error's message), the specific one (highest rank) speaks for it.
     top: dict[int, int] = {}
@@ -137,7 +139,8 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
         out.append(Finding("fixed-upstream", "version", title, cause, fix, found.line,
                            found.excerpt, f"{found.fix.repo}{found.fix.ref}", FIX_RANK,
                            {"repo": found.fix.repo, "ref": found.fix.ref,
-                            "first": found.fix.first}, origin=FIXES))
+                            "first": found.fix.first,
+                            "by": "title" if found.by_title else "quote"}, origin=FIXES))
     return out
 
 
