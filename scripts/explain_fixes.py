@@ -27,8 +27,8 @@ change of the project's CI, tests and docs only (the error is met there, the pro
 user runs is not changed). The format is read by
 ``toolkit/explain/fixes.py``; only titles, prose and the quoted lines are kept, no code.
 
-A change whose title has a name in code (fix or not; reverted ones, reverts and changes of
-CI, tests and docs only left out) also gets a row with an empty QUOTE, whose RARE are its
+A change whose title has a name in code, or names ONNX (fix or not; reverted ones, reverts
+and changes of CI, tests and docs only left out) also gets a row with an empty QUOTE, whose RARE are its
 title's words (``fixes.title_words``) that at most ``fixes.TITLE_DF`` titles use, and whose
 SUMMARY is kept for a fix only: ``tk explain`` gives such a title as a lead where no quote
 matches.
@@ -76,6 +76,9 @@ MIN_QUOTE, MAX_QUOTE = 24, 400  # characters of a normalised quote
 CODE = re.compile(r"^\s*(?:[-+]\s*)?(?:assert|raise|if|elif|return|def|throw|[A-Z_]*CHECK\w*\(|"
                   r"LOG\(|TVM_FFI_THROW|ICHECK)\b")
 PR = re.compile(r"\(#(\d+)\)\s*$")
+# a change of a model importer: its title names the operator it converts ("[ONNX] Fix CumSum
+# conversion"), which tk lists for "Error converting operator CumSum"
+FRONTEND = re.compile(r"\bonnx\b", re.I)
 EXCEPTION_NAME = re.compile(r"\b[A-Za-z_.]*(?:Error|Exception):")
 
 
@@ -229,7 +232,8 @@ def main() -> int:
         pr = PR.search(commit.title)
         ref = f"#{pr.group(1)}" if pr else commit.sha[:12]
         told = sorted(w for w in title_words(commit.title) if titled[w] <= TITLE_DF)
-        if any(map(is_name, told)) and len(told) >= 2 and not commit.outside():
+        if (any(map(is_name, told)) and len(told) >= 2 or FRONTEND.search(commit.title)) \
+                and not commit.outside():
             rows.append("\t".join(x.replace("\t", " ") for x in (
                 repo, ref, releases.get(commit.sha, ""), commit.date, commit.title,
                 about if fix else "", "", "|".join(told), "", "")))

@@ -219,6 +219,56 @@ def find(text: str, version: LogVersion | None) -> list[Fixed]:
     return [best] if best else []
 
 
+# TVM's ONNX importer (Relax's, and Relay's from v0.9) on a node it cannot convert
+CONVERTING = re.compile(r"Error converting operator (\w+)")
+MAX_CHANGES = 4
+
+
+@dataclass
+class Converter:
+    """The changes of the ONNX converter of ``op`` that the log's TVM may not have."""
+
+    op: str
+    line: int
+    excerpt: str
+    changes: list[Fix]
+
+
+def converter_changes(text: str, version: LogVersion | None) -> Converter | None:
+    """For "Error converting operator OP": the changes whose titles name ONNX and OP, newest
+    last, each once (a change merged on two branches is one), leaving out those the log's TVM
+    has; None when the log has no such line or the history no such change."""
+    m = CONVERTING.search(text)
+    if m is None:
+        return None
+    op = m.group(1).lower()
+    seen: dict[str, Fix] = {}
+    for k in index().by_title_word.get(op, []):
+        fix = index().fixes[k]
+        if fix.repo == "apache/tvm" and "onnx" in fix.title.lower() and not _has_it(fix, version):
+            seen.setdefault(fix.ref, fix)
+    if not seen:
+        return None
+    changes = sorted(seen.values(), key=lambda f: f.date)[-MAX_CHANGES:]
+    line = text.count("\n", 0, m.start()) + 1
+    return Converter(m.group(1), line, text.splitlines()[line - 1].strip()[:300], changes)
+
+
+def describe_converter(found: Converter, version: LogVersion | None) -> tuple[str, str, str]:
+    """(title, cause, fix) of the changes of the converter that failed."""
+    listed = "; ".join(f.where() for f in found.changes)
+    yours = f" The TVM in this log is {version.describe()} ({version.why})." \
+        if version is not None else " The log does not say which TVM it ran."
+    newest = found.changes[-1]
+    remedy = f"try apache/tvm {newest.first} or newer (it has all of them)" if newest.first \
+        else f"try a TVM built after {newest.date} (it has all of them)"
+    return (f"Changes to TVM's ONNX converter of {found.op} that the log's TVM may lack",
+            f"apache/tvm's history changes the ONNX importer's {found.op} converter in: "
+            f"{listed}.{yours} Which of them, if any, is this failure is not known.",
+            f"{remedy}; if it still fails, the converter does not handle this model's "
+            f"{found.op} node: report it with the model")
+
+
 def _by_title(fixes: FixIndex, lines: list[str], errors: list[int],
               version: LogVersion | None) -> Fixed | None:
     """The change whose title shares most with an error line: two words or more, among them

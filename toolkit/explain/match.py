@@ -134,6 +134,13 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
                            {"file": r.site.file, "function": r.site.function,
                             "line": str(r.site.line), "condition": r.site.condition,
                             "needle": needle}, origin=SITES))
+    converter = fixes.converter_changes(text, version)
+    if converter is not None:
+        title, cause, fix = fixes.describe_converter(converter, version)
+        out.append(Finding("converter-changes", "version", title, cause, fix, converter.line,
+                           converter.excerpt, "apache/tvm " + " ".join(
+                               f.ref for f in converter.changes), FIX_RANK,
+                           {"op": converter.op, "by": "title"}, origin=FIXES))
     for found in fixes.find(text, version):
         title, cause, fix = fixes.describe(found, version)
         out.append(Finding("fixed-upstream", "version", title, cause, fix, found.line,
