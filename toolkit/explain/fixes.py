@@ -20,7 +20,9 @@ bfloat16``. Every change whose title has a name in code (``bfloat16``, ``float8_
 ``aten::__lshift__``) is kept by its title's words too (``title_words``), and where no quote
 names a fix, a title that shares with a log's error line two such words, a name and a word
 that few titles use (``TITLE_RARE``), is given as a lead: its words are the error's, whether it
-addresses the failure is not known, and the answer says so.
+addresses the failure is not known, and the answer says so. Changes naming ONNX are kept by
+their titles too: for the ONNX importer's ``Error converting operator CumSum``, the changes
+whose titles name ONNX and CumSum are listed (``converter_changes``).
 
 The cost is linear in the log: only the lines that look like errors are read (the first and
 the last ``MAX_LINES``, each cut at ``MAX_LINE`` characters), candidates come from a word
@@ -242,9 +244,10 @@ def converter_changes(text: str, version: LogVersion | None) -> Converter | None
     if m is None:
         return None
     op = m.group(1).lower()
+    fixes = index()
     seen: dict[str, Fix] = {}
-    for k in index().by_title_word.get(op, []):
-        fix = index().fixes[k]
+    for k in fixes.by_title_word.get(op, []):
+        fix = fixes.fixes[k]
         if fix.repo == "apache/tvm" and "onnx" in fix.title.lower() and not _has_it(fix, version):
             seen.setdefault(fix.ref, fix)
     if not seen:
