@@ -1596,6 +1596,22 @@ RULES: list[Rule] = [
         origin="requirements table", one_line=True,
     ),
     Rule(
+        "numpy-array-to-scalar", "packaging",
+        "only 0-dimensional arrays can be converted to Python scalars",
+        r"only 0-dimensional arrays can be converted to Python scalars",
+        "NumPy 2.4 no longer turns a one-element array into a Python number",
+        "int() or float() got a NumPy array of one element whose ndim is above 0 (shape [1], "
+        "a 1-D single-element tensor, as ONNX exporters write scalar inputs). NumPy 1.25 "
+        "deprecated that conversion and NumPy 2.4.0 made it this TypeError (2.3.5 only warns); "
+        "the code converting it was written for an older NumPy.",
+        "take the element first (arr.item(), or arr[0]) where the traceback converts it; when "
+        "that code is TVM's or a library's, use a release of it that does, or pin numpy<2.4 "
+        "meanwhile.",
+        "NumPy's TypeError since 2.4.0 (numpy 2.3.5 warns, 2.4.0 raises: each wheel run here); "
+        "captured with numpy 2.4.6",
+        one_line=True,
+    ),
+    Rule(
         "wasm-initial-memory", "toolchain", "initial memory too small",
         r"wasm-ld: error: initial memory too small(?:, (?P<need>\d+) bytes needed)?",
         "WebAssembly module larger than its initial memory",
