@@ -990,3 +990,14 @@ def test_a_tensor_intrinsic_not_registered_names_the_package_that_registers_it()
 
     assert not api().get("B", "tvm.s_tir.tensor_intrin") and not api().get(
         "B", "tvm.tir.tensor_intrin")
+
+
+def test_a_package_llvm_links_is_named_as_llvms_dependency() -> None:
+    # TVM's FindLLVM says "LLVM links against zlib" before find_package(ZLIB) fails
+    f = best((FIXTURES / "cmake-package-not-found--llvm-zlib.log").read_text())
+    assert f.id == "cmake-package-not-found"
+    assert "FindLLVM" in f.cause and "links ZLIB" in f.cause and "zlib1g-dev" in f.fix
+    # the same failure of a package TVM's own CMake asks for says nothing of LLVM
+    plain = best("CMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake"
+                 ":230 (message):\n  Could NOT find ZLIB (missing: ZLIB_LIBRARY ZLIB_INCLUDE_DIR)\n")
+    assert plain.id == "cmake-package-not-found" and "LLVM" not in plain.cause

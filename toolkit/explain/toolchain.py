@@ -630,9 +630,23 @@ PACKAGES = {
 }
 
 
-def cmake_package(groups: dict[str, str], _text: str) -> tuple[str, str] | None:
+# TVM's cmake/utils/FindLLVM.cmake (v0.14+) says which library the LLVM links before it asks
+# CMake for it: the package missing is LLVM's dependency, not one of TVM's options.
+_LLVM_LINKS = re.compile(r"LLVM links against (?:static |shared )?(?P<lib>\w+)|"
+                         r"FindLLVM\.cmake:\d+ \(find_package\)")
+
+
+def cmake_package(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     name = groups.get("dep") or groups.get("pkg") or ""
     fix = PACKAGES.get(name.lower())
+    llvm = _LLVM_LINKS.search(text)
+    if llvm and not groups.get("opt"):
+        return (f"TVM's FindLLVM (cmake/utils/FindLLVM.cmake) saw that the LLVM it builds "
+                f"against links {name} (llvm-config --system-libs lists it) and asked CMake for "
+                f"{name}: that dependency of LLVM has no development files here, not LLVM "
+                "itself.",
+                (fix or f"install {name}'s development package") + "; or build against an LLVM "
+                "that does not link it (USE_LLVM pointing at another llvm-config)")
     if groups.get("opt"):
         where = groups.get("val") or "(empty)"
         cause = (f"the build asks for {name} ({groups['opt']}={where}) and TVM's CMake found no "
