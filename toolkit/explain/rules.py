@@ -1358,6 +1358,23 @@ RULES: list[Rule] = [
         toolchain.library,
         rank=20,
     ),
+    Rule(
+        "windows-dll-dependency-missing", "library", "(or one of its dependencies)",
+        r"Could not find module '(?P<dll>[^']+)' \(or one of its dependencies\)",
+        "Windows cannot load a DLL, or a DLL it depends on",
+        "Python's ctypes loads the DLL with Windows' safe search, where PATH no longer counts "
+        "(Python 3.8+): only the DLL's own folder, System32 and folders added with "
+        "os.add_dll_directory. When the file exists, a DLL it links is what is missing: for "
+        "TVM's tvm.dll, those of the LLVM it was built with (cmake/utils/FindLLVM.cmake links "
+        "LLVM's zstd.dll and zlib from v0.13.0) or the MSVC runtime.",
+        "list what it links (dumpbin /dependents, or the Dependencies tool) and provide the "
+        "one missing: conda install zstd zlib in the environment whose LLVM built it, the MSVC "
+        "redistributable, or os.add_dll_directory(folder) before the import.",
+        "CPython's ctypes on Windows (Modules/_ctypes/callproc.c: \"Could not find module "
+        "'%s' (or one of its dependencies). Try using the full path with constructor "
+        "syntax.\"); TVM's cmake/utils/FindLLVM.cmake (zstd.dll.lib, apache/tvm#15164)",
+        rank=30,
+    ),
     # --- RPC.
     Rule(
         "rpc-connect-failed", "rpc", "Connect to ",
