@@ -202,10 +202,12 @@ def find(text: str, version: LogVersion | None) -> list[Fixed]:
         said = [normalise(lines[i][:MAX_LINE]), normalise(" ".join(continued(lines, i))[:MAX_LINE])]
         found: dict[int, int] = defaultdict(int)
         indexed = [w for w in set(words(said[1])) if w in fixes.by_word]
-        for w in sorted(indexed, key=lambda w: len(fixes.by_word[w]))[:LOOKUPS]:
+        # (ties broken by the word, the candidates by their row: the same answer whatever
+        # order a set gives, i.e. whatever PYTHONHASHSEED)
+        for w in sorted(indexed, key=lambda w: (len(fixes.by_word[w]), w))[:LOOKUPS]:
             for k in fixes.by_word[w]:
                 found[k] += 1
-        for k in sorted(found, key=found.__getitem__, reverse=True)[:MAX_CANDIDATES]:
+        for k in sorted(found, key=lambda k: (-found[k], k))[:MAX_CANDIDATES]:
             if pairs >= MAX_PAIRS:
                 break
             pairs += 1
@@ -281,7 +283,7 @@ def _by_title(fixes: FixIndex, lines: list[str], errors: list[int],
     for i in errors:
         said = title_words(lines[i][:MAX_LINE])
         count: dict[int, int] = defaultdict(int)
-        for w in sorted((w for w in said if w in df), key=lambda w: len(df[w]))[:LOOKUPS]:
+        for w in sorted((w for w in said if w in df), key=lambda w: (len(df[w]), w))[:LOOKUPS]:
             for k in df[w]:
                 count[k] += 1
         for k in (k for k, n in count.items() if n >= 2):

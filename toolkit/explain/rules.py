@@ -1375,6 +1375,21 @@ RULES: list[Rule] = [
         "syntax.\"); TVM's cmake/utils/FindLLVM.cmake (zstd.dll.lib, apache/tvm#15164)",
         rank=30,
     ),
+    Rule(
+        "mlc-unknown-model-type", "packaging", "Unknown model type: ",
+        r"Unknown model type: (?P<model>[^\s.]+(?:\.[^\s.]+)*)\. Available ones:",
+        "MLC-LLM has no model definition for this architecture",
+        "MLC-LLM's detect_model_type (python/mlc_llm/support/auto_config.py) read the model "
+        "type from the model's config.json (or --model-type) and its model registry (MODELS, "
+        "python/mlc_llm/model/) has no such entry: this MLC-LLM does not support that "
+        "architecture. The list printed after it is what it does support.",
+        "convert a model of an architecture in that list, or use an MLC-LLM whose MODELS has "
+        "it; if the model is one of those under another name, pass --model-type NAME; "
+        "otherwise the architecture must be implemented in python/mlc_llm/model/ and added to "
+        "MODELS.",
+        "MLC-LLM's python/mlc_llm/support/auto_config.py (detect_model_type, from March 2024)",
+        one_line=True,
+    ),
     # --- RPC.
     Rule(
         "rpc-connect-failed", "rpc", "Connect to ",
