@@ -55,6 +55,7 @@ from toolkit.explain.fixes import (  # noqa: E402
     ERRORISH,
     FRAME,
     TITLE_DF,
+    bare_title,
     continued,
     is_name,
     normalise,
@@ -159,7 +160,7 @@ def summary(body: str) -> tuple[str, str]:
 def quotes(commit: Commit) -> list[tuple[str, str]]:
     """The lines of the message that quote an error, normalised (each alone, and with the
     lines that go on with it), each with the prose that leads to it."""
-    title = re.sub(r"^(?:\[[^\]]*\]\s*)+", "", PR.sub("", commit.title))
+    title = bare_title(commit.title)
     found: dict[str, str] = {}
     lines = commit.body.splitlines()
     for i, line in [(-1, title), *enumerate(lines)]:
@@ -194,6 +195,11 @@ def leading(lines: list[str], i: int) -> str:
         above.insert(0, text)
     text = " ".join(above).lstrip("#* ").strip()
     return "" if len(text) < 40 else text[:297] + "..." if len(text) > 300 else text
+
+
+def _row(*cells: str) -> str:
+    """One row of the file: its cells, tabs inside them made spaces."""
+    return "\t".join(c.replace("\t", " ") for c in cells)
 
 
 def main() -> int:
@@ -234,18 +240,17 @@ def main() -> int:
         told = sorted(w for w in title_words(commit.title) if titled[w] <= TITLE_DF)
         if (any(map(is_name, told)) and len(told) >= 2 or FRONTEND.search(commit.title)) \
                 and not commit.outside():
-            rows.append("\t".join(x.replace("\t", " ") for x in (
-                repo, ref, releases.get(commit.sha, ""), commit.date, commit.title,
-                about if fix else "", "", "|".join(told), "", "")))
+            rows.append(_row(repo, ref, releases.get(commit.sha, ""), commit.date, commit.title,
+                             about if fix else "", "", "|".join(told), "", ""))
         if not fix:
             continue
         for quote, lead in quotes(commit):
             rare = sorted({w for w in words(quote) if df[w] <= RARE_DF and not typename(w)})
             if rare:
-                rows.append("\t".join(x.replace("\t", " ") for x in (
-                    repo, ref, releases.get(commit.sha, ""), commit.date, commit.title, about,
-                    quote, "|".join(rare), "" if lead == cause else lead,
-                    "outside" if commit.outside() else "")))
+                rows.append(_row(repo, ref, releases.get(commit.sha, ""), commit.date,
+                                 commit.title, about, quote, "|".join(rare),
+                                 "" if lead == cause else lead,
+                                 "outside" if commit.outside() else ""))
     Path(args.out).write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(),
                                              compresslevel=9, mtime=0))
     print(f"{len(read)} commits, {len(rows)} rows ({sum(r.split(chr(9))[6] == '' for r in rows)} "

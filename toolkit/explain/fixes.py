@@ -101,12 +101,17 @@ _TITLE_STOP = frozenset(
 _TITLE_TAGS = re.compile(r"^(?:\[[^\]]*\]\s*)+|\s*\(#\d+\)\s*$")
 
 
+def bare_title(title: str) -> str:
+    """A commit title without its leading ``[Tag]``s and trailing ``(#N)``."""
+    return _TITLE_TAGS.sub("", title)
+
+
 def title_words(text: str) -> set[str]:
-    """The words a title (its ``[Tag]``s and ``(#N)`` off) or a log's line is matched on: of
-    four characters or more, or names in code, and a dotted name's last part too
-    (``T.infinity`` is also ``infinity``)."""
+    """The words a title (``bare_title``) or a log's line is matched on: of four characters
+    or more, or names in code, and a dotted name's last part too (``T.infinity`` is also
+    ``infinity``)."""
     out = set()
-    for w in _WORD.findall(normalise(_TITLE_TAGS.sub("", text))):
+    for w in _WORD.findall(normalise(bare_title(text))):
         w = w.strip(".:")
         if len(w) >= 4 or is_name(w):
             out.add(w)
@@ -147,6 +152,11 @@ class Fix:
             f"merged {self.date}, in no release {self.repo} had tagged by then"
         title = re.sub(r"\s*\(#\d+\)$", "", self.title)
         return f'{ref} "{title}" ({when})'
+
+    def having_it(self) -> str:
+        """The builds that have it: "REPO vX or newer", or built after its merge."""
+        return f"{self.repo} {self.first} or newer" if self.first else \
+            f"a {self.repo} built after {self.date}"
 
 
 @dataclass
@@ -259,19 +269,22 @@ def converter_changes(text: str, version: LogVersion | None) -> Converter | None
     return Converter(m.group(1), line, text.splitlines()[line - 1].strip()[:300], changes)
 
 
+def _tvm_in_log(version: LogVersion | None, repo: str, unknown: str) -> str:
+    """What the log says of its TVM (for apache/tvm's changes), else ``unknown``."""
+    if version is not None and repo == "apache/tvm":
+        return f" The TVM in this log is {version.describe()} ({version.why})."
+    return unknown
+
+
 def describe_converter(found: Converter, version: LogVersion | None) -> tuple[str, str, str]:
     """(title, cause, fix) of the changes of the converter that failed."""
     listed = "; ".join(f.where() for f in found.changes)
-    yours = f" The TVM in this log is {version.describe()} ({version.why})." \
-        if version is not None else " The log does not say which TVM it ran."
-    newest = found.changes[-1]
-    remedy = f"try apache/tvm {newest.first} or newer (it has all of them)" if newest.first \
-        else f"try a TVM built after {newest.date} (it has all of them)"
+    yours = _tvm_in_log(version, "apache/tvm", " The log does not say which TVM it ran.")
     return (f"Changes to TVM's ONNX converter of {found.op} that the log's TVM may lack",
             f"apache/tvm's history changes the ONNX importer's {found.op} converter in: "
             f"{listed}.{yours} Which of them, if any, is this failure is not known.",
-            f"{remedy}; if it still fails, the converter does not handle this model's "
-            f"{found.op} node: report it with the model")
+            f"try {found.changes[-1].having_it()} (it has all of them); if it still fails, the "
+            f"converter does not handle this model's {found.op} node: report it with the model")
 
 
 def _by_title(fixes: FixIndex, lines: list[str], errors: list[int],
@@ -338,14 +351,12 @@ def describe(found: Fixed, version: LogVersion | None) -> tuple[str, str, str]:
     fix = found.fix
     what = f" It says: {fix.summary}" if fix.summary else ""
     if found.by_title:
-        yours = f" The TVM in this log is {version.describe()} ({version.why})." \
-            if version is not None and fix.repo == "apache/tvm" else ""
-        when = f"{fix.repo} {fix.first} or newer" if fix.first else \
-            f"a {fix.repo} built after {fix.date}"
         return (f"A change in {fix.repo}'s history names what this error names",
                 f"{fix.where()} is titled with this error's words ({found.shared}); it quotes "
-                f"no error, so whether it addresses this failure is not known.{what}{yours}",
-                f"read {fix.ref}: if it is this failure, use {when}, or apply the change")
+                f"no error, so whether it addresses this failure is not known."
+                f"{what}{_tvm_in_log(version, fix.repo, '')}",
+                f"read {fix.ref}: if it is this failure, use {fix.having_it()}, or apply the "
+                "change")
     if fix.lead:
         what += f" Above the quote: {fix.lead}"
     quoted = f"whose message quotes this error (\"{found.shared.strip()}\").{what}"
@@ -355,14 +366,8 @@ def describe(found: Fixed, version: LogVersion | None) -> tuple[str, str, str]:
                 f"{fix.where()} changed only the project's CI, tests or docs, {quoted}",
                 "read how that change avoided it (what it says above); a newer release "
                 f"of {fix.repo} does not change this")
-    yours = f" The TVM in this log is {version.describe()} ({version.why})." \
-        if version is not None and fix.repo == "apache/tvm" else \
-        " The log does not say whether its build has the fix."
-    if fix.first:
-        remedy = f"use {fix.repo} {fix.first} or newer, or apply the fix ({fix.ref}) to your tree"
-    else:
-        remedy = f"use a {fix.repo} built after {fix.date}, or apply the fix ({fix.ref})"
+    yours = _tvm_in_log(version, fix.repo, " The log does not say whether its build has the fix.")
     return (f"A fix in {fix.repo}'s history quotes this error",
             f"Fixed in {fix.where()}, {quoted}{yours}",
-            remedy + "; if your build already has it, this is another failure with the same "
-            "message")
+            f"use {fix.having_it()}, or apply the fix ({fix.ref}) to your tree; if your build "
+            "already has it, this is another failure with the same message")

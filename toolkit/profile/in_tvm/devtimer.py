@@ -221,10 +221,14 @@ class CudaEventTimer:
             try:
                 self.filler = HoldFiller(check, self.stream, device)
             except (ImportError, RuntimeError, OSError) as e:  # no NVRTC, or it failed
-                self._why = f"the hold kernel did not start: {e}"
-                self.filler = MemsetFiller(check, self.stream, (self._pool[0], self._pool[1]))
+                self._memsets(f"the hold kernel did not start: {e}")
         else:
-            self.filler = MemsetFiller(check, self.stream, (self._pool[0], self._pool[1]))
+            self._memsets("")
+
+    def _memsets(self, why: str) -> None:
+        """Hold the stream with memsets from now on; ``why`` the hold gave way ("" if asked)."""
+        self._why = why
+        self.filler = MemsetFiller(self._check, self.stream, (self._pool[0], self._pool[1]))
 
     @property
     def name(self) -> str:
@@ -271,10 +275,8 @@ class CudaEventTimer:
             if self._misses >= HOLD_MISSES:
                 self._check(self._d.cuStreamSynchronize(self.stream))
                 self.filler.close()
-                self._why = (f"the hold timed out {self._misses} times: the run outgrows the "
-                             "launch queue")
-                self.filler = MemsetFiller(self._check, self.stream,
-                                           (self._pool[0], self._pool[1]))
+                self._memsets(f"the hold timed out {self._misses} times: the run outgrows the "
+                              "launch queue")
         return False
 
     def durations(self, pairs: list[tuple[Any, Any]]) -> list[float]:
