@@ -27,11 +27,14 @@ change of the project's CI, tests and docs only (the error is met there, the pro
 user runs is not changed). The format is read by
 ``toolkit/explain/fixes.py``; only titles, prose and the quoted lines are kept, no code.
 
-A change whose title has a name in code, or names ONNX (fix or not; reverted ones, reverts
-and changes of CI, tests and docs only left out) also gets a row with an empty QUOTE, whose RARE are its
-title's words (``fixes.title_words``) that at most ``fixes.TITLE_DF`` titles use, and whose
-SUMMARY is kept for a fix only: ``tk explain`` gives such a title as a lead where no quote
-matches.
+A change whose title has a name in code (``fixes.names_in``: CamelCase too), or names ONNX
+(fix or not; reverted ones, reverts and changes of CI, tests and docs only left out) also gets
+a row with an empty QUOTE, whose RARE are its title's words (``fixes.title_words``) that at
+most ``fixes.TITLE_DF`` titles use (an ONNX change's every word: its operator is often a
+common word, ``Split``), and whose SUMMARY is kept for a fix only: ``tk explain`` gives such a
+title as a lead (alone where no quote matches, beside a quote when it names what the quote does
+not), and lists a converter's changes and those to the function that raised the error
+(``fixes.site_changes``).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from toolkit.explain.fixes import (  # noqa: E402
     TITLE_DF,
     bare_title,
     continued,
-    is_name,
+    names_in,
     normalise,
     title_words,
     typename,
@@ -237,8 +240,10 @@ def main() -> int:
         fix = bool(FIXLIKE.search(commit.title) or FIXES.search(cause))
         pr = PR.search(commit.title)
         ref = f"#{pr.group(1)}" if pr else commit.sha[:12]
-        told = sorted(w for w in title_words(commit.title) if titled[w] <= TITLE_DF)
-        if (any(map(is_name, told)) and len(told) >= 2 or FRONTEND.search(commit.title)) \
+        # (an importer's change by every word: its operator's name is a common word, Split)
+        told = sorted(w for w in title_words(commit.title)
+                      if titled[w] <= TITLE_DF or FRONTEND.search(commit.title))
+        if (set(told) & names_in(commit.title) or FRONTEND.search(commit.title)) \
                 and not commit.outside():
             rows.append(_row(repo, ref, releases.get(commit.sha, ""), commit.date, commit.title,
                              about if fix else "", "", "|".join(told), "", ""))

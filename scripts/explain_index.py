@@ -22,7 +22,7 @@ the submodule's sources are read too. It writes two gzip'd text files into ``--o
   ``TVM_DLL`` or not), and the Python packages and versions each release asks for (read
   from python/setup.py, python/gen_requirements.py and pyproject.toml).
 - ``sites.txt.gz``, the error sites: every ``CHECK``/``ICHECK``(``_EQ``, ...),
-  ``TVM_FFI_CHECK``/``ICHECK``, ``LOG(FATAL)``, ``TVM_FFI_THROW``, ``throw``,
+  ``TVM_FFI_CHECK``/``ICHECK``, ``LOG(FATAL)``, ``TVM_FFI_THROW``, ``TVM_FFI_VISIT_THROW``, ``throw``,
   ``Diagnostic::Error``, a ScheduleError's message, and Python ``raise``/``assert``, with
   its message template (formatted parts as wildcards), file, enclosing function, condition
   and the versions that have it. A ``#define`` whose body checks or raises is indexed at its
@@ -893,7 +893,8 @@ class Macro:
 
 
 _DEFINE = re.compile(r"#\s*define\s+(?P<name>\w+)(?:\((?P<params>[^)]*)\))?(?P<body>.*)", re.S)
-_RAISES = re.compile(r"\b(?:(?:TVM_FFI_)?I?CHECK(?:_[A-Z]+)?\s*\(|LOG\s*\(\s*FATAL|TVM_FFI_THROW|throw\b)")
+_RAISES = re.compile(r"\b(?:(?:TVM_FFI_)?I?CHECK(?:_[A-Z]+)?\s*\(|LOG\s*\(\s*FATAL|TVM_FFI_(?:VISIT_)?THROW|"
+                     r"throw\b)")
 
 
 def _define(directive: str, line: int, macros: dict[str, Macro]) -> None:
@@ -1177,6 +1178,12 @@ def _site(toks: list[Token], i: int, scopes: list[tuple[str, str, str]], src: st
     if tok == "TVM_FFI_THROW" and toks[i + 1][1] == "(" and i + 3 < n:
         return (f"throw {toks[i + 2][1]}", _function(scopes), line,
                 _condition(scopes, toks, i, src), _stream(toks, i + 4))
+    if tok == "TVM_FFI_VISIT_THROW" and toks[i + 1][1] == "(" and i + 3 < n:
+        # TVM_FFI_VISIT_THROW(Kind, node) << ...: from v0.25 what Relax's struct-info checks
+        # throw (before, ctx->ReportFatal(Diagnostic::Error(call) << ...))
+        close = _matching([t[1] for t in toks[i + 1:min(n, i + 200)]], 0) + i + 1
+        return (f"throw {toks[i + 2][1]}", _function(scopes), line,
+                _condition(scopes, toks, i, src), _stream(toks, close + 1))
     if tok.endswith("Diagnostic::Error") and toks[i + 1][1] == "(":
         close = _matching([t[1] for t in toks[i + 1:min(n, i + 200)]], 0) + i + 1
         return ("diagnostic", _function(scopes), line, _condition(scopes, toks, i, src),

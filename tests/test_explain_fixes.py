@@ -12,7 +12,7 @@ from pathlib import Path
 from test_explain_history import git
 
 from toolkit.explain import explain
-from toolkit.explain.fixes import index, is_name
+from toolkit.explain.fixes import index, names_in
 from toolkit.explain.history import DATA
 
 GENERATOR = Path(__file__).parent.parent / "scripts" / "explain_fixes.py"
@@ -112,11 +112,12 @@ def test_shipped_fixes_are_fixes_with_their_quotes_and_no_code():
     assert {f.repo for f in fixes} == {"apache/tvm", "apache/tvm-ffi", "tile-ai/tilelang",
                                        "mlc-ai/mlc-llm"}
     assert all(f.rare and f.quote == f.quote.lower() for f in fixes)
-    # a change kept by its title has two words or more to be matched on, one a name in
-    # code, or names ONNX
+    # a change kept by its title is matched on a name in code its title has (CamelCase
+    # too: CommReduce), or names ONNX
     titled = [f for f in index().fixes if not f.quote]
-    assert len(titled) > 1000 and all(len(f.rare) >= 2 and any(map(is_name, f.rare)) or
+    assert len(titled) > 1000 and all(f.rare & names_in(f.title) or
                                       "onnx" in f.title.lower() for f in titled)
+    assert any("commreduce" in f.rare for f in titled)
     # (a line of code is what failed, not what it printed: "raise ValueError(...)")
     assert not [f for f in fixes if re.match(r"(?:assert not |raise \w+\(|i?check\()", f.quote)]
     # a fix reverted later is not one: "[ARITH] Fix InternalError: Check failed: (eval_vec_)"
@@ -166,10 +167,10 @@ def test_generator_keeps_quoted_fixes_with_their_first_release(tmp_path: Path):
     # a title's words after its own: the quote from the exception's name on
     assert "tvmerror: frobdims expects as many axes as the rank" in [r[6] for r in rows]
     # changes with a name in their title, fix or not, by their title's words; not the one
-    # reverted, nor a change of CI or docs only, nor a title without a name (#1, #9) unless
-    # it names ONNX (#10: tk lists an ONNX converter's changes)
+    # reverted, nor a change of CI or docs only, nor a title without a name (#1; #9's is
+    # CamelCase, FrobDims) unless it names ONNX (#10: tk lists an ONNX converter's changes)
     titles = {r[1]: r for r in every if not r[6]}
-    assert sorted(titles) == ["#10", "#2", "#6", "#8"]
+    assert sorted(titles) == ["#10", "#2", "#6", "#8", "#9"]
     assert {"frob_8x8", "kernels", "bfloat16"} <= set(titles["#8"][7].split("|"))
     assert titles["#8"][5] == "" and titles["#2"][5].startswith("The RPC server missed")
     # what a description says under its "Root Cause" heading, before its greeting
@@ -199,3 +200,37 @@ def test_the_answer_does_not_depend_on_pythons_hash_seed():
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout
             for seed in ("1", "2", "4")}
     assert len(runs) == 1, runs
+
+
+def test_the_changes_to_the_function_that_raises_are_listed_for_a_tvm_that_may_lack_them():
+    log = ("InternalError: Check failed: ndim != 0 (0 vs. 0) : Cannot reduce a 0 dim Tensor\n"
+           '  File "/src/tvm/include/tvm/topi/reduction.h", line 187, in tvm::topi::CommReduce(\n')
+    [f] = [g for g in explain(log) if g.id == "code-changes"]
+    assert f.groups == {"function": "CommReduce", "by": "title"} and f.origin == "fix history"
+    assert 'apache/tvm#19683 "[Fix] CommReduce could handle 0-dim data" (first in v0.26.0)' \
+        in f.cause and "whether" not in f.cause and "is not known" in f.cause
+    assert "try apache/tvm v0.26.0 or newer" in f.fix
+    # a TVM that has it is not told of it; a message five functions raise names none of them
+    assert "code-changes" not in {g.id for g in explain("pip list: apache-tvm==0.26.0\n" + log)}
+    assert "code-changes" not in {g.id for g in explain(log.splitlines()[0])}
+    # a function many files define (VisitExpr_) is not what a title naming it is about
+    assert "code-changes" not in {g.id for g in explain(
+        "tvm.error.InternalError: CodeGenVM cannot handle this intrinsic now:\n")}
+
+
+def test_an_error_raised_in_an_onnx_converter_lists_that_converters_changes():
+    [f] = [g for g in explain("ValueError: Dynamic Split not yet supported\n")
+           if g.id == "converter-changes"]
+    assert f.groups["op"] == "Split" and f.line == 1
+    assert "#20091" in f.cause and "keep_params_in_input" in f.cause
+
+
+def test_a_title_naming_what_a_quoted_fix_does_not_stands_beside_it():
+    log = "tvm.error.InternalError: CodeGenVM cannot handle this intrinsic now:\nOp(relax.nn.dropout)\n"
+    found = {f.groups["ref"]: f.groups["by"] for f in explain(log) if f.id == "fixed-upstream"}
+    # the quote is isnan's fix (its message's common part); the title names nn.dropout
+    assert found == {"#19492": "quote", "#19841": "title"}
+    # two names that are one (func_name, funcname) or the same end of two other dotted names
+    # (cp.async.bulk.tensor, cp.reduce.async.bulk.tensor) are no lead
+    assert not [f for f in explain("ptxas error   : Feature 'cp.async.bulk.tensor' requires "
+                                   ".target sm_90 or higher\n") if f.origin == "fix history"]

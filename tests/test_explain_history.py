@@ -127,7 +127,12 @@ def tiny_history(tmp_path_factory) -> Path:
     git(root, "tag", "v0.2.0")
     check = (root / "src/te/check.cc").read_text()
     write(root, {"python/tvm/te/new.py": "def fresh():\n    return 1\n",
-                 "src/te/check.cc": "// two lines above the check\n//\n" + check})
+                 "src/te/check.cc": "// two lines above the check\n//\n" + check,
+                 # what Relax's struct-info checks throw from v0.25
+                 "src/relax/op/norm.cc": "void NormCheck(Call call, DataType a, DataType b) {\n"
+                                         "  if (a != b) {\n    TVM_FFI_VISIT_THROW(TypeError, "
+                                         "call)\n        << call->op << \" requires one dtype, "
+                                         "got \" << a;\n  }\n}\n"})
     git(root, "add", "-A")
     git(root, "commit", "-qm", "main")
     out = tmp_path_factory.mktemp("index")
@@ -156,6 +161,10 @@ def test_generator_records_versions_renames_globals_options_and_sites(tiny_histo
     assert {(s.file, s.function, v.span(s.mask)) for s in check} == {
         ("src/relay/build.cc", "Check", "v0.1.0"), ("src/te/check.cc", "Check", "v0.2.0–main")}
     assert matches_template(check[0].template, "need a positive n, got -3") > 0
+    [visit] = [s for s in index.sites if s.file == "src/relax/op/norm.cc"]
+    assert (visit.kind, visit.function, visit.condition, v.span(visit.mask)) == (
+        "throw TypeError", "NormCheck", "a != b", "main")
+    assert matches_template(visit.template, "relax.nn.batch_norm requires one dtype, got f16") > 0
     raised = [s for s in index.sites if s.kind == "raise ValueError"]
     assert raised and raised[0].condition == "not shape" and raised[0].function == "placeholder"
     # The check moved down two lines in main: its line in each version is kept.

@@ -17,12 +17,15 @@ or another failure with the same words), and it is left out.
 A change that quotes no error can still name one: ``tile-ai/tilelang#1175 "Add tl.infinity
 operator for infinity handling of bfloat16"`` for ``Cannot decide infinity for type
 bfloat16``. Every change whose title has a name in code (``bfloat16``, ``float8_e5m2``,
-``aten::__lshift__``) is kept by its title's words too (``title_words``), and where no quote
-names a fix, a title that shares with a log's error line two such words, a name and a word
-that few titles use (``TITLE_RARE``), is given as a lead: its words are the error's, whether it
-addresses the failure is not known, and the answer says so. Changes naming ONNX are kept by
-their titles too: for the ONNX importer's ``Error converting operator CumSum``, the changes
-whose titles name ONNX and CumSum are listed (``converter_changes``).
+``aten::__lshift__``, ``CommReduce``) is kept by its title's words too (``title_words``), and a
+title that shares with a log's error message two such things (or one dotted name written whole:
+``nn.dropout``), a name among them and a word that few titles use (``TITLE_RARE``), is given as
+a lead, where no quote names a fix or beside one when it names what the quote does not: its
+words are the error's, whether it addresses the failure is not known, and the answer says so.
+Changes are also listed by what they change: for the ONNX importer's ``Error converting
+operator CumSum`` (or an error raised in its ``CumSum`` converter) the changes whose titles
+name ONNX and CumSum (``converter_changes``), for a check in ``CommReduce`` the changes whose
+titles name that function, when few titles do (``site_changes``).
 
 The cost is linear in the log: only the lines that look like errors are read (the first and
 the last ``MAX_LINES``, each cut at ``MAX_LINE`` characters), candidates come from a word
@@ -34,12 +37,13 @@ from __future__ import annotations
 import gzip
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import cache
 from pathlib import Path
 
-from toolkit.explain.history import indexes
+from toolkit.explain.history import Site, indexes, sites
 from toolkit.explain.tables import DATA
 from toolkit.explain.tvm_version import LogVersion
 
@@ -108,17 +112,44 @@ def bare_title(title: str) -> str:
 
 def title_words(text: str) -> set[str]:
     """The words a title (``bare_title``) or a log's line is matched on: of four characters
-    or more, or names in code, and a dotted name's last part too (``T.infinity`` is also
-    ``infinity``)."""
+    or more, or names in code; a dotted name's shorter forms too (``relax.nn.dropout`` is also
+    ``nn.dropout`` and ``dropout``), and a snake-case name without its underscores
+    (``batch_norm`` is also ``batchnorm``, as a title writes ``BatchNorm``)."""
     out = set()
     for w in _WORD.findall(normalise(bare_title(text))):
         w = w.strip(".:")
         if len(w) >= 4 or is_name(w):
             out.add(w)
-        last = re.split(r"[.:]+", w)[-1]
-        if last != w and len(last) >= 4:
-            out.add(last)
+        for sep in _SEPARATOR.finditer(w):
+            tail = w[sep.end():]
+            if len(tail) >= 4 or is_name(tail):
+                out.add(tail)
+        if "_" in w and not _SEPARATOR.search(w) and len(w.replace("_", "")) >= 4:
+            out.add(w.replace("_", ""))
     return {w for w in out if w not in _TITLE_STOP and not typename(w)}
+
+
+_SEPARATOR = re.compile(r"[.:]+")
+
+
+def _whole(text: str) -> set[str]:
+    """The words of ``text`` as written, without the shorter forms ``title_words`` adds."""
+    return {w.strip(".:") for w in _WORD.findall(normalise(bare_title(text)))}
+
+
+def _concept(word: str) -> str:
+    """What a title word and its other forms (``title_words``) name: ``relax.nn.dropout``,
+    ``nn.dropout`` and ``dropout`` are one; ``batch_norm`` and ``batchnorm`` are one."""
+    return _SEPARATOR.split(word)[-1].replace("_", "")
+# A name in CamelCase (``CommReduce``, ``ReorderPermuteDimsAfterConcat``, ``getAttr``): a
+# title writes a function or a pass that way, and normalising loses the case that tells it.
+_CAMEL = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*")
+
+
+def names_in(text: str) -> set[str]:
+    """The title words of ``text`` that are names in code, its CamelCase ones included."""
+    camel = {w.lower() for w in _CAMEL.findall(text)}
+    return {w for w in title_words(text) if is_name(w) or w in camel}
 
 
 def typename(word: str) -> bool:
@@ -169,6 +200,11 @@ class Fixed:
     excerpt: str
     shared: str
     by_title: bool = False
+
+    @property
+    def words(self) -> list[str]:
+        """The words a title lead shares with the log."""
+        return self.shared.split(", ")
 
 
 class FixIndex:
@@ -228,9 +264,14 @@ def find(text: str, version: LogVersion | None) -> list[Fixed]:
                 shared = _shared(message, fix)
                 if shared and (best is None or len(shared) > len(best.shared)):
                     best = Fixed(fix, i + 1, lines[i].strip()[:300], shared)
-    if best is None:
-        best = _by_title(fixes, lines, errors, version)
-    return [best] if best else []
+    # A quote may share only the message's common part ("CodeGenVM cannot handle this
+    # intrinsic now:", quoted for relax.isnan); a title that names what the log names and the
+    # quote does not (nn.dropout) stands beside it.
+    lead = _by_title(fixes, lines, errors, version)
+    if best is None or lead is not None and lead.fix.ref != best.fix.ref and any(
+            w not in f"{best.fix.quote} {best.fix.title.lower()}" for w in lead.words):
+        return [f for f in (best, lead) if f is not None]
+    return [best]
 
 
 # TVM's ONNX importer (Relax's, and Relay's from v0.9) on a node it cannot convert
@@ -248,25 +289,77 @@ class Converter:
     changes: list[Fix]
 
 
-def converter_changes(text: str, version: LogVersion | None) -> Converter | None:
-    """For "Error converting operator OP": the changes whose titles name ONNX and OP, newest
-    last, each once (a change merged on two branches is one), leaving out those the log's TVM
-    has; None when the log has no such line or the history no such change."""
+def converter_changes(text: str, version: LogVersion | None,
+                      raised_in: Site | None = None) -> Converter | None:
+    """For "Error converting operator OP", or an error raised in the ONNX importer's converter
+    class OP (``raised_in``): the changes whose titles name ONNX and OP, newest last, leaving
+    out those the log's TVM has; None when the log has no such line or the history no such
+    change."""
     m = CONVERTING.search(text)
-    if m is None:
+    if m is not None:
+        op, line = m.group(1), text.count("\n", 0, m.start()) + 1
+    elif raised_in is not None and raised_in.file.endswith(ONNX_IMPORTERS) and \
+            "." in raised_in.function:
+        op, line = raised_in.function.split(".")[0], 0
+    else:
         return None
-    op = m.group(1).lower()
+    changes = _changes_naming(op.lower(), "apache/tvm", version,
+                              lambda fix: "onnx" in fix.title.lower())
+    if not changes:
+        return None
+    return Converter(op, line, text.splitlines()[line - 1].strip()[:300] if line else "", changes)
+
+
+# Relax's ONNX importer and Relay's: a converter is a class, its error raised in ``_impl_vN``
+ONNX_IMPORTERS = ("frontend/onnx/onnx_frontend.py", "relay/frontend/onnx.py")
+# The repository of each project whose error sites tk indexes (by its Python package)
+REPOS = {"tvm": "apache/tvm", "tilelang": "tile-ai/tilelang", "tvm_ffi": "apache/tvm-ffi"}
+# A function named in at most this many titles is named by the changes to it, not in passing
+# (``CommReduce``, not ``VisitExpr_``)
+NAMED_RARELY = 8
+
+
+def site_changes(site: Site, repo: str, version: LogVersion | None) -> list[Fix]:
+    """The changes of ``repo`` to the function (or the pass its file holds) that raises the
+    log's error, whose titles name it, that the log's TVM may lack, newest last: ``CommReduce
+    could handle 0-dim data`` for ``Cannot reduce a 0 dim Tensor`` raised in ``CommReduce``."""
+    function = re.split(r"::|\.", site.function)[-1]
+    pass_name = Path(site.file).stem.replace("_", "")
+    df = index().by_title_word
+    for name in (function, pass_name):
+        if len(name) >= 6 and not _common_function(name) and \
+                0 < len(df.get(name.lower(), [])) <= NAMED_RARELY:
+            return _changes_naming(name.lower(), repo, version)
+    return []
+
+
+@cache
+def _functions_files() -> dict[str, set[str]]:
+    """The files whose error sites are in a function of each (last part of a) name."""
+    table: dict[str, set[str]] = defaultdict(set)
+    for site in sites().sites:
+        table[re.split(r"::|\.", site.function)[-1]].add(site.file)
+    return table
+
+
+def _common_function(name: str) -> bool:
+    """A name many files give a function (``VisitExpr_``, ``_impl_v13``, ``Rewrite``): what
+    a title says of it is not of this one."""
+    return len(_functions_files().get(name, ())) > 2
+
+
+def _changes_naming(word: str, repo: str, version: LogVersion | None,
+                    keep: Callable[[Fix], bool] = lambda fix: True) -> list[Fix]:
+    """``repo``'s changes titled with ``word`` that ``keep`` accepts and the log's TVM may
+    lack, newest last, each once (a change merged on two branches is one), at most
+    ``MAX_CHANGES``."""
     fixes = index()
     seen: dict[str, Fix] = {}
-    for k in fixes.by_title_word.get(op, []):
+    for k in fixes.by_title_word.get(word, []):
         fix = fixes.fixes[k]
-        if fix.repo == "apache/tvm" and "onnx" in fix.title.lower() and not _has_it(fix, version):
+        if fix.repo == repo and keep(fix) and not _has_it(fix, version):
             seen.setdefault(fix.ref, fix)
-    if not seen:
-        return None
-    changes = sorted(seen.values(), key=lambda f: f.date)[-MAX_CHANGES:]
-    line = text.count("\n", 0, m.start()) + 1
-    return Converter(m.group(1), line, text.splitlines()[line - 1].strip()[:300], changes)
+    return sorted(seen.values(), key=lambda f: f.date)[-MAX_CHANGES:]
 
 
 def _tvm_in_log(version: LogVersion | None, repo: str, unknown: str) -> str:
@@ -276,15 +369,18 @@ def _tvm_in_log(version: LogVersion | None, repo: str, unknown: str) -> str:
     return unknown
 
 
-def describe_converter(found: Converter, version: LogVersion | None) -> tuple[str, str, str]:
-    """(title, cause, fix) of the changes of the converter that failed."""
-    listed = "; ".join(f.where() for f in found.changes)
-    yours = _tvm_in_log(version, "apache/tvm", " The log does not say which TVM it ran.")
-    return (f"Changes to TVM's ONNX converter of {found.op} that the log's TVM may lack",
-            f"apache/tvm's history changes the ONNX importer's {found.op} converter in: "
-            f"{listed}.{yours} Which of them, if any, is this failure is not known.",
-            f"try {found.changes[-1].having_it()} (it has all of them); if it still fails, the "
-            f"converter does not handle this model's {found.op} node: report it with the model")
+def describe_changes(what: str, repo: str, changes: list[Fix], version: LogVersion | None
+                     ) -> tuple[str, str, str]:
+    """(title, cause, fix) of the changes to ``what`` (the ONNX converter that failed, the
+    function that raised) that the log's build may lack."""
+    listed = "; ".join(f.where() for f in changes)
+    yours = _tvm_in_log(version, repo, " The log does not say which " + (
+        "TVM" if repo == "apache/tvm" else repo) + " it ran.")
+    return (f"Changes to {what} that the log's build may lack",
+            f"{repo}'s history changes {what} in: {listed}.{yours} Which of them, if any, is "
+            "this failure is not known.",
+            f"try {changes[-1].having_it()} (it has all of them); if it still fails, report it "
+            "with a script that reproduces it")
 
 
 def _by_title(fixes: FixIndex, lines: list[str], errors: list[int],
@@ -294,7 +390,8 @@ def _by_title(fixes: FixIndex, lines: list[str], errors: list[int],
     best: tuple[float, Fixed] | None = None
     df = fixes.by_title_word
     for i in errors:
-        said = title_words(lines[i][:MAX_LINE])
+        message = " ".join(continued(lines, i))[:MAX_LINE]
+        said, names, whole = title_words(message), names_in(message), _whole(message)
         count: dict[int, int] = defaultdict(int)
         for w in sorted((w for w in said if w in df), key=lambda w: (len(df[w]), w))[:LOOKUPS]:
             for k in df[w]:
@@ -302,8 +399,14 @@ def _by_title(fixes: FixIndex, lines: list[str], errors: list[int],
         for k in (k for k, n in count.items() if n >= 2):
             fix = fixes.fixes[k]
             shared = said & fix.rare
-            if not (any(map(is_name, shared)) and min(len(df[w]) for w in shared) <= TITLE_RARE) \
-                    or _has_it(fix, version):
+            # two things shared (``func_name`` and its ``funcname`` are one), or one dotted
+            # name that one of them writes whole (``nn.dropout`` for ``relax.nn.dropout``; not
+            # ``async.bulk.tensor``, the end of ``cp.async.bulk.tensor`` and of
+            # ``cp.reduce.async.bulk.tensor``)
+            told = len({_concept(w) for w in shared}) >= 2 or any(
+                _SEPARATOR.search(w) and (w in whole or w in _whole(fix.title)) for w in shared)
+            if not (told and shared & (names | names_in(fix.title)) and
+                    min(len(df[w]) for w in shared) <= TITLE_RARE) or _has_it(fix, version):
                 continue
             score = sum(1 / len(df[w]) for w in shared)
             if best is None or score > best[0]:
