@@ -1001,3 +1001,16 @@ def test_a_package_llvm_links_is_named_as_llvms_dependency() -> None:
     plain = best("CMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake"
                  ":230 (message):\n  Could NOT find ZLIB (missing: ZLIB_LIBRARY ZLIB_INCLUDE_DIR)\n")
     assert plain.id == "cmake-package-not-found" and "LLVM" not in plain.cause
+
+
+def test_a_browser_global_is_named_only_where_nodejs_ran_and_a_wasm_import_is_demangled():
+    node = (FIXTURES / "browser-library-in-node.log").read_text()
+    [f] = [f for f in explain(node) if f.id == "browser-library-in-node"]
+    assert "`globalThis.location` is undefined" in f.cause and "Node.js" in f.cause
+    # the same TypeError in a browser's console (no "Node.js vNN" under it) is another failure
+    assert "browser-library-in-node" not in {f.id for f in explain(node.replace("Node.js v", ""))}
+    # Chrome's wording of a wasm import nothing provides; the symbol demangled whole
+    chrome = ('LinkError: WebAssembly.instantiate(): Import #4 "env" "_ZN3mlc3llm5serve16JSONSchem'
+              'aToEBNFENSt3__212basic_stringIcEE": function import requires a callable\n')
+    [w] = [f for f in explain(chrome) if f.id == "wasm-import-unresolved"]
+    assert "mlc::llm::serve::JSONSchemaToEBNF" in w.cause and "JSONSchemaToEBNF" in w.fix

@@ -319,18 +319,19 @@ REPOS = {"tvm": "apache/tvm", "tilelang": "tile-ai/tilelang", "tvm_ffi": "apache
 NAMED_RARELY = 8
 
 
-def site_changes(site: Site, repo: str, version: LogVersion | None) -> list[Fix]:
+def site_changes(site: Site, repo: str, version: LogVersion | None) -> tuple[str, list[Fix]]:
     """The changes of ``repo`` to the function (or the pass its file holds) that raises the
     log's error, whose titles name it, that the log's TVM may lack, newest last: ``CommReduce
-    could handle 0-dim data`` for ``Cannot reduce a 0 dim Tensor`` raised in ``CommReduce``."""
+    could handle 0-dim data`` for ``Cannot reduce a 0 dim Tensor`` raised in ``CommReduce``;
+    with the function (or the file) they change."""
     function = re.split(r"::|\.", site.function)[-1]
     pass_name = Path(site.file).stem.replace("_", "")
     df = index().by_title_word
-    for name in (function, pass_name):
+    for name, what in ((function, site.function), (pass_name, site.file)):
         if len(name) >= 6 and not _common_function(name) and \
                 0 < len(df.get(name.lower(), [])) <= NAMED_RARELY:
-            return _changes_naming(name.lower(), repo, version)
-    return []
+            return what, _changes_naming(name.lower(), repo, version)
+    return "", []
 
 
 @cache

@@ -149,9 +149,8 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
     elif site is not None and site.index is not None and (
             site.others == 0 or site.at_line or site.in_frames):  # which function it is
         repo = fixes.REPOS.get(site.index.project.package, "")
-        changes = fixes.site_changes(site.site, repo, version) if repo else []
+        where, changes = fixes.site_changes(site.site, repo, version) if repo else ("", [])
         if changes:
-            where = site.site.function or site.site.file
             title, cause, fix = fixes.describe_changes(
                 f"{where} (where this error is raised)", repo, changes, version)
             out.append(Finding("code-changes", "version", title, cause, fix, site.line,

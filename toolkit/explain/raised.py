@@ -367,6 +367,31 @@ _PROVED = re.compile(r"\b(?:is_one|is_zero|is_const_int|is_positive_const|is_neg
                      r"CanProve\w*)\s*\(")
 
 
+# A binary check prints its two sides' values: "Check failed: arg_ty->ndim >= 0 (-1 vs. 0)"
+_VALUES = re.compile(r"\((-?\d+) vs\. (-?\d+)\)")
+_SIDES = re.compile(r"^(.*?)\s+(?:==|!=|>=|<=|>|<)\s+(.*)$")
+
+
+def _rank_said(site: Site, line: str) -> str:
+    """What a check's printed value of a tensor's ``ndim`` says: -1 is Relax's unknown rank
+    (``kUnknownNDim``), 0 a 0-d tensor (a scalar)."""
+    sides, values = _SIDES.match(site.condition), _VALUES.search(line)
+    if site.kind != "check" or sides is None or values is None:
+        return ""
+    for side, value in zip(sides.groups(), values.groups()):
+        if not re.search(r"\bndim\b", side):
+            continue
+        if value == "-1":
+            return (f" `{side}` is -1: the tensor's rank is unknown (Relax's kUnknownNDim, a "
+                    "TensorStructInfo without a known number of dimensions), and this code "
+                    "needs a known rank; give the tensor a static rank (match_cast it to a "
+                    "shape) or make the code skip a tensor of unknown rank.")
+        if value == "0":
+            return (f" `{side}` is 0: the tensor is 0-d (a scalar, rank 0), which this code "
+                    "does not take.")
+    return ""
+
+
 def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]:
     """(title, cause, fix) of a matched site."""
     site, index = raised.site, raised.index or sites()
@@ -416,6 +441,7 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
                   "expression that equals the constant but that the simplifier does not reduce "
                   "to it (bounds of its variables unknown, a division or modulo it cannot "
                   "simplify) fails it too.")
+    cause += _rank_said(site, raised.excerpt)
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
     if site.kind in ("check", "fatal") or site.kind.endswith("InternalError"):
         fix = (f"an invariant of {function} does not hold for what reached it: look at the pass "

@@ -1644,6 +1644,40 @@ RULES: list[Rule] = [
         one_line=True,
     ),
     Rule(
+        "browser-library-in-node", "toolchain", ("Cannot read properties of undefined",
+                                                 "is not defined"),
+        r"(?:TypeError: Cannot read properties of undefined \(reading '(?P<prop>\w+)'\)|"
+        r"ReferenceError: (?P<glob>window|document|navigator|location|self) is not defined)",
+        "A browser library ran under Node.js",
+        "the code reads a global only a browser (a page or a Web Worker) defines, and Node.js "
+        "does not.",
+        "run it in a browser page, a Web Worker or an extension (headless Chrome for a script), "
+        "not in bare Node.js.",
+        "Node.js' globals (no window, document or location; navigator without gpu); WebLLM and "
+        "TVM's web runtime run on WebGPU in a browser; captured with Node.js 20",
+        toolchain.browser_global,
+        one_line=True,
+    ),
+    Rule(
+        "wasm-import-unresolved", "toolchain", "function import requires a callable",
+        # V8's two wordings: Chrome's 'Import #4 "env" "NAME": ...' and Node 20's
+        # 'Import #0 module="env" function="NAME" error: ...'
+        r'Import #\d+ (?:module=)?"(?P<mod>[^"\n]*)" (?:function=)?"(?P<sym>[^"\n]*)"(?: error)?:'
+        r" function import requires a callable",
+        "The WebAssembly module imports a function nothing provides",
+        "the wasm was linked with an undefined symbol, which emcc leaves as an import (module "
+        "\"env\"), and the JavaScript that instantiates it (TVM's web runtime, WebLLM) does not "
+        "provide it: the code that defines it was not compiled into the wasm.",
+        "rebuild the wasm with the code that defines the symbol linked in (for MLC-LLM/WebLLM, "
+        "recompile the model library with an MLC-LLM whose web runtime has it, or use the "
+        "prebuilt wasm made for your web-llm); emcc -sERROR_ON_UNDEFINED_SYMBOLS=1 fails the "
+        "build on such a symbol instead.",
+        "V8's WebAssembly link check (Chrome's and Node.js' wording); emscripten turns an "
+        "undefined symbol into an import of module env; captured with Node.js 20",
+        toolchain.wasm_import,
+        one_line=True,
+    ),
+    Rule(
         "wasm-initial-memory", "toolchain", "initial memory too small",
         r"wasm-ld: error: initial memory too small(?:, (?P<need>\d+) bytes needed)?",
         "WebAssembly module larger than its initial memory",

@@ -1631,8 +1631,15 @@ def _mangled_names(symbol: str) -> tuple[list[str], bool, bool]:
 
 def _demangled_function(symbol: str) -> str:
     """The qualified name a mangled symbol's nested name spells (_ZN3tvm7runtime...E)."""
-    m = re.match(r"_ZN[KVr]*((?:\d+\w+?)+?)E", symbol)
-    names = _mangled_names(m.group(1))[0] if m else _mangled_names(symbol)[0][:1]
+    m = re.match(r"_ZN[KVr]*", symbol)
+    if m is None:
+        names = _mangled_names(symbol)[0][:1]
+    else:  # each part is its length and its name (JSONSchemaToEBNF holds an E)
+        names, pos = [], m.end()
+        while (size := re.match(r"\d+", symbol[pos:])) is not None:
+            start = pos + size.end()
+            names.append(symbol[start:start + int(size.group())])
+            pos = start + int(size.group())
     return "::".join(n for n in names if n != "__cxx11")
 
 
@@ -2115,3 +2122,48 @@ def header_library_mismatch(groups: dict[str, str], _text: str) -> tuple[str, st
             f"first on the include path, e.g. /usr/local/include).",
             f"build with the headers of the lib{ns} you link: remove the stale {ns} install "
             f"(its headers and library), or put the matching include directory first")
+
+
+def wasm_import(groups: dict[str, str], text: str) -> tuple[str, str] | None:
+    """A wasm's unresolved import, named: the C++ function a mangled symbol spells."""
+    sym = groups.get("sym", "")
+    function = _demangled_function(sym) if sym.startswith("_Z") else sym
+    if not function:
+        return None
+    return (f"the wasm imports {function} (\"{groups.get('mod', 'env')}\" \"{sym[:80]}\"): "
+            "the module was linked with that symbol undefined, which emcc leaves as an import, "
+            "and the JavaScript that instantiates it (TVM's web runtime, WebLLM) does not "
+            "provide it: the code that defines it was not compiled into the wasm (a runtime "
+            "source left out of the EMCC build, or one that failed to compile there).",
+            f"rebuild the wasm with the code that defines {function.rsplit('::', 1)[-1]} linked "
+            "in (for MLC-LLM/WebLLM, recompile the model library with an MLC-LLM whose web "
+            "runtime has it, or use the prebuilt wasm made for your web-llm); emcc "
+            "-sERROR_ON_UNDEFINED_SYMBOLS=1 fails the build on such a symbol instead.")
+
+
+# What only a browser defines, as code reads it: globalThis.location.origin, window.x,
+# navigator.gpu.requestAdapter
+_BROWSER_READ = re.compile(r"\b(?:globalThis\.|window\.|self\.)?(?P<glob>location|document|window|"
+                           r"navigator)\.(?P<prop>\w+)")
+_NODE = re.compile(r"^Node\.js v\d+", re.M)
+
+
+def browser_global(groups: dict[str, str], text: str) -> tuple[str, str] | str | None:
+    """A browser's global read where Node.js runs: Node prints its version under the error,
+    and the line it shows reads the global (or the ReferenceError names it)."""
+    if not _NODE.search(text):
+        return NOT_THIS
+    glob = groups.get("glob")
+    if glob is None:  # "reading 'origin'": of which global, the source line above says
+        read = [m for m in _BROWSER_READ.finditer(text) if m.group("prop") == groups.get("prop")]
+        if not read:
+            return NOT_THIS
+        glob = read[-1].group("glob")
+        said = f"`{read[-1].group(0).rsplit('.', 1)[0]}` is undefined"
+    else:
+        said = f"`{glob}` is not defined"
+    return (f"a browser library ran under Node.js: its code reads the browser's `{glob}` "
+            f"({said} here), which a page or a Web Worker defines and Node.js does not; "
+            "WebLLM and TVM's web runtime are browser (WebGPU) libraries.",
+            "run it in a browser page, a Web Worker or an extension (headless Chrome for a "
+            "script), not in bare Node.js.")
