@@ -346,6 +346,21 @@ def test_error_site_names_file_function_condition_and_versions():
     assert f.groups["function"] == "Build" and "v0.6.0" in f.cause
 
 
+def test_an_error_site_names_the_other_places_and_what_the_printed_values_mean():
+    # one message, three functions over the versions: each named with its releases
+    lanes = "InternalError: Can't fetch the lanes of a scalable vector at a compile time.\n"
+    f = next(f for f in explain(lanes) if f.origin == "error-site index")
+    assert "include/tvm/runtime/data_type.h, DataType::lanes (v0.16.0–v0.23.0)" in f.cause
+    assert "32768 lanes or more overflows" in f.cause  # a lane count is an int16
+    # a check's printed ndim: -1 is an unknown rank, 0 a 0-d tensor; another value nothing
+    unknown = "InternalError: Check failed: arg_ty->ndim >= 0 (-1 vs. 0)\n"
+    f = next(f for f in explain(unknown) if f.origin == "error-site index")
+    assert "`arg_ty->ndim` is -1: the tensor's rank is unknown" in f.cause
+    f = next(f for f in explain(unknown.replace("-1 vs", "-2 vs"))
+             if f.origin == "error-site index")
+    assert "rank" not in f.cause
+
+
 def test_every_answer_says_its_source():
     # each source an answer names is one the manual explains (a `[source]` entry of tk-explain)
     manual = (Path(__file__).parent.parent / "docs" / "tk-explain.md").read_text()

@@ -21,7 +21,7 @@ checked, so a 1 MB log costs a bounded amount of matching on top of one pass ove
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.explain import frames
@@ -40,6 +40,7 @@ from toolkit.explain.tvm_version import LogVersion
 MAX_LINES = 160
 MAX_LINE = 2000
 MAX_CHECKS = 400
+MAX_COPIES = 3  # other sites with the same message named in the answer
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
 # ... and at least 1/SPREAD of the message from the template's first words on: "Cannot find
 # %s in %s" (16 literal characters, mostly " in ") is not what a 170-character "Cannot find
@@ -71,6 +72,7 @@ class Raised:
     in_frames: bool = False  # the log's backtrace names the site's function
     shown_as: str = ""  # the file:line the log shows for it, when its tree had another path
     index: SiteIndex | None = None  # whose sites it is one of (TVM's or a project's on it)
+    copies: list[Site] = field(default_factory=list)  # the first of the others, to name them
 
 
 # What the log's own traceback adds to a site's text match: the line it shows in the site's
@@ -232,7 +234,8 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
             places.append(other)
             taken |= other.mask
     top = rank(best)[:2]
-    others = sum(1 for i in scored if rank(i)[:2] == top and index.sites[i] not in places)
+    copies = [index.sites[i] for i in scored if rank(i)[:2] == top and
+              index.sites[i] not in places]
     score, by_cond = scored[best]
     at_line, _, near_frame = evidence[best]
     shown_as = ""
@@ -240,8 +243,8 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
         name = Path(site.file).name
         shown_as = next((f"{f}:{line}" for f, line, _, _ in seen.places
                          if f.rsplit("/", 1)[-1] == name), "")
-    return Raised(site, 0, "", score, by_cond, others, places, at_line, near_frame is not None,
-                  shown_as)
+    return Raised(site, 0, "", score, by_cond, len(copies), places, at_line,
+                  near_frame is not None, shown_as, copies=copies[:MAX_COPIES])
 
 
 _EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
@@ -370,11 +373,17 @@ _PROVED = re.compile(r"\b(?:is_one|is_zero|is_const_int|is_positive_const|is_neg
 # A binary check prints its two sides' values: "Check failed: arg_ty->ndim >= 0 (-1 vs. 0)"
 _VALUES = re.compile(r"\((-?\d+) vs\. (-?\d+)\)")
 _SIDES = re.compile(r"^(.*?)\s+(?:==|!=|>=|<=|>|<)\s+(.*)$")
+_NEGATIVE_LANES = re.compile(r"lanes\w*\s*<\s*0\b")
 
 
-def _rank_said(site: Site, line: str) -> str:
-    """What a check's printed value of a tensor's ``ndim`` says: -1 is Relax's unknown rank
-    (``kUnknownNDim``), 0 a 0-d tensor (a scalar)."""
+def _values_said(site: Site, line: str) -> str:
+    """What the value a condition tests says: a check's printed ``ndim`` (-1 is Relax's
+    unknown rank, ``kUnknownNDim``; 0 a 0-d tensor), a data type's negative lane count."""
+    if _NEGATIVE_LANES.search(site.condition):
+        return (" A data type keeps its lane count in 16 bits (int16), negative for a scalable "
+                "vector (vscale x n): a fixed vector of 32768 lanes or more overflows it and "
+                "reads as scalable. Vectorize (or tile) fewer elements: a smaller tile, or the "
+                "work split over several tiles.")
     sides, values = _SIDES.match(site.condition), _VALUES.search(line)
     if site.kind != "check" or sides is None or values is None:
         return ""
@@ -401,8 +410,10 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     v = index.versions
     where = f"{site.file}, {site.function}" if site.function else site.file
     newest = v.labels[site.mask.bit_length() - 1]
+    named = "; ".join(f"{c.file}, {c.function or '?'} ({v.span(c.mask)})" for c in raised.copies)
     copies = f" (and {raised.others} other place{'s' if raised.others > 1 else ''} with the same " \
-        "message)" if raised.others else ""
+        f"message: {named}{'; ...' if raised.others > len(raised.copies) else ''})" \
+        if raised.others else ""
     moves = [p for p in raised.places if p is not site]
     if moves:
         copies += "; the same check is in " + "; ".join(
@@ -441,7 +452,7 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
                   "expression that equals the constant but that the simplifier does not reduce "
                   "to it (bounds of its variables unknown, a division or modulo it cannot "
                   "simplify) fails it too.")
-    cause += _rank_said(site, raised.excerpt)
+    cause += _values_said(site, raised.excerpt)
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
     if site.kind in ("check", "fatal") or site.kind.endswith("InternalError"):
         fix = (f"an invariant of {function} does not hold for what reached it: look at the pass "
