@@ -230,6 +230,11 @@ def test_a_title_naming_what_a_quoted_fix_does_not_stands_beside_it():
     found = {f.groups["ref"]: f.groups["by"] for f in explain(log) if f.id == "fixed-upstream"}
     # the quote is isnan's fix (its message's common part); the title names nn.dropout
     assert found == {"#19492": "quote", "#19841": "title"}
+    # a name TVM's name supply numbered (gpu_2d_continuous_cumsum1) is the title's name
+    numbered = ("InternalError: Check failed: undefined.size() == 0 (1 vs. 0) : In PrimFunc "
+                "gpu_2d_continuous_cumsum1 variables [ceil_log2] are used, but are not passed in "
+                "as API arguments\n")
+    assert "#18957" in {f.groups["ref"] for f in explain(numbered) if f.id == "fixed-upstream"}
     # two names that are one (func_name, funcname) or the same end of two other dotted names
     # (cp.async.bulk.tensor, cp.reduce.async.bulk.tensor) are no lead
     assert not [f for f in explain("ptxas error   : Feature 'cp.async.bulk.tensor' requires "

@@ -113,8 +113,9 @@ def bare_title(title: str) -> str:
 def title_words(text: str) -> set[str]:
     """The words a title (``bare_title``) or a log's line is matched on: of four characters
     or more, or names in code; a dotted name's shorter forms too (``relax.nn.dropout`` is also
-    ``nn.dropout`` and ``dropout``), and a snake-case name without its underscores
-    (``batch_norm`` is also ``batchnorm``, as a title writes ``BatchNorm``)."""
+    ``nn.dropout`` and ``dropout``), a snake-case name without its underscores (``batch_norm``
+    is also ``batchnorm``, as a title writes ``BatchNorm``) and without the number TVM makes
+    a name unique with (``gpu_2d_continuous_cumsum1`` is also ``gpu_2d_continuous_cumsum``)."""
     out = set()
     for w in _WORD.findall(normalise(bare_title(text))):
         w = w.strip(".:")
@@ -126,10 +127,15 @@ def title_words(text: str) -> set[str]:
                 out.add(tail)
         if "_" in w and not _SEPARATOR.search(w) and len(w.replace("_", "")) >= 4:
             out.add(w.replace("_", ""))
+        # TVM's name supply makes a name unique with a number (gpu_2d_continuous_cumsum1)
+        unique = _NUMBERED.fullmatch(w)
+        if unique:
+            out.add(unique.group(1))
     return {w for w in out if w not in _TITLE_STOP and not typename(w)}
 
 
 _SEPARATOR = re.compile(r"[.:]+")
+_NUMBERED = re.compile(r"([a-z][a-z0-9]*_[a-z0-9_]*[a-z]{2})\d+")
 
 
 def _whole(text: str) -> set[str]:
@@ -139,8 +145,13 @@ def _whole(text: str) -> set[str]:
 
 def _concept(word: str) -> str:
     """What a title word and its other forms (``title_words``) name: ``relax.nn.dropout``,
-    ``nn.dropout`` and ``dropout`` are one; ``batch_norm`` and ``batchnorm`` are one."""
-    return _SEPARATOR.split(word)[-1].replace("_", "")
+    ``nn.dropout`` and ``dropout`` are one; ``batch_norm`` and ``batchnorm`` are one, and
+    ``gpu_2d_cumsum1`` and ``gpu_2d_cumsum``."""
+    last = _SEPARATOR.split(word)[-1]
+    unique = _NUMBERED.fullmatch(last)
+    return (unique.group(1) if unique else last).replace("_", "")
+
+
 # A name in CamelCase (``CommReduce``, ``ReorderPermuteDimsAfterConcat``, ``getAttr``): a
 # title writes a function or a pass that way, and normalising loses the case that tells it.
 _CAMEL = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*")
