@@ -332,6 +332,13 @@ def test_api_drift_names_the_version_on_both_sides():
     moved = "ModuleNotFoundError: No module named 'tvm.dlight'\n"
     f = next(f for f in explain(moved) if f.origin == "API history")
     assert "tvm.s_tir.dlight" in f.fix and "v0.24.0" in f.title
+    # a global its file stopped registering when it began registering a few others: those
+    renamed = "AttributeError: module 'tvm.runtime._ffi_api' has no attribute '_datatype_register'\n"
+    f = next(f for f in explain(renamed) if f.origin == "API history")
+    assert f.title == ("runtime._datatype_register is gone from v0.21.0; src/target/datatype/"
+                       "registry.cc registers dtype.get_custom_type_code, dtype.get_custom_type_"
+                       "name, dtype.register_custom_type from then")
+    assert "dtype.get_custom_type_code, ..." in f.fix
 
 
 def test_error_site_names_file_function_condition_and_versions():

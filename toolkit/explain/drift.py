@@ -540,6 +540,21 @@ def _global(history: ApiHistory, name: str, m: re.Match[str],
                           f"{name} is registered in {v.span(mask)} ({where}); from "
                           f"{v.labels[rename[-1].at]} it is {new}{_yours(version)}.",
                           f"call {new}, or use the Python API that wraps it in your TVM version")
+    successors = _registered_after(history, mask, where)
+    if successors and side != "older":
+        after = v.after_last(mask)
+        listed = ", ".join(successors)
+        return Answer("global", name, m.start(), m.group(0),
+                      f"{name} is gone from {after}; {where} registers {listed} from then",
+                      f"{name} is registered in {v.span(mask)} ({where}); from {after} that file "
+                      f"registers {listed} instead, none of them before: likely the new "
+                      f"names of what it registered{_yours(version)}. Code written for the old "
+                      "name (the traceback's caller: a project made for an older TVM, or TVM's "
+                      f"own Python not yet updated in {after}) calls a global the library no "
+                      "longer has.",
+                      f"call the new name ({successors[0]}{', ...' if len(successors) > 1 else ''}"
+                      f") or a release whose Python calls it; with a TVM older than {after}, "
+                      f"the library loaded is not the one its Python expects")
     if side == "older":
         return Answer("global", name, m.start(), m.group(0),
                       f"{name} is newer than this TVM (registered from {v.first(mask)})",
@@ -566,6 +581,28 @@ def _global(history: ApiHistory, name: str, m: re.Match[str],
                   "from other sources, or older than a git pull of them).",
                   "rebuild libtvm from the same sources as the Python package, or point "
                   "TVM_LIBRARY_PATH at the matching build; `tk doctor` compares the two")
+
+
+_BY_FILE: dict[int, dict[str, list[tuple[str, int]]]] = {}
+MAX_SUCCESSORS = 6  # a file that gains more new globals than this was rewritten, not renamed
+
+
+def _registered_after(history: ApiHistory, mask: int, where: str) -> list[str]:
+    """The globals ``where`` registers from the version after ``mask``'s last and in none
+    before: what an FFI refactor renamed them to (``runtime._datatype_register`` gone in
+    v0.21.0, ``dtype.register_custom_type`` from then in the same file); [] when the global
+    is still registered, or the file gained none or too many."""
+    after = mask.bit_length()
+    if not where or after >= len(history.versions.labels):
+        return []
+    if id(history) not in _BY_FILE:
+        table: dict[str, list[tuple[str, int]]] = {}
+        for name, (m, file) in history.facts.get("F", {}).items():
+            table.setdefault(file, []).append((name, m))
+        _BY_FILE[id(history)] = table
+    new = sorted(n for n, m in _BY_FILE[id(history)].get(where, [])
+                 if m >> after & 1 and not m & ((1 << after) - 1))
+    return new if len(new) <= MAX_SUCCESSORS else []
 
 
 def _type(history: ApiHistory, name: str, m: re.Match[str],

@@ -336,7 +336,10 @@ def site_changes(site: Site, repo: str, version: LogVersion | None) -> tuple[str
     could handle 0-dim data`` for ``Cannot reduce a 0 dim Tensor`` raised in ``CommReduce``;
     with the function (or the file) they change."""
     function = re.split(r"::|\.", site.function)[-1]
-    pass_name = Path(site.file).stem.replace("_", "")
+    # a pass's file is its name in snake case (reorder_permute_dims_after_concat.cc); a one-word
+    # file (project.py) names no pass
+    stem = Path(site.file).stem
+    pass_name = stem.replace("_", "") if "_" in stem else ""
     df = index().by_title_word
     for name, what in ((function, site.function), (pass_name, site.file)):
         if len(name) >= 6 and not _common_function(name) and \
