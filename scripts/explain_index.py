@@ -75,6 +75,10 @@ class Project:
     since: str  # the oldest release indexed by default
     alias: str = ""  # ALIAS:MODULE its users import a module as, by convention
     sites: bool = True  # whether to write its error sites (TVM's index holds tvm-ffi's already)
+    native: tuple[str, ...] = ("src/", "include/")  # the folders of its C++ sources
+    # Dates of main read as versions before its first release ("main@2023-06"): a project
+    # whose users ran its main for a year before it tagged one (MLC-LLM)
+    snapshots: tuple[str, ...] = ()
 
     @property
     def own(self) -> bool:
@@ -95,11 +99,15 @@ POST = r"v\d+\.\d+\.\d+(?:[.-]post\d+)?"  # a release, or a post release standin
 # Projects built on TVM whose own failures public threads now report most: their releases
 # are versions of their own, which TVM's tags do not tell.
 PROJECTS = {p.key: p for p in (
-    Project("tvm", "TVM", "tvm", "python/", r"v\d+\.\d+(?:\.0)?", "v0.2"),
+    Project("tvm", "TVM", "tvm", "python/", r"v\d+\.\d+(?:\.0)?", "v0.2",
+            native=("src/", "include/", "jvm/native/src/main/native/", "web/emcc/")),
     Project("tvm-ffi", "apache-tvm-ffi", "tvm_ffi", "python/", POST, "v0.1.0", sites=False),
     Project("tilelang", "TileLang", "tilelang", "", POST, "v0.1.0",
             "T:tilelang.language"),
+    Project("mlc-llm", "MLC-LLM", "mlc_llm", "python/", r"v\d+\.\d+\.\d+", "v0.17.1",
+            native=("cpp/",), snapshots=("2023-07-01", "2023-11-01", "2024-03-01", "2024-07-01")),
 )}
+
 
 
 # --- reading git --------------------------------------------------------------------------
@@ -153,9 +161,11 @@ class Git:
         return out
 
 
-def release_versions(git: Git, since: str, release: str) -> list[tuple[str, str]]:
-    """(label, rev): every release tag (TVM's ``vX.Y.0``, ``vX.Y`` before v0.6) from ``since``
-    on, oldest first, then main."""
+def release_versions(git: Git, since: str, release: str, snapshots: tuple[str, ...] = ()
+                     ) -> list[tuple[str, str]]:
+    """(label, rev): main as it was at each of ``snapshots`` (dates before the first release),
+    then every release tag (TVM's ``vX.Y.0``, ``vX.Y`` before v0.6) from ``since`` on, oldest
+    first, then main."""
     def key(tag: str) -> tuple[int, ...]:
         return tuple(int(x) for x in re.findall(r"\d+", tag.partition("post")[0]))
 
@@ -166,7 +176,10 @@ def release_versions(git: Git, since: str, release: str) -> list[tuple[str, str]
     for t in sorted(git.tags(), key=lambda t: (key(t), t)):
         if re.fullmatch(release, t) and key(t) >= floor:
             first.setdefault(key(t), t)
-    versions = [(t, f"refs/tags/{t}") for _, t in sorted(first.items())]
+    versions = [(f"main@{date[:7]}", git.run("rev-list", "-1", "--first-parent",
+                                              f"--before={date}", "main").strip())
+                for date in snapshots if git.has("main")]
+    versions += [(t, f"refs/tags/{t}") for _, t in sorted(first.items())]
     if git.has("main"):
         versions.append(("main", "main"))
     return versions
@@ -1430,7 +1443,7 @@ def version_files(git: Git, ffi: Git | None, rev: str, project: Project
         if kind != "blob":
             continue
         if path.startswith(project.package_dir) and path.endswith(".py") or \
-                path.startswith(("src/", "include/")) and path.endswith(CPP_EXT) or \
+                path.startswith(project.native) and path.endswith(CPP_EXT) or \
                 tvm and (path == "CMakeLists.txt" or path.startswith("cmake/") and
                          path.endswith(".cmake") or path in REQUIREMENT_FILES):
             out.append((path, sha, git))
@@ -1550,7 +1563,7 @@ def build(git_dir: str, ffi_dir: str | None, since: str, jobs: int, project: Pro
           ) -> tuple[str, str, dict]:
     git = Git(git_dir)
     ffi = Git(ffi_dir) if ffi_dir else None
-    versions = release_versions(git, since, project.release)
+    versions = release_versions(git, since, project.release, project.snapshots)
     if not versions:
         raise SystemExit(f"no release tags from {since} on and no main in {git_dir}")
     got = collect(git, ffi, versions, jobs, project)

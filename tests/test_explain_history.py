@@ -368,6 +368,21 @@ def test_an_error_site_names_the_other_places_and_what_the_printed_values_mean()
     assert "rank" not in f.cause
 
 
+def test_mlc_llms_checks_and_tvms_jni_are_indexed():
+    # MLC-LLM's C++ (cpp/), from main as it was before its first release
+    mlc = "Check failed: (fload_exec.defined()) is false: TVM runtime cannot find vm_load_executable\n"
+    f = next(f for f in explain(mlc) if f.origin == "error-site index")
+    assert f.title.startswith("Raised in MLC-LLM: cpp/") and "cpp/llm_chat.cc" in f.cause
+    assert "main@2023-07" in f.cause
+    # TVM's Java binding, at the line the log shows (the path under another project's tree)
+    jni = ("mlc-llm/3rdparty/tvm/jvm/native/src/main/native/jni_helper_func.h:211: Do NOT know "
+           "how to handle return type code 15\n")
+    f = next(f for f in explain(jni) if f.origin == "error-site index")
+    assert f.groups["function"] == "tvmRetValueToJava"
+    assert "line 211 in v0.6.0–v0.17.0, the line the log shows; from v0.18.0 it is line 212" \
+        in f.cause
+
+
 def test_every_answer_says_its_source():
     # each source an answer names is one the manual explains (a `[source]` entry of tk-explain)
     manual = (Path(__file__).parent.parent / "docs" / "tk-explain.md").read_text()

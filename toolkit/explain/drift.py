@@ -330,9 +330,33 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                       "built without the part that defines it.",
                       "check which tvm is imported (python -c 'import tvm; print(tvm.__file__)')"
                       " and run tk doctor")
+    script = "" if own else _users_script(history.project.package, m)
     return Answer("python", name, m.start(), excerpt, f"{name} exists from {v.first(mask)}",
-                  f"{when}; the log does not show which {p} it ran.",
-                  f"use {p} {v.first(mask)} or newer")
+                  f"{when}; the log does not show which {p} it ran.{script}",
+                  f"use {p} {v.first(mask)} or newer" + (
+                      "" if own else f" ({NEWER_BUILD.get(history.project.package, '')})"))
+
+
+# How a newer build of a project built on TVM is installed: its examples and tutorials follow
+# its main branch, ahead of the last release on PyPI.
+NEWER_BUILD = {
+    "tilelang": "pip install -U tilelang, its nightly wheels, or pip install -e . in a clone of "
+                "its main branch",
+    "mlc_llm": "the nightly MLC wheels MLC-LLM's docs name for your platform, or a build of its "
+               "main branch",
+    "tvm_ffi": "pip install -U apache-tvm-ffi",
+}
+_FRAME = re.compile(r"File \"(?P<file>[^\"]+)\", line \d+")
+
+
+def _users_script(package: str, m: re.Match[str]) -> str:
+    """Where the user's own script (not the package) used the name: what that says."""
+    frames = _FRAME.findall(m.string[max(0, m.start() - 2000):m.start()])
+    if not frames or f"/{package}/" in frames[-1].replace("\\", "/"):
+        return ""
+    return (f" The script that uses it ({frames[-1]}) was written for a release that has it "
+            "(examples and tutorials follow the project's main branch, ahead of its last "
+            "release on PyPI).")
 
 
 def _not_on_path(m: re.Match[str], version: LogVersion | None) -> Answer:

@@ -324,7 +324,8 @@ def converter_changes(text: str, version: LogVersion | None,
 # Relax's ONNX importer and Relay's: a converter is a class, its error raised in ``_impl_vN``
 ONNX_IMPORTERS = ("frontend/onnx/onnx_frontend.py", "relay/frontend/onnx.py")
 # The repository of each project whose error sites tk indexes (by its Python package)
-REPOS = {"tvm": "apache/tvm", "tilelang": "tile-ai/tilelang", "tvm_ffi": "apache/tvm-ffi"}
+REPOS = {"tvm": "apache/tvm", "tilelang": "tile-ai/tilelang", "tvm_ffi": "apache/tvm-ffi",
+         "mlc_llm": "mlc-ai/mlc-llm"}
 # A function named in at most this many titles is named by the changes to it, not in passing
 # (``CommReduce``, not ``VisitExpr_``)
 NAMED_RARELY = 8

@@ -26,8 +26,9 @@ CPP = re.compile(r"\btvm((?:::~?[A-Za-z_]\w*(?:<[^()<>]*(?:<[^()<>]*>[^()<>]*)*>
 TEMPLATE = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
 _MANGLED = re.compile(r"_ZNK?(3tvm\w+)")
 # src/relay/op/tensor/transform.cc:2382   "src/x.cc", line 597   at /a/src/x.cc:597
-_PLACE = re.compile(r"(?:^|[/\s\"(])((?:src|include)/(?:[\w.-]+/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
-                    r"(?::(\d+)|\", line (\d+))?")
+# (also TVM's JNI and web runtime sources: jvm/native/src/main/native/x.h, web/emcc/x.cc)
+_PLACE = re.compile(r"(?:^|[/\s\"(])((?:jvm/native/src/main/native/|web/emcc/|(?:src|include)/"
+                    r"(?:[\w.-]+/)+)[\w.-]+\.(?:cc|h|cpp|cu|mm))(?::(\d+)|\", line (\d+))?")
 # A place printed without its tree's top directory ('tir/transforms/x.cc", line 157'): the
 # path from src/ (or include/, for tvm/...) with its first part cut off; a line is required.
 _CUT_PLACE = re.compile(r"(?:^|[\s\"(])((?:[A-Za-z_][\w.-]*/)+[\w.-]+\.(?:cc|h|cpp|cu|mm))"
@@ -179,7 +180,7 @@ def read(lines: list[str]) -> Frames:
                 out.files.add(file)
                 out.places.append((file, int(m.group(2) or m.group(3)), i, named.get(i, "")))
                 count += 1
-        if "src/" in line or "include/" in line:
+        if "src/" in line or "include/" in line or "web/emcc/" in line:
             for m in _PLACE.finditer(line):
                 out.files.add(m.group(1))
                 number = m.group(2) or m.group(3)

@@ -65,7 +65,7 @@ from toolkit.explain.tables import DATA
 WILD = "\x1f"
 # Projects built on TVM whose history tk ships beside TVM's (data/explain/<key>/): public
 # threads now report their failures more than TVM's, and their releases are their own.
-ECOSYSTEM = ("tvm-ffi", "tilelang")
+ECOSYSTEM = ("tvm-ffi", "tilelang", "mlc-llm")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 
 

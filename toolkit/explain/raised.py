@@ -118,8 +118,9 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
 
 # A message in words of its own ("Inconsistent buffers a and b mapped to ..."): printed on the
 # line below its exception's header (``InternalError: Traceback (most recent call last):``,
-# a header ending in a colon), or by TVM's logger (``[12:01:02] src/x.cc:12: ...``).
-_LOGGED = re.compile(r"\[[\d:. ]+\] [^\s:]+\.(?:cc|h|cpp|cu|mm):\d+: ")
+# a header ending in a colon), or by TVM's logger (``[12:01:02] src/x.cc:12: ...``, or with no
+# time: ``jni_helper_func.h:211: ...``; a compiler's ``x.cc:12:3: error:`` has a column).
+_LOGGED = re.compile(r"(?:\[[\d:. ]+\] )?[^\s:]+\.(?:cc|h|cpp|cu|mm):\d+: ")
 _HEADER = re.compile(r"\b[A-Z]\w*(?:Error|Exception):.*:\s*$")
 
 
@@ -440,6 +441,12 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
     if raised.at_line:
         shown = next(line for line, mask in site.lines_by_version() if mask & raised.at_line)
         placed = f"line {shown} in {v.span(raised.at_line)}, the line the log shows"
+        # the release right after the log's where the check stands elsewhere: its file changed
+        later = [(line, mask) for line, mask in site.lines_by_version()
+                 if mask >> raised.at_line.bit_length() & 1 and line != shown]
+        if later:
+            placed += (f"; from {v.labels[raised.at_line.bit_length()]} it is line "
+                       f"{later[0][0]}: the file changed above it then")
         yours = f"; the TVM in this log is {v.span(raised.at_line)} (its line numbers)"
     elif raised.in_frames:
         placed += "; its backtrace names the function"

@@ -36,7 +36,6 @@ from toolkit.explain import (
     python_versions,
     runtime_link,
     shared_output,
-    stack_packages,
     tensor_intrins,
     tilelang_archs,
     tilelang_layouts,
@@ -2512,18 +2511,6 @@ RULES: list[Rule] = [
         "python/tvm/relay/frontend/common.py (AttrCvt passes unknown attributes on) and the "
         "traceback's frontend frames",
         frontend_attrs.passed_attribute,
-        rank=45,
-    ),
-    Rule(
-        "stack-package-api-missing", "packaging", "has no attribute",
-        r"module '(?P<mod>(?:tilelang|mlc_llm|tvm_ffi)(?:\.\w+)*)' has no attribute "
-        r"'(?P<attr>\w+)'",
-        "The installed release of a package built on TVM lacks an API the script uses",
-        "the script was written for another release of the package.",
-        "install the release the script was written for.",
-        "CPython's AttributeError for a module; the release habits of TileLang, MLC-LLM and "
-        "tvm-ffi (examples on main, ahead of PyPI)",
-        stack_packages.missing_api,
         rank=45,
     ),
     Rule(
