@@ -21,7 +21,7 @@ class Case:
     split: str  # DEV or HELD_OUT
     round: int  # the collection round (1: c01-c44, 2: c45-c71, 3: c72-c92, 4: c93-c116, 5: c117-c141,
     # 6: c142-c165, 7: c166-c189, 8: c190-c213, 9: c214-c238, 10: c239-c258, 11: c259-c270,
-    # 12: c271-c289, 13: c290-c309, 14: c310-c337, 15: c338-c360)
+    # 12: c271-c289, 13: c290-c309, 14: c310-c337, 15: c338-c360, 16: c361-c382)
     measured: bool = False  # held out in its round and measured: now development data
 
 
