@@ -1014,3 +1014,20 @@ def test_a_browser_global_is_named_only_where_nodejs_ran_and_a_wasm_import_is_de
               'aToEBNFENSt3__212basic_stringIcEE": function import requires a callable\n')
     [w] = [f for f in explain(chrome) if f.id == "wasm-import-unresolved"]
     assert "mlc::llm::serve::JSONSchemaToEBNF" in w.cause and "JSONSchemaToEBNF" in w.fix
+
+
+def test_a_tree_compile_error_of_an_override_or_a_deduction_names_submodules_or_compiler():
+    # g++ 12's words here (ov.cc: a 'final'/'override' of a non-virtual base function, and a
+    # class template whose arguments cannot be deduced), as if in a TVM tree's file
+    for said in ("‘void A::Visit(int)’ marked ‘final’, but is not virtual",
+                 "‘void B::Visit(int)’ marked ‘override’, but does not override",
+                 "only virtual member functions can be marked 'final'"):
+        [f] = [f for f in explain(f"/src/tvm/src/api/dsl_api.cc:3:24: error: {said}\n")
+               if f.id == "tvm-source-compile-error"]
+        assert "submodules are older than this tree" in f.cause and "submodule update" in f.fix
+    for said in ("class template argument deduction failed:",
+                 "no viable constructor or deduction guide for deduction of template arguments "
+                 "of 'Array'"):
+        [f] = [f for f in explain(f"/tvm/src/tir/analysis/identify_memcpy.cc:298:27: error: "
+                                  f"{said}\n") if f.id == "tvm-source-compile-error"]
+        assert "older compiler" in f.cause and "upgrade the compiler" in f.fix

@@ -1658,6 +1658,35 @@ RULES: list[Rule] = [
         one_line=True,
     ),
     Rule(
+        "webgpu-workgroup-too-large", "codegen", ("workgroup invocations", "uses workgroup_size"),
+        # Chrome's (Dawn's) two checks: the product of the sizes, and each dimension
+        r"(?:total number of workgroup invocations \((?P<n>\d+)\) exceeds the maximum allowed "
+        r"\((?P<max>\d+)\)|uses workgroup_size\((?P<size>[\d, ]+)\) that exceeds the maximum "
+        r"allowed \((?P<maxes>[\d, ]+)\))",
+        "A WebGPU kernel has more threads per workgroup than the device allows",
+        "a compute kernel of the module was compiled with more invocations per workgroup (threads "
+        "per block) than the device's limit (WebGPU's default maxComputeInvocationsPerWorkgroup "
+        "is 256): the schedule that bound its threads (a dlight rule such as GEMV, or a hand "
+        "schedule) did not keep to the target's max_num_threads.",
+        "compile for a target whose max_num_threads is the device's limit (webgpu "
+        "-max_num_threads=256) with a TVM/MLC whose schedules keep to it (a newer nightly), then "
+        "recompile the wasm; or use the prebuilt library.",
+        "Chrome's WebGPU (Dawn) pipeline checks; captured with Chromium 156 headless on "
+        "SwiftShader",
+        one_line=True,
+    ),
+    Rule(
+        "rayon-thread-pool-unavailable", "runtime", "global thread pool has not been initialized",
+        r"The global thread pool has not been initialized\.?(?:: ThreadPoolBuildError[^\n]*)?",
+        "A Rust library could not start its thread pool",
+        "a Rust library (rayon's global pool) could not start threads.",
+        "let it start threads, or turn its parallelism off.",
+        "rayon-core's global registry; HuggingFace tokenizers runs encode_batch on it; captured "
+        "with tokenizers 0.23.3 under `ulimit -u 1`",
+        toolchain.rayon_pool,
+        one_line=True,
+    ),
+    Rule(
         "wasm-import-unresolved", "toolchain", "function import requires a callable",
         # V8's two wordings: Chrome's 'Import #4 "env" "NAME": ...' and Node 20's
         # 'Import #0 module="env" function="NAME" error: ...'

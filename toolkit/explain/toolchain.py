@@ -415,6 +415,17 @@ def _tvm_directory(path: str) -> bool:
     return "/" in path and path.rsplit("/", 1)[0] in _tvm_directories()
 
 
+# A virtual function the base class does not declare: clang's "only virtual member functions
+# can be marked 'final'", "marked 'override' but does not override", GCC's "marked 'final',
+# but is not virtual", "marked 'override', but does not override"
+_OVERRIDES = re.compile(r"can be marked '(?:final|override)'|marked '?(?:final|override)'?,? but "
+                        r"(?:does not override|is not virtual)")
+# C++17 class template argument deduction failing: clang's "no viable constructor or deduction
+# guide for deduction of template arguments", GCC's "class template argument deduction failed"
+_DEDUCTION = re.compile(r"deduction guide for deduction of template arguments|class template "
+                        r"argument deduction failed")
+
+
 def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """A compile error in TVM's sources, or in code built on TVM's headers (a deployment
     program): a TVM name of another version, or (in a source tree) which dependency's API or
@@ -446,6 +457,20 @@ def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     if found is None:
         if not _tvm_directory(where):
             return None  # not a file of TVM's: a user's own code (a typo, not a toolchain)
+        if _OVERRIDES.search(message):
+            return (f"{where} does not compile: {message.strip()[:200]}. The source overrides a "
+                    "virtual function its base class (declared in another header: a vendored "
+                    "submodule under 3rdparty/, or a header of another checkout) does not "
+                    "declare: the submodules are older than this tree, as after a git pull or "
+                    "checkout that did not update them.",
+                    "update the submodules to the tree's commit (git submodule update --init "
+                    "--recursive) and rebuild")
+        if _DEDUCTION.search(message):
+            return (f"{where} does not compile: {message.strip()[:200]}. The code leaves a class "
+                    "template's arguments to C++17 class template argument deduction, which an "
+                    "older compiler than the tree was tested with does not do for it.",
+                    "upgrade the compiler (a newer GCC or clang), or spell the template's "
+                    "arguments in that line (Array<ObjectRef>{...})")
         return (f"{where} does not compile: {message.strip()[:200]}. TVM's sources meet a "
                 "compiler or header they were not written for (a compiler too old for the C++ "
                 "standard TVM uses, or another version of a dependency's headers).",
@@ -2167,3 +2192,28 @@ def browser_global(groups: dict[str, str], text: str) -> tuple[str, str] | str |
             "WebLLM and TVM's web runtime are browser (WebGPU) libraries.",
             "run it in a browser page, a Web Worker or an extension (headless Chrome for a "
             "script), not in bare Node.js.")
+
+
+# Where a wasm build of the library runs: a browser's scripts, a wasm file, web-llm
+_WEB = re.compile(r"\.wasm\b|\.js:\d+|WebAssembly|web-llm|webllm|WebLLM", re.I)
+
+
+def rayon_pool(groups: dict[str, str], text: str) -> tuple[str, str]:
+    """rayon's global pool failing to spawn: no threads in a browser's wasm, or a thread limit
+    natively; HuggingFace tokenizers (WebLLM's, through tokenizers-cpp) is the usual user."""
+    tokenizers = "tokenizers" in text or _WEB.search(text)
+    who = ("HuggingFace tokenizers (" + ("in WebLLM, compiled to wasm through tokenizers-cpp"
+                                         if _WEB.search(text) else "its encode_batch") + ")"
+           if tokenizers else "a Rust library")
+    off = ("set TOKENIZERS_PARALLELISM=false before the tokenizer loads" if tokenizers else
+           "turn off its parallelism")
+    if _WEB.search(text):
+        return (f"{who} runs rayon's thread pool, and WebAssembly in the browser has no threads "
+                "to start (spawning fails: WouldBlock), so the pool is never built.",
+                "upgrade web-llm (a newer tokenizers-cpp build), or build the library for wasm "
+                "with its parallelism turned off")
+    return (f"{who} runs rayon's thread pool, and this process could not start a thread "
+            "(EAGAIN, WouldBlock: a limit on threads - ulimit -u, a container's pids limit - "
+            "or no memory for a thread's stack).",
+            f"raise the limit (ulimit -u, the container's --pids-limit), or {off}; "
+            "RAYON_NUM_THREADS=1 starts none")
