@@ -1031,3 +1031,10 @@ def test_a_tree_compile_error_of_an_override_or_a_deduction_names_submodules_or_
         [f] = [f for f in explain(f"/tvm/src/tir/analysis/identify_memcpy.cc:298:27: error: "
                                   f"{said}\n") if f.id == "tvm-source-compile-error"]
         assert "older compiler" in f.cause and "upgrade the compiler" in f.fix
+
+
+def test_an_assert_printed_into_a_device_kernel_is_named_as_host_code():
+    # nvcc on a kernel whose assert CodeGenC printed with tvm-ffi's host error call (v0.24.0 on)
+    [f] = [f for f in explain('error: identifier "TVMFFIErrorSetRaisedFromCStrParts" is '
+                              'undefined\n') if f.id == "device-compiler-rejects-generated-source"]
+    assert "AssertStmtNode" in f.cause and "host-only" in f.cause and "device_assert" in f.fix

@@ -904,6 +904,11 @@ _GENERATED = re.compile(r"<kernel>|<source>|program_source|default_program|tvm_k
                         r"my_kernel\.|(?:^|/)tmp[\w]*/")
 
 
+# What CodeGenC prints for an assert to raise its error, host code a device compiler does not
+# have: tvm-ffi's C API from v0.24.0, TVM's ICHECK macro before
+HOST_ERROR_CALLS = ("TVMFFIErrorSetRaisedFromCStrParts", "ICHECK")
+
+
 def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     """A GPU compiler (OpenCL, NVRTC/nvcc, Metal, WGSL) rejecting source TVM generated: the
     kernel text is TVM's codegen's output, so the bug is in TVM's source printer for that
@@ -914,6 +919,15 @@ def device_source(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     if named and not _GENERATED.search(named.group(0)):
         return None  # a file of TVM's tree or the user's (bad.cu, src/x.cc): not generated code
     ident = groups.get("ident") or groups.get("ident2") or ""
+    if ident in HOST_ERROR_CALLS:
+        return (f"the kernel source calls {ident}, the host-side error call TVM's C printer "
+                "writes for an assert (CodeGenC::VisitStmt_(const AssertStmtNode*) in "
+                "src/target/source/codegen_c.cc): an assert inside the device kernel was "
+                "printed as host code, and the device compiler has no such function (host-only: "
+                "tvm-ffi's C API, or TVM's ICHECK before v0.24.0).",
+                "take the assert out of the kernel body (check the values on the host), or use "
+                "the frontend's device-side assert (TileLang's T.device_assert); a code "
+                "generator that prints asserts for the device (a newer release) avoids it")
     target = next((t for t, pattern in DEVICE_COMPILERS if pattern.search(text)), "")
     compiler = {"opencl": "the OpenCL compiler", "cuda": "NVRTC/nvcc", "metal": "the Metal "
                 "compiler", "webgpu": "the WGSL compiler"}.get(target, "the device compiler "
