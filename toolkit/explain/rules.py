@@ -76,6 +76,26 @@ class Rule:
         return re.compile(self.regex, re.MULTILINE)
 
 
+def _unpassable(cls: str) -> tuple[str, str] | None:
+    """What a Python object the FFI could not pass was, and what to pass instead."""
+    if cls.endswith(("ExecutorFactoryModule", "RuntimeFactoryModule")):
+        return (f"the argument is a {cls.rsplit('.', 1)[-1]}, what relay.build returns since "
+                "v0.7.0 (GraphRuntimeFactoryModule in v0.7.0, GraphExecutorFactoryModule from "
+                "v0.8.0; until v0.6.0 it returned (graph_json, lib, params)): code or docs "
+                "written for the older relay.build pass it where a runtime.Module is wanted, "
+                "and a Python wrapper cannot go through the FFI.",
+                "pass its runtime module (lib.get_lib()) where a module is wanted, or create the "
+                "executor from the factory (graph_executor.GraphModule(lib['default'](dev)); "
+                "for the debugger debug_executor.GraphModuleDebug(lib['debug_create']('default', "
+                "dev), [dev], lib.graph_json, dump_root=...))")
+    if cls.startswith("tvm."):
+        return (f"the argument is a {cls}, a Python class of TVM's that is not a TVM object "
+                "the FFI can pass.",
+                f"pass the TVM object the {cls.rsplit('.', 1)[-1]} holds (its module or array), "
+                "not the wrapper")
+    return None
+
+
 # DLPack device codes, as printed in TVM's device_type argument checks.
 DEVICE_NAMES = {
     1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi",
@@ -1655,6 +1675,19 @@ RULES: list[Rule] = [
         "Node.js' globals (no window, document or location; navigator without gpu); WebLLM and "
         "TVM's web runtime run on WebGPU in a browser; captured with Node.js 20",
         toolchain.browser_global,
+        one_line=True,
+    ),
+    Rule(
+        "ffi-python-object-unpassable", "api", "Don't know how to handle type",
+        r"Don't know how to handle type <class '(?P<cls>[\w.]+)'>",
+        "A packed function was given a Python object the FFI cannot pass",
+        "an argument of a packed function is a Python object TVM's FFI (ctypes or Cython) "
+        "cannot turn into a TVM value.",
+        "pass a TVM object (a tvm.runtime.Module, a tvm.nd array, a string or a number): the "
+        "Python wrapper's module or array, not the wrapper.",
+        "TVM's _make_tvm_args (python/tvm/_ffi/_ctypes/packed_func.py and the Cython twin, "
+        "v0.7.0-v0.19.0); relay.build's result in each release (python/tvm/relay/build_module.py)",
+        lambda groups, text: (_unpassable(groups["cls"]) or NOT_THIS),
         one_line=True,
     ),
     Rule(
