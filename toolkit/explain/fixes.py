@@ -157,10 +157,11 @@ def _concept(word: str) -> str:
 _CAMEL = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*")
 
 
-def names_in(text: str) -> set[str]:
-    """The title words of ``text`` that are names in code, its CamelCase ones included."""
+def names_in(text: str, said: set[str] | None = None) -> set[str]:
+    """The title words of ``text`` (``said``, when already read) that are names in code, its
+    CamelCase ones included."""
     camel = {w.lower() for w in _CAMEL.findall(text)}
-    return {w for w in title_words(text) if is_name(w) or w in camel}
+    return {w for w in (title_words(text) if said is None else said) if is_name(w) or w in camel}
 
 
 def typename(word: str) -> bool:
@@ -407,7 +408,10 @@ def _by_title(fixes: FixIndex, lines: list[str], errors: list[int],
     df = fixes.by_title_word
     for i in errors:
         message = " ".join(continued(lines, i))[:MAX_LINE]
-        said, names, whole = title_words(message), names_in(message), _whole(message)
+        said = title_words(message)
+        if not said:
+            continue
+        names, whole = names_in(message, said), _whole(message)
         count: dict[int, int] = defaultdict(int)
         for w in sorted((w for w in said if w in df), key=lambda w: (len(df[w]), w))[:LOOKUPS]:
             for k in df[w]:
