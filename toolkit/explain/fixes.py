@@ -324,6 +324,7 @@ def converter_changes(text: str, version: LogVersion | None,
 
 # Relax's ONNX importer and Relay's: a converter is a class, its error raised in ``_impl_vN``
 ONNX_IMPORTERS = ("frontend/onnx/onnx_frontend.py", "relay/frontend/onnx.py")
+_PASSES = re.compile(r"(?:^|/)transforms?/")
 # The repository of each project whose error sites tk indexes (by its Python package)
 REPOS = {"tvm": "apache/tvm", "tilelang": "tile-ai/tilelang", "tvm_ffi": "apache/tvm-ffi",
          "mlc_llm": "mlc-ai/mlc-llm"}
@@ -338,10 +339,10 @@ def site_changes(site: Site, repo: str, version: LogVersion | None) -> tuple[str
     could handle 0-dim data`` for ``Cannot reduce a 0 dim Tensor`` raised in ``CommReduce``;
     with the function (or the file) they change."""
     function = re.split(r"::|\.", site.function)[-1]
-    # a pass's file is its name in snake case (reorder_permute_dims_after_concat.cc); a one-word
-    # file (project.py) names no pass
+    # a pass's file, in a folder of passes, is its name in snake case (src/relax/transform/
+    # reorder_permute_dims_after_concat.cc); another file (codegen_cuda.cc) names no one change
     stem = Path(site.file).stem
-    pass_name = stem.replace("_", "") if "_" in stem else ""
+    pass_name = stem.replace("_", "") if "_" in stem and _PASSES.search(site.file) else ""
     df = index().by_title_word
     for name, what in ((function, site.function), (pass_name, site.file)):
         if len(name) >= 6 and not _common_function(name) and \
