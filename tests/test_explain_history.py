@@ -383,6 +383,14 @@ def test_mlc_llms_checks_and_tvms_jni_are_indexed():
         in f.cause
 
 
+def test_a_message_many_places_of_one_file_raise_still_names_that_file():
+    # TileLang's layout inference says it in four places over its releases, all in files named
+    # layout_inference.cc: a site, not a wording many share
+    f = next(f for f in explain("tvm.error.InternalError: Get different layout for acc_o\n")
+             if f.origin == "error-site index")
+    assert f.groups["file"].endswith("/layout_inference.cc") and "3 other places" in f.cause
+
+
 def test_every_answer_says_its_source():
     # each source an answer names is one the manual explains (a `[source]` entry of tk-explain)
     manual = (Path(__file__).parent.parent / "docs" / "tk-explain.md").read_text()

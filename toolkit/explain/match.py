@@ -123,7 +123,7 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
     for r in raised.find(text, version):
         # A check's own site still says where the name was looked up when the history
         # says why it is missing (GetFuncFromEnv's check for a contrib function not built).
-        if not r.by_condition and (r.line in explained or r.others >= 3 or any(
+        if not r.by_condition and (r.line in explained or r.copied or any(
                 w in r.site.template for w in drift_words)):
             continue  # Python's own wording copied into TVM, or what the history answers
         site = r

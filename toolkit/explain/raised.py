@@ -73,6 +73,12 @@ class Raised:
     shown_as: str = ""  # the file:line the log shows for it, when its tree had another path
     index: SiteIndex | None = None  # whose sites it is one of (TVM's or a project's on it)
     copies: list[Site] = field(default_factory=list)  # the first of the others, to name them
+    one_file: bool = True  # the site and all the others are in files of one name
+
+    @property
+    def copied(self) -> bool:
+        """Several places in several files say the message: a wording many share, not a site."""
+        return self.others >= 3 and not self.one_file
 
 
 # What the log's own traceback adds to a site's text match: the line it shows in the site's
@@ -245,7 +251,8 @@ def _match_line(index: SiteIndex, line: str, at: int, seen: frames.Frames,
         shown_as = next((f"{f}:{line}" for f, line, _, _ in seen.places
                          if f.rsplit("/", 1)[-1] == name), "")
     return Raised(site, 0, "", score, by_cond, len(copies), places, at_line,
-                  near_frame is not None, shown_as, copies=copies[:MAX_COPIES])
+                  near_frame is not None, shown_as, copies=copies[:MAX_COPIES],
+                  one_file=len({Path(c.file).name for c in [site, *copies]}) == 1)
 
 
 _EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
