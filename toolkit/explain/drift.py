@@ -917,8 +917,12 @@ def _converters(history: ApiHistory, g: dict[str, str | None], m: re.Match[str],
             if name == op and ".frontend." in module and (
                     not frontend or f".frontend.{frontend}" in module
                     or f".frontend.py{frontend}" in module):
-                fe = module.split(".frontend.")[0].removeprefix("tvm.") + " " + \
-                    module.split(".frontend.")[1].split(".")[0]
+                # relax's torch frontend has two importers with maps of their own
+                # (exported_program_translator, fx_translator): the one that converts it
+                base, _, rest = module.partition(".frontend.")
+                name, _, tail = rest.partition(".")
+                fe = f"{base.removeprefix('tvm.')} {name}" + (
+                    f" ({tail})" if tail and tail not in (name, f"{name}_frontend") else "")
                 by_frontend[fe] = by_frontend.get(fe, 0) | mask
         if not by_frontend:
             where = f"the {frontend} frontend" if frontend else "any frontend"
