@@ -1038,3 +1038,11 @@ def test_an_assert_printed_into_a_device_kernel_is_named_as_host_code():
     [f] = [f for f in explain('error: identifier "TVMFFIErrorSetRaisedFromCStrParts" is '
                               'undefined\n') if f.id == "device-compiler-rejects-generated-source"]
     assert "AssertStmtNode" in f.cause and "host-only" in f.cause and "device_assert" in f.fix
+
+
+def test_a_tvm_file_that_names_a_name_of_its_own_release_unqualified_is_tvms_bug():
+    log = ("tvm/include/tvm/build_module.h:434:29: error: use of undeclared identifier "
+           "'TVMArgsSetter'\n")
+    [f] = [f for f in explain(log) if f.id == "tvm-source-compile-error"]
+    assert "in namespace tvm::runtime" in f.cause and "(v0.2–v0.6.0) names it unqualified" \
+        in f.cause and "tvm::runtime::TVMArgsSetter" in f.fix

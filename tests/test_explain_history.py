@@ -1228,3 +1228,9 @@ def test_a_check_inside_a_frontend_converter_error_is_still_placed():
     f = next(f for f in explain(log) if f.origin == "error-site index")
     assert (f.groups["file"], f.groups["function"]) == ("include/tvm/relax/struct_info.h",
                                                         "GetStructInfo")
+
+
+def test_a_vector_condition_where_a_boolean_is_needed_is_said_to_be_one():
+    f = next(f for f in explain("condition is not a boolean: T.Ramp(t - 2, 1, 4) >= "
+                                "T.Broadcast(0, 4)\n") if f.origin == "error-site index")
+    assert "a vector of 4 lanes (T.Ramp: a vectorized index" in f.cause

@@ -382,11 +382,20 @@ _PROVED = re.compile(r"\b(?:is_one|is_zero|is_const_int|is_positive_const|is_neg
 _VALUES = re.compile(r"\((-?\d+) vs\. (-?\d+)\)")
 _SIDES = re.compile(r"^(.*?)\s+(?:==|!=|>=|<=|>|<)\s+(.*)$")
 _NEGATIVE_LANES = re.compile(r"lanes\w*\s*<\s*0\b")
+# TIR's vector expressions as TVMScript prints them: T.Ramp(base, stride, lanes), T.Broadcast
+_VECTOR = re.compile(r"\bT\.(Ramp|Broadcast)\((?:[^()\n]{0,200}?,\s*(?P<lanes>\d+)\))?")
 
 
 def _values_said(site: Site, line: str) -> str:
     """What the value a condition tests says: a check's printed ``ndim`` (-1 is Relax's
     unknown rank, ``kUnknownNDim``; 0 a 0-d tensor), a data type's negative lane count."""
+    vector = _VECTOR.search(line)
+    if "Bool(1)" in site.condition and vector:
+        lanes = f" of {vector.group('lanes')} lanes" if vector.group("lanes") else ""
+        return (f" The condition the log prints is a vector{lanes} (T.{vector.group(1)}: a "
+                "vectorized index, a Ramp over consecutive elements), where one boolean is "
+                "needed: a vectorized access whose index an earlier pass left as a vector, "
+                "reaching code that builds a scalar condition from it.")
     if _NEGATIVE_LANES.search(site.condition):
         return (" A data type keeps its lane count in 16 bits (int16), negative for a scalable "
                 "vector (vscale x n): a fixed vector of 32768 lanes or more overflows it and "

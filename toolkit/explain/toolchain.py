@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from pathlib import Path
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -335,9 +336,11 @@ FFI_REPLACEMENTS = {"PackedFunc": "tvm::ffi::Function", "TypedPackedFunc": "tvm:
                     "TVMArgValue": "tvm::ffi::AnyView", "NDArray": "tvm::ffi::Tensor"}
 
 
-def tvm_name(message: str) -> tuple[str, str] | None:
+def tvm_name(message: str, file: str = "") -> tuple[str, str] | None:
     """(cause, fix) when the name a compile error misses is one TVM's own headers declared in
-    some versions and not in others: code written for another TVM than the headers in use."""
+    some versions and not in others: code written for another TVM than the headers in use;
+    or, when ``file`` is TVM's own and stood beside the declaration, TVM's file that names it
+    without its namespace."""
     from toolkit.explain.history import api
 
     name = missing_name(message)
@@ -349,6 +352,16 @@ def tvm_name(message: str) -> tuple[str, str] | None:
         return None
     mask, header = hit
     v = history.versions
+    # the file lived only in releases that declare the name: no release skew explains it
+    beside = (history.get("P", file) or (0, ""))[0]
+    if beside and not beside & ~mask and file != header:
+        space = "::".join(["tvm", *Path(header).parent.parts[2:]])  # include/tvm/runtime/x.h
+        return (f"{name} is TVM's own: {header} declares it (in {v.span(mask)}), in namespace "
+                f"{space} by its folder; {file} of the same TVM ({v.span(beside)}) names it "
+                f"unqualified, where that namespace is not open (or without including "
+                f"{header}): a bug of that TVM's own file, not of the code that includes it.",
+                f"qualify it ({space}::{name}) in {file}, or use a TVM release whose file "
+                "does")
     gone = v.after_last(mask)
     if gone:
         instead = FFI_REPLACEMENTS.get(name)
@@ -437,7 +450,7 @@ def compile_error(groups: dict[str, str], text: str) -> tuple[str, str] | None:
     tree = _tree_path(in_tree)
     if not tree and "tvm::" not in text and "tvm/" not in text:
         return None  # a file of no source tree, in a log that shows nothing of TVM
-    known = tvm_name(message)
+    known = tvm_name(message, tree or "")
     if known is not None:
         return f"{tree or file} does not compile: {message.strip()[:160]}. " + known[0], known[1]
     if not tree:
