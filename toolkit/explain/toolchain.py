@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from pathlib import Path
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.explain.refine import NOT_THIS
