@@ -239,3 +239,15 @@ def test_a_title_naming_what_a_quoted_fix_does_not_stands_beside_it():
     # (cp.async.bulk.tensor, cp.reduce.async.bulk.tensor) are no lead
     assert not [f for f in explain("ptxas error   : Feature 'cp.async.bulk.tensor' requires "
                                    ".target sm_90 or higher\n") if f.origin == "fix history"]
+
+
+def test_a_crash_is_led_to_a_fix_of_a_crash_in_what_the_log_names():
+    log = ("[2] tvm.relax.frontend.torch.from_exported_program ...\n"
+           "!!!!!!! TVM FFI encountered a Segfault !!!!!!!\nSegmentation fault (core dumped)\n")
+    [f] = [f for f in explain(log) if f.origin == "fix history"]
+    assert f.groups["ref"] == "#19488" and f.groups["by"] == "title"
+    # not without a crash, nor for a TVM that has the fix
+    assert not [f for f in explain(log.replace("Segfault", "error").replace(
+        "Segmentation fault (core dumped)", "")) if f.groups.get("ref") == "#19488"]
+    assert not [f for f in explain("pip list: apache-tvm==0.25.0\n" + log)
+                if f.groups.get("ref") == "#19488"]

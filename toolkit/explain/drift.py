@@ -305,11 +305,13 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                       "version's API (its tutorials and docs)")
     if side == "newer" or (side == "" and gone):
         removed = f"removed in {gone}" if gone else "not in main"
+        dist = DISTRIBUTIONS.get(history.project.package)
+        pin = f" (pin {dist}<{gone.lstrip('v')})" if dist and gone and gone[1:2].isdigit() else ""
         return Answer("python", name, m.start(), excerpt,
                       f"{name} was {removed}" + ("" if own else f" ({p} {v.span(mask)})"),
                       f"{when} and was {removed}{_yours(version)}.{warned}",
-                      f"use a {p} that has it ({v.span(mask)}), or port the code to the newer "
-                      f"API: no rename could be established from {p}'s history")
+                      f"use a {p} that has it ({v.span(mask)}){pin}, or port the code to the "
+                      f"newer API: no rename could be established from {p}'s history")
     # The log's TVM known only as a range that starts inside the name's versions and reaches
     # past its removal (a file many releases have): the removal may be the cause.
     after = version.mask & ~mask if version is not None and side == "inside" else 0
@@ -337,6 +339,8 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                       "" if own else f" ({NEWER_BUILD.get(history.project.package, '')})"))
 
 
+# What pip installs each project built on TVM as
+DISTRIBUTIONS = {"tilelang": "tilelang", "mlc_llm": "mlc-llm", "tvm_ffi": "apache-tvm-ffi"}
 # How a newer build of a project built on TVM is installed: its examples and tutorials follow
 # its main branch, ahead of the last release on PyPI.
 NEWER_BUILD = {

@@ -279,7 +279,8 @@ def find(text: str, version: LogVersion | None) -> list[Fixed]:
     # A quote may share only the message's common part ("CodeGenVM cannot handle this
     # intrinsic now:", quoted for relax.isnan); a title that names what the log names and the
     # quote does not (nn.dropout) stands beside it.
-    lead = _by_title(fixes, lines, errors, version)
+    lead = _by_title(fixes, lines, errors, version) or (
+        _crash_fix(fixes, text, version) if best is None else None)
     if best is None or lead is not None and lead.fix.ref != best.fix.ref and any(
             w not in f"{best.fix.quote} {best.fix.title.lower()}" for w in lead.words):
         return [f for f in (best, lead) if f is not None]
@@ -433,6 +434,45 @@ def _by_title(fixes: FixIndex, lines: list[str], errors: list[int],
             if best is None or score > best[0]:
                 best = (score, Fixed(fix, i + 1, lines[i].strip()[:300],
                                      ", ".join(sorted(shared)), by_title=True))
+    return best[1] if best else None
+
+
+# A process that crashed prints no message of its own: the words of a fix of a crash are
+# the names of what crashed, anywhere in the log (from_exported_program, index_put_)
+CRASH = re.compile(r"Segfault|SIGSEGV|Segmentation fault|double free|core dumped", re.I)
+_CRASH_TITLE = re.compile(r"segfault|segmentation fault|\bcrash|double free|use[- ]after[- ]free",
+                          re.I)
+CRASH_LINES = 400  # the log's first lines read for its names
+
+
+@cache
+def _crash_titles() -> list[tuple[int, frozenset[str]]]:
+    """The title rows of fixes of a crash, with the names their titles have."""
+    fixes = index()
+    return [(k, frozenset(names_in(f.title))) for k, f in enumerate(fixes.fixes)
+            if not f.quote and f.summary and _CRASH_TITLE.search(f.title)]
+
+
+def _crash_fix(fixes: FixIndex, text: str, version: LogVersion | None) -> Fixed | None:
+    """For a crash, the fix of a crash whose title names something the log names (a name
+    at most ``TITLE_RARE`` titles use); the rarer, the better."""
+    m = CRASH.search(text)
+    if m is None:
+        return None
+    head = "\n".join(text.splitlines()[:CRASH_LINES])
+    said = names_in(head, title_words(head))
+    df = fixes.by_title_word
+    best: tuple[float, Fixed] | None = None
+    for k, names in _crash_titles():
+        shared = {w for w in said & names if len(df.get(w, ())) <= TITLE_RARE}
+        fix = fixes.fixes[k]
+        if not shared or _has_it(fix, version):
+            continue
+        score = sum(1 / len(df[w]) for w in shared)
+        if best is None or score > best[0]:
+            line = text.count("\n", 0, m.start()) + 1
+            best = (score, Fixed(fix, line, text.splitlines()[line - 1].strip()[:300],
+                                 ", ".join(sorted(shared)), by_title=True))
     return best[1] if best else None
 
 
