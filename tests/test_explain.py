@@ -1046,3 +1046,10 @@ def test_a_tvm_file_that_names_a_name_of_its_own_release_unqualified_is_tvms_bug
     [f] = [f for f in explain(log) if f.id == "tvm-source-compile-error"]
     assert "in namespace tvm::runtime" in f.cause and "(v0.2–v0.6.0) names it unqualified" \
         in f.cause and "tvm::runtime::TVMArgsSetter" in f.fix
+
+
+def test_a_tensorrt_10_build_of_tvms_tensorrt_runtime_names_the_release_written_for_it():
+    log = ("src/runtime/contrib/tensorrt/tensorrt_builder.cc:61:15: error: 'class "
+           "nvinfer1::IBuilder' has no member named 'setMaxBatchSize'\n")
+    [f] = [f for f in explain(log) if f.id == "tvm-source-compile-error"]
+    assert "against this TensorRT" in f.cause and "TensorRT 8" in f.fix and "v0.25.0" in f.fix

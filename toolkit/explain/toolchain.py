@@ -58,6 +58,14 @@ DEPENDENCIES: list[tuple[str, str, re.Pattern[str], str]] = [
     ("LLVM", "toolchain", re.compile(r"src/target/llvm/|\bllvm::|llvm[-/]\d*/?include|/llvm/"),
      "use a TVM release that supports this LLVM (update TVM: newer TVM follows LLVM's API), or "
      "build with an older LLVM: set(USE_LLVM /path/to/older/llvm-config)"),
+    # TensorRT 10 removed what TensorRT 8 deprecated (addConvolution, IFullyConnectedLayer,
+    # IBuilder::setMaxBatchSize), which TVM's TensorRT runtime called until apache/tvm#19789
+    ("TensorRT", "toolchain", re.compile(r"src/runtime/contrib/tensorrt|\bnvinfer1::|NvInfer"),
+     "build against TensorRT 8 (USE_TENSORRT_RUNTIME pointing at it) for a TVM before v0.25.0: "
+     "TensorRT 10 removed the APIs TensorRT 8 deprecated (addConvolution, "
+     "IFullyConnectedLayer, IBuilder::setMaxBatchSize) that its TensorRT runtime calls; or use "
+     "TVM v0.25.0 or newer, whose TensorRT runtime is written for TensorRT 10 "
+     "(apache/tvm#19789)"),
     ("CUDA", "toolchain", re.compile(r"src/runtime/(?:cuda|contrib/(?:cublas|cudnn|thrust|"
                                      r"cutlass|nvshmem|curand))|codegen_cuda|/cuda[-\d.]*/|"
                                      r"\bcu(?:da|blas|dnn|rand|Launch)\w*\b|nvrtc"),
