@@ -381,6 +381,7 @@ def test_mlc_llms_checks_and_tvms_jni_are_indexed():
     assert f.groups["function"] == "tvmRetValueToJava"
     assert "line 211 in v0.6.0–v0.17.0, the line the log shows; from v0.18.0 it is line 212" \
         in f.cause
+    assert "Type code 15 is kTVMArgBool, a boolean, from v0.18.0" in f.cause
 
 
 def test_a_message_many_places_of_one_file_raise_still_names_that_file():

@@ -386,9 +386,39 @@ _NEGATIVE_LANES = re.compile(r"lanes\w*\s*<\s*0\b")
 _VECTOR = re.compile(r"\bT\.(Ramp|Broadcast)\((?:[^()\n]{0,200}?,\s*(?P<lanes>\d+)\))?")
 
 
+# TVM's packed-function argument type codes (TVMArgTypeCode, include/tvm/runtime/
+# c_runtime_api.h) until tvm-ffi replaced them in v0.21.0; 15 is kTVMArgBool from v0.18.0
+TYPE_CODES = ("kDLInt", "kDLUInt", "kDLFloat", "kTVMOpaqueHandle", "kTVMNullptr",
+              "kTVMDataType", "kDLDevice", "kTVMDLTensorHandle", "kTVMObjectHandle",
+              "kTVMModuleHandle", "kTVMPackedFuncHandle", "kTVMStr", "kTVMBytes",
+              "kTVMNDArrayHandle", "kTVMObjectRValueRefArg")
+_TYPE_CODE = re.compile(r"\btype code (\d+)\b")
+
+
+def _type_code_said(line: str) -> str:
+    """What a packed-function type code a message prints is."""
+    m = _TYPE_CODE.search(line)
+    if m is None:
+        return ""
+    code = int(m.group(1))
+    if code < len(TYPE_CODES):
+        return (f" Type code {code} is {TYPE_CODES[code]} (TVM's argument type codes until "
+                "v0.20.0).")
+    if code == 15:
+        return (" Type code 15 is kTVMArgBool, a boolean, from v0.18.0 (booleans got a code of "
+                "their own then; before, 15 was kTVMExtBegin, no value's code): code built "
+                "before v0.18.0 that reads values from a v0.18.0 or newer library, or that has "
+                "no case for booleans, does not know it.")
+    return ""
+
+
 def _values_said(site: Site, line: str) -> str:
     """What the value a condition tests says: a check's printed ``ndim`` (-1 is Relax's
-    unknown rank, ``kUnknownNDim``; 0 a 0-d tensor), a data type's negative lane count."""
+    unknown rank, ``kUnknownNDim``; 0 a 0-d tensor), a data type's negative lane count, a
+    packed function's type code."""
+    code = _type_code_said(line)
+    if code:
+        return code
     vector = _VECTOR.search(line)
     if "Bool(1)" in site.condition and vector:
         lanes = f" of {vector.group('lanes')} lanes" if vector.group("lanes") else ""
