@@ -390,6 +390,13 @@ def test_a_message_many_places_of_one_file_raise_still_names_that_file():
     f = next(f for f in explain("tvm.error.InternalError: Get different layout for acc_o\n")
              if f.origin == "error-site index")
     assert f.groups["file"].endswith("/layout_inference.cc") and "3 other places" in f.cause
+    assert "warp-specialized" not in f.cause
+    # the layout it printed covers a part of the block's threads: warp specialization
+    f = next(f for f in explain("tvm.error.InternalError: Get different layout for acc_o\n"
+                                " current layout:  Fragment((64, 64) -> (32,), ..., "
+                                "thread_range: I.Range(128, 256))\n")
+             if f.origin == "error-site index")
+    assert "covers threads 128-255 only: a warp-specialized kernel" in f.cause
 
 
 def test_every_answer_says_its_source():

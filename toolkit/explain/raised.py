@@ -41,6 +41,7 @@ MAX_LINES = 160
 MAX_LINE = 2000
 MAX_CHECKS = 400
 MAX_COPIES = 3  # other sites with the same message named in the answer
+BELOW = 3  # lines under the error line read for what it printed
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
 # ... and at least 1/SPREAD of the message from the template's first words on: "Cannot find
 # %s in %s" (16 literal characters, mostly " in ") is not what a 170-character "Cannot find
@@ -74,6 +75,7 @@ class Raised:
     index: SiteIndex | None = None  # whose sites it is one of (TVM's or a project's on it)
     copies: list[Site] = field(default_factory=list)  # the first of the others, to name them
     one_file: bool = True  # the site and all the others are in files of one name
+    below: str = ""  # the lines that go on with the message (a layout it printed)
 
     @property
     def copied(self) -> bool:
@@ -114,6 +116,7 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
                 continue
             if hit is not None:
                 hit.line, hit.excerpt, hit.index = i + 1, lines[i].strip()[:300], index
+                hit.below = "\n".join(lines[i + 1:i + 1 + BELOW])[:MAX_LINE]
                 found.append(hit)
     if not found:
         return []
@@ -412,6 +415,20 @@ def _type_code_said(line: str) -> str:
     return ""
 
 
+# TileLang prints a layout's threads: "Fragment(... thread_range: I.Range(128, 256))"
+_THREAD_RANGE = re.compile(r"thread_range: I\.Range\((\d+), (\d+)\)")
+
+
+def _threads_said(below: str) -> str:
+    """A layout the message printed that covers a part of the block's threads only."""
+    m = _THREAD_RANGE.search(below)
+    if m is None or m.group(1) == "0":
+        return ""
+    return (f" The layout it printed covers threads {m.group(1)}-{int(m.group(2)) - 1} only: a "
+            "warp-specialized kernel, whose producer and consumer thread groups each have "
+            "their own range.")
+
+
 def _values_said(site: Site, line: str) -> str:
     """What the value a condition tests says: a check's printed ``ndim`` (-1 is Relax's
     unknown rank, ``kUnknownNDim``; 0 a 0-d tensor), a data type's negative lane count, a
@@ -505,7 +522,7 @@ def describe(raised: Raised, version: LogVersion | None) -> tuple[str, str, str]
                   "expression that equals the constant but that the simplifier does not reduce "
                   "to it (bounds of its variables unknown, a division or modulo it cannot "
                   "simplify) fails it too.")
-    cause += _values_said(site, raised.excerpt)
+    cause += _values_said(site, raised.excerpt) + _threads_said(raised.below)
     function = site.function.rsplit("::", 1)[-1] or Path(site.file).name
     if site.kind in ("check", "fatal") or site.kind.endswith("InternalError"):
         fix = (f"an invariant of {function} does not hold for what reached it: look at the pass "
