@@ -1242,3 +1242,9 @@ def test_a_vector_condition_where_a_boolean_is_needed_is_said_to_be_one():
     f = next(f for f in explain("condition is not a boolean: T.Ramp(t - 2, 1, 4) >= "
                                 "T.Broadcast(0, 4)\n") if f.origin == "error-site index")
     assert "a vector of 4 lanes (T.Ramp: a vectorized index" in f.cause
+
+
+def test_a_linkers_line_is_not_read_as_tvms_logger():
+    # "x.cc:12: undefined reference to" is ld's, not a message TVM's logger printed from x.cc
+    log = "jni/api.cc:3: undefined reference to `tvm::runtime::threading::ThreadGroup::Run3(int)'\n"
+    assert not [f for f in explain(log) if f.origin == "error-site index"]

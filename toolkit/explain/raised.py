@@ -42,6 +42,8 @@ MAX_LINE = 2000
 MAX_CHECKS = 400
 MAX_COPIES = 3  # other sites with the same message named in the answer
 BELOW = 3  # lines under the error line read for what it printed
+UNNAMED_LINES = 40  # of those, the ones a project's sites are matched on when the log names
+# no project (TVM's own sites are matched on all of them)
 MIN_LITERAL = 16  # characters of a template a line must match to count (not "Unknown %s")
 # ... and at least 1/SPREAD of the message from the template's first words on: "Cannot find
 # %s in %s" (16 literal characters, mostly " in ") is not what a 170-character "Cannot find
@@ -110,7 +112,10 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
             continue
         theirs = version if index.project.own else None
         at_place: dict[tuple[str, int], list[int]] = {}  # sites standing at a frame's line
-        for i in candidates:
+        # a project the log does not name is asked about the first and last lines only
+        read = candidates if named or len(candidates) <= UNNAMED_LINES else \
+            candidates[:UNNAMED_LINES // 2] + candidates[-UNNAMED_LINES // 2:]
+        for i in read:
             hit = _match_line(index, _unwrapped(lines, i)[:MAX_LINE], i, seen, theirs, at_place)
             if hit is not None and not named and hit.site.kind.startswith(("raise ", "assert")):
                 continue
@@ -128,8 +133,11 @@ def find(text: str, version: LogVersion | None) -> list[Raised]:
 # A message in words of its own ("Inconsistent buffers a and b mapped to ..."): printed on the
 # line below its exception's header (``InternalError: Traceback (most recent call last):``,
 # a header ending in a colon), or by TVM's logger (``[12:01:02] src/x.cc:12: ...``, or with no
-# time: ``jni_helper_func.h:211: ...``; a compiler's ``x.cc:12:3: error:`` has a column).
-_LOGGED = re.compile(r"(?:\[[\d:. ]+\] )?[^\s:]+\.(?:cc|h|cpp|cu|mm):\d+: ")
+# time from a source tree: ``.../native/src/main/native/jni_helper_func.h:211: ...``; a
+# compiler's ``x.cc:12:3: error:`` has a column, a linker's ``x.cc:12: undefined reference``
+# is not a message of the file's).
+_LOGGED = re.compile(r"(?:\[[\d:. ]+\] [^\s:]+|[^\s:]*\b(?:src|include)/[^\s:]+)"
+                     r"\.(?:cc|h|cpp|cu|mm):\d+: (?!undefined reference|multiple definition)")
 _HEADER = re.compile(r"\b[A-Z]\w*(?:Error|Exception):.*:\s*$")
 
 
