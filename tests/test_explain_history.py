@@ -1248,8 +1248,3 @@ def test_a_linkers_line_is_not_read_as_tvms_logger():
     # "x.cc:12: undefined reference to" is ld's, not a message TVM's logger printed from x.cc
     log = "jni/api.cc:3: undefined reference to `tvm::runtime::threading::ThreadGroup::Run3(int)'\n"
     assert not [f for f in explain(log) if f.origin == "error-site index"]
-    # nor is it a line the error-site matcher reads (a link log's every line would be one);
-    # a line TVM's logger printed from a source tree's file, without a time, is
-    from toolkit.explain.raised import _LOGGED
-    assert not _LOGGED.match(log)
-    assert _LOGGED.match("tvm/jvm/native/src/main/native/jni_helper_func.h:211: Do NOT know")

@@ -305,7 +305,7 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
                       "version's API (its tutorials and docs)")
     if side == "newer" or (side == "" and gone):
         removed = f"removed in {gone}" if gone else "not in main"
-        dist = PROJECT_BUILDS.get(history.project.package, ("", ""))[0]
+        dist = DISTRIBUTIONS.get(history.project.package)
         pin = f" (pin {dist}<{gone.lstrip('v')})" if dist and gone and gone[1:2].isdigit() else ""
         return Answer("python", name, m.start(), excerpt,
                       f"{name} was {removed}" + ("" if own else f" ({p} {v.span(mask)})"),
@@ -336,28 +336,29 @@ def _python(history: ApiHistory, name: str, m: re.Match[str],
     return Answer("python", name, m.start(), excerpt, f"{name} exists from {v.first(mask)}",
                   f"{when}; the log does not show which {p} it ran.{script}",
                   f"use {p} {v.first(mask)} or newer" + (
-                      "" if own else f" ({PROJECT_BUILDS[history.project.package][1]})"))
+                      "" if own else f" ({NEWER_BUILD.get(history.project.package, '')})"))
 
 
-# Each project built on TVM, by its package: what pip installs it as, and how a newer build
-# is installed (its examples and tutorials follow its main branch, ahead of the last release
-# on PyPI)
-PROJECT_BUILDS = {
-    "tilelang": ("tilelang", "pip install -U tilelang, its nightly wheels, or pip install -e . "
-                             "in a clone of its main branch"),
-    "mlc_llm": ("mlc-llm", "the nightly MLC wheels MLC-LLM's docs name for your platform, or a "
-                           "build of its main branch"),
-    "tvm_ffi": ("apache-tvm-ffi", "pip install -U apache-tvm-ffi"),
+# What pip installs each project built on TVM as
+DISTRIBUTIONS = {"tilelang": "tilelang", "mlc_llm": "mlc-llm", "tvm_ffi": "apache-tvm-ffi"}
+# How a newer build of a project built on TVM is installed: its examples and tutorials follow
+# its main branch, ahead of the last release on PyPI.
+NEWER_BUILD = {
+    "tilelang": "pip install -U tilelang, its nightly wheels, or pip install -e . in a clone of "
+                "its main branch",
+    "mlc_llm": "the nightly MLC wheels MLC-LLM's docs name for your platform, or a build of its "
+               "main branch",
+    "tvm_ffi": "pip install -U apache-tvm-ffi",
 }
+_FRAME = re.compile(r"File \"(?P<file>[^\"]+)\", line \d+")
+
 
 def _users_script(package: str, m: re.Match[str]) -> str:
     """Where the user's own script (not the package) used the name: what that says."""
-    from toolkit.explain.frames import python_frames
-
-    shown = python_frames(m.string[max(0, m.start() - 2000):m.start()])
-    if not shown or f"/{package}/" in shown[-1][0].replace("\\", "/"):
+    frames = _FRAME.findall(m.string[max(0, m.start() - 2000):m.start()])
+    if not frames or f"/{package}/" in frames[-1].replace("\\", "/"):
         return ""
-    return (f" The script that uses it ({shown[-1][0]}) was written for a release that has it "
+    return (f" The script that uses it ({frames[-1]}) was written for a release that has it "
             "(examples and tutorials follow the project's main branch, ahead of its last "
             "release on PyPI).")
 

@@ -119,14 +119,14 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
     explained = {f.line for f in out}
     drift_words = {needle for kind, needles, _ in drift.PATTERNS for needle in needles
                    if kind != "unbound"}  # TVM's own messages say "is not defined" too
-    raised_at = None  # the site reported, for the changes to its code
+    site = None
     for r in raised.find(text, version):
         # A check's own site still says where the name was looked up when the history
         # says why it is missing (GetFuncFromEnv's check for a contrib function not built).
         if not r.by_condition and (r.line in explained or r.copied or any(
                 w in r.site.template for w in drift_words)):
             continue  # Python's own wording copied into TVM, or what the history answers
-        raised_at = r
+        site = r
         title, cause, fix = raised.describe(r, version)
         if r.line in explained:  # the history's answer on this line says why it failed
             fix = "this says where the check is; the TVM's history above says why it failed"
@@ -136,25 +136,25 @@ def from_history(text: str, version: LogVersion | None) -> list[Finding]:
                            {"file": r.site.file, "function": r.site.function,
                             "line": str(r.site.line), "condition": r.site.condition,
                             "needle": needle}, origin=SITES))
-    own = raised_at is not None and raised_at.index is not None and raised_at.index.project.own
-    converter = fixes.converter_changes(text, version, raised_at.site if own else None)
+    own = site is not None and site.index is not None and site.index.project.own
+    converter = fixes.converter_changes(text, version, site.site if own else None)
     if converter is not None:
         line, excerpt = (converter.line, converter.excerpt) if converter.line else \
-            (raised_at.line, raised_at.excerpt)
+            (site.line, site.excerpt)
         title, cause, fix = fixes.describe_changes(
             f"TVM's ONNX converter of {converter.op}", "apache/tvm", converter.changes, version)
         out.append(Finding("converter-changes", "version", title, cause, fix, line, excerpt,
                            "apache/tvm " + " ".join(f.ref for f in converter.changes), FIX_RANK,
                            {"op": converter.op, "by": "title"}, origin=FIXES))
-    elif raised_at is not None and raised_at.index is not None and (
-            raised_at.others == 0 or raised_at.at_line or raised_at.in_frames):  # which one
-        repo = fixes.REPOS.get(raised_at.index.project.package, "")
-        where, changes = fixes.site_changes(raised_at.site, repo, version) if repo else ("", [])
+    elif site is not None and site.index is not None and (
+            site.others == 0 or site.at_line or site.in_frames):  # which function it is
+        repo = fixes.REPOS.get(site.index.project.package, "")
+        where, changes = fixes.site_changes(site.site, repo, version) if repo else ("", [])
         if changes:
             title, cause, fix = fixes.describe_changes(
                 f"{where} (where this error is raised)", repo, changes, version)
-            out.append(Finding("code-changes", "version", title, cause, fix, raised_at.line,
-                               raised_at.excerpt, repo + " " + " ".join(f.ref for f in changes),
+            out.append(Finding("code-changes", "version", title, cause, fix, site.line,
+                               site.excerpt, repo + " " + " ".join(f.ref for f in changes),
                                FIX_RANK, {"function": where, "by": "title"}, origin=FIXES))
     for found in fixes.find(text, version):
         title, cause, fix = fixes.describe(found, version)
